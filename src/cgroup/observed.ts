@@ -1,0 +1,58 @@
+/**
+ * What the cgroup backend saw on the host. The planner is pure: it receives this snapshot and
+ * diffs the desired state against it. Produced by the cgroup backend's observer (src/cgroup).
+ */
+export interface ObservedState {
+  cgroup: ObservedCgroupFs;
+  /** PIDs matched by each process-matcher workload, by workload name (empty when none run). */
+  processes: Record<string, number[]>;
+}
+
+export type CgroupLayout = 'unified' | 'hybrid' | 'legacy' | 'none';
+
+export interface ObservedCgroupFs {
+  layout: CgroupLayout;
+  /** True when isolate may write: unified v2 with the cpuset controller available at the root. */
+  writable: boolean;
+  /** Why writes would be refused, when `writable` is false. */
+  reason?: string;
+  /** cgroup2 mount point relative to --root, normally `sys/fs/cgroup`. */
+  mount: string;
+  features: { partition: boolean; exclusive: boolean; cpuIdle: boolean; memoryMin: boolean };
+  /** Controllers listed in the root's cgroup.controllers. */
+  rootControllers: string[];
+  /** Controllers enabled in the root's cgroup.subtree_control. */
+  rootSubtreeControl: string[];
+  /** Names of the root's child cgroups (for `strict: true`). */
+  topLevel: string[];
+  /** systemd unit → cgroup path, for units named in the policy (null when the unit has no cgroup). */
+  units: Record<string, string | null>;
+  /** The cgroups the policy touches and the top-level ones, by path relative to the mount (`/kafka.slice`). */
+  groups: Record<string, ObservedGroup>;
+}
+
+export interface ObservedGroup {
+  exists: boolean;
+  /** Raw file contents, trimmed: `cpuset.cpus`, `cpuset.mems`, `memory.low`, `cgroup.subtree_control`, ... */
+  values: Record<string, string>;
+  /** From cgroup.events; a populated cgroup's cpuset must never be emptied. */
+  populated: boolean;
+  /** True when systemd created this cgroup (a unit, slice or scope): writes there are undone by daemon-reload. */
+  ownedBySystemd: boolean;
+}
+
+/** The observation used when no cgroup v2 hierarchy can be read (plan still works, apply refuses). */
+export function unavailableCgroupFs(layout: CgroupLayout, reason: string): ObservedCgroupFs {
+  return {
+    layout,
+    writable: false,
+    reason,
+    mount: 'sys/fs/cgroup',
+    features: { partition: false, exclusive: false, cpuIdle: false, memoryMin: false },
+    rootControllers: [],
+    rootSubtreeControl: [],
+    topLevel: [],
+    units: {},
+    groups: {},
+  };
+}

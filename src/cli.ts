@@ -1,0 +1,51 @@
+// Entry point of the `isolate` command. Kept small: each command's module is imported only when that
+// command runs, so `isolate plan --dry-run` does not pay for RAID adapters, pino or execa.
+import { Command, CommanderError } from 'commander';
+import { oneLine, UserError } from './errors.js';
+import { registerApply } from './cli/apply.js';
+import { registerCore } from './cli/core.js';
+import { registerRaid } from './cli/raid.js';
+
+const program = new Command();
+program
+  .name('isolate')
+  .description(
+    'Give Kafka whole physical cores on one NUMA node, fence batch jobs off them, keep RAID cache safe.',
+  )
+  .version('0.1.0')
+  .showHelpAfterError('(run with --help for usage)')
+  .exitOverride();
+
+registerCore(program);
+registerApply(program);
+registerRaid(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  process.exitCode = reportError(err);
+}
+
+function reportError(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // Commander already printed its one-line message; help and version are successful exits.
+    if (
+      err.code === 'commander.helpDisplayed' ||
+      err.code === 'commander.version' ||
+      err.code === 'commander.help'
+    ) {
+      return 0;
+    }
+    return 1;
+  }
+  if (err instanceof UserError) {
+    process.stderr.write(`isolate: ${oneLine(err.message)}\n`);
+    return err.exitCode;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(
+    `isolate: internal error: ${oneLine(message)} (set ISOLATE_DEBUG=1 for a stack trace)\n`,
+  );
+  if (process.env.ISOLATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  return 1;
+}

@@ -1,0 +1,4 @@
+import type { Command } from 'commander';
+
+/** `isolate topology`, `policy validate`, `plan`. */
+export function registerCore(_program: Command): void {}

@@ -1,0 +1,27 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/vm/**'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'vm',
+          include: ['test/vm/**/*.test.ts'],
+          testTimeout: 900_000,
+          hookTimeout: 1_800_000,
+          // One qemu guest at a time: the machine has two cores and TCG is CPU-bound.
+          pool: 'forks',
+          poolOptions: { forks: { singleFork: true } },
+        },
+      },
+    ],
+  },
+});
