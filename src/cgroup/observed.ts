@@ -6,6 +6,8 @@ export interface ObservedState {
   cgroup: ObservedCgroupFs;
   /** PIDs matched by each process-matcher workload, by workload name (empty when none run). */
   processes: Record<string, number[]>;
+  /** Current cgroup (path relative to the mount) of every matched PID, for `cgroup.procs` changes. */
+  processCgroups?: Record<number, string>;
 }
 
 export type CgroupLayout = 'unified' | 'hybrid' | 'legacy' | 'none';
@@ -29,6 +31,8 @@ export interface ObservedCgroupFs {
   units: Record<string, string | null>;
   /** The cgroups the policy touches and the top-level ones, by path relative to the mount (`/kafka.slice`). */
   groups: Record<string, ObservedGroup>;
+  /** Kernel release (`/proc/sys/kernel/osrelease`), when readable. */
+  kernel?: string;
 }
 
 export interface ObservedGroup {
@@ -39,6 +43,8 @@ export interface ObservedGroup {
   populated: boolean;
   /** True when systemd created this cgroup (a unit, slice or scope): writes there are undone by daemon-reload. */
   ownedBySystemd: boolean;
+  /** True when the cgroup itself (not a descendant) holds processes: controllers can't be enabled in it. */
+  hasProcs?: boolean;
 }
 
 /** The observation used when no cgroup v2 hierarchy can be read (plan still works, apply refuses). */

@@ -1,0 +1,393 @@
+// The cgroup backend's observer: what the host looks like now, read under `--root`. Never writes.
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { CgroupLayout, ObservedCgroupFs, ObservedGroup, ObservedState } from './observed.js';
+import { unavailableCgroupFs } from './observed.js';
+import {
+  cgroupDir,
+  cgroupMount,
+  exists,
+  isDir,
+  listDirs,
+  normCgPath,
+  ownedBySystemd,
+  parseProcCgroup,
+  readLinkOrNull,
+  readTrim,
+} from './fsutil.js';
+
+export interface ProcessMatcher {
+  /** Regex source matched against the command line (arguments joined by spaces). */
+  cmdline?: string;
+  /** Executable path (exact) or basename, compared with the `/proc/<pid>/exe` link. */
+  exe?: string;
+  /** User name or numeric uid (real uid). */
+  user?: string | number;
+}
+
+export interface ObserveRequest {
+  paths: string[];
+  units: string[];
+  processMatchers: Record<string, ProcessMatcher>;
+}
+
+/** Files read for every observed cgroup (only those present are reported). */
+export const GROUP_FILES = [
+  'cpuset.cpus',
+  'cpuset.mems',
+  'cpuset.cpus.effective',
+  'cpuset.mems.effective',
+  'cpuset.cpus.partition',
+  'cpuset.cpus.exclusive',
+  'cpuset.cpus.exclusive.effective',
+  'memory.min',
+  'memory.low',
+  'memory.high',
+  'memory.max',
+  'memory.current',
+  'cpu.weight',
+  'cpu.idle',
+  'cgroup.subtree_control',
+  'cgroup.controllers',
+  'cgroup.type',
+] as const;
+
+/** Files read on the root cgroup (it has no cpuset.cpus, memory.max ...). */
+const ROOT_FILES = [
+  'cgroup.controllers',
+  'cgroup.subtree_control',
+  'cpuset.cpus.effective',
+  'cpuset.mems.effective',
+  'cpuset.cpus.isolated',
+] as const;
+
+/**
+ * Snapshot the cgroup hierarchy and the processes a policy cares about. Missing pieces are
+ * reported, not thrown: `plan` must work on a host without cgroup v2.
+ */
+export async function observeHost(root: string, req: ObserveRequest): Promise<ObservedState> {
+  const [cgroup, procs] = await Promise.all([
+    observeCgroupFs(root, req),
+    matchProcesses(root, req.processMatchers),
+  ]);
+  return { cgroup, processes: procs.matched, processCgroups: procs.cgroups };
+}
+
+async function observeCgroupFs(root: string, req: ObserveRequest): Promise<ObservedCgroupFs> {
+  const mount = cgroupMount(root);
+  const layout = await detectLayout(root);
+  if (layout !== 'unified') {
+    const where = mount;
+    const reason =
+      layout === 'none'
+        ? `no cgroup v2 hierarchy at ${where} (cgroup.controllers not found); isolate needs the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1)`
+        : `${where} is a ${layout === 'hybrid' ? 'hybrid (v1 + v2)' : 'legacy cgroup v1'} layout; isolate needs the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all)`;
+    return unavailableCgroupFs(layout, reason);
+  }
+
+  const [controllersText, subtreeText, topLevel, kernel] = await Promise.all([
+    readTrim(path.join(mount, 'cgroup.controllers')),
+    readTrim(path.join(mount, 'cgroup.subtree_control')),
+    listDirs(mount),
+    readTrim(path.join(root, 'proc/sys/kernel/osrelease')),
+  ]);
+  const rootControllers = splitWords(controllersText);
+  const rootSubtreeControl = splitWords(subtreeText);
+
+  const units: Record<string, string | null> = {};
+  await Promise.all(
+    req.units.map(async (u) => {
+      units[u] = await findUnitCgroup(root, u);
+    }),
+  );
+
+  const wanted = new Set<string>();
+  for (const p of req.paths) wanted.add(normCgPath(p));
+  for (const t of topLevel) wanted.add(`/${t}`);
+  for (const p of Object.values(units)) if (p) wanted.add(p);
+
+  const groups: Record<string, ObservedGroup> = {};
+  groups['/'] = await observeGroup(root, '/', ROOT_FILES);
+  await Promise.all(
+    [...wanted].map(async (p) => {
+      groups[p] = await observeGroup(root, p, GROUP_FILES);
+    }),
+  );
+
+  const features = await detectFeatures(root, topLevel, kernel);
+  let reason: string | undefined;
+  if (!rootControllers.includes('cpuset')) {
+    reason = `the cpuset controller is not available in ${path.join(mount, 'cgroup.controllers')} (it is bound to a cgroup v1 hierarchy or disabled with cgroup_disable=); boot with cgroup_no_v1=all`;
+  }
+  const out: ObservedCgroupFs = {
+    layout,
+    writable: reason === undefined,
+    mount: 'sys/fs/cgroup',
+    features,
+    rootControllers,
+    rootSubtreeControl,
+    topLevel,
+    units,
+    groups,
+  };
+  if (reason) out.reason = reason;
+  if (kernel) out.kernel = kernel;
+  return out;
+}
+
+function splitWords(text: string | null): string[] {
+  return text ? text.split(/\s+/).filter(Boolean) : [];
+}
+
+/** unified: cgroup.controllers at the mount; hybrid: cgroup2 at .../unified; legacy: v1 mounts. */
+export async function detectLayout(root: string): Promise<CgroupLayout> {
+  const mount = cgroupMount(root);
+  if (await exists(path.join(mount, 'cgroup.controllers'))) return 'unified';
+  const mountinfo =
+    (await readTrim(path.join(root, 'proc/self/mountinfo'))) ??
+    (await readTrim(path.join(root, 'proc/mounts')));
+  let v1 = false;
+  let unified = false;
+  if (mountinfo) {
+    for (const line of mountinfo.split('\n')) {
+      // mountinfo: "... mountpoint opts ... - fstype source superopts"; /proc/mounts: "src mountpoint fstype ..."
+      const dash = line.indexOf(' - ');
+      let fstype: string | undefined;
+      let mnt: string | undefined;
+      if (dash >= 0) {
+        fstype = line.slice(dash + 3).split(' ')[0];
+        mnt = line.slice(0, dash).split(' ')[4];
+      } else {
+        const f = line.split(' ');
+        mnt = f[1];
+        fstype = f[2];
+      }
+      if (!mnt?.startsWith('/sys/fs/cgroup')) continue;
+      if (fstype === 'cgroup') v1 = true;
+      if (fstype === 'cgroup2') unified = true;
+    }
+  }
+  if (await exists(path.join(mount, 'unified', 'cgroup.controllers'))) unified = true;
+  if (!v1 && (await isDir(mount))) {
+    const dirs = await listDirs(mount);
+    if (dirs.some((d) => ['cpuset', 'memory', 'cpu,cpuacct', 'cpu', 'systemd'].includes(d))) v1 = true;
+  }
+  if (v1 && unified) return 'hybrid';
+  if (v1) return 'legacy';
+  return 'none';
+}
+
+function kernelAtLeast(release: string | null, major: number, minor: number): boolean {
+  const m = release ? /^(\d+)\.(\d+)/.exec(release) : null;
+  if (!m) return false;
+  const a = Number(m[1]);
+  const b = Number(m[2]);
+  return a > major || (a === major && b >= minor);
+}
+
+/**
+ * Feature files exist only on non-root cgroups whose parent enabled the controller, so probe the
+ * top-level children first and fall back to the kernel release when none has them.
+ */
+async function detectFeatures(
+  root: string,
+  topLevel: string[],
+  kernel: string | null,
+): Promise<ObservedCgroupFs['features']> {
+  const f = { partition: false, exclusive: false, cpuIdle: false, memoryMin: false };
+  let sawCpuset = false;
+  let sawCpu = false;
+  let sawMemory = false;
+  for (const t of topLevel) {
+    const dir = cgroupDir(root, `/${t}`);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      continue;
+    }
+    const has = new Set(names);
+    if (has.has('cpuset.cpus')) {
+      sawCpuset = true;
+      f.partition ||= has.has('cpuset.cpus.partition');
+      f.exclusive ||= has.has('cpuset.cpus.exclusive');
+    }
+    if (has.has('cpu.weight')) {
+      sawCpu = true;
+      f.cpuIdle ||= has.has('cpu.idle');
+    }
+    if (has.has('memory.max')) {
+      sawMemory = true;
+      f.memoryMin ||= has.has('memory.min');
+    }
+    if (sawCpuset && sawCpu && sawMemory) break;
+  }
+  const mount = cgroupMount(root);
+  if (!sawCpuset) {
+    const isolatedFile = await exists(path.join(mount, 'cpuset.cpus.isolated'));
+    f.partition = isolatedFile || kernelAtLeast(kernel, 5, 0);
+    f.exclusive = isolatedFile || kernelAtLeast(kernel, 6, 7);
+  }
+  if (!sawCpu) f.cpuIdle = kernelAtLeast(kernel, 5, 15);
+  if (!sawMemory) f.memoryMin = kernelAtLeast(kernel, 4, 18);
+  return f;
+}
+
+/** Observe one cgroup; absent files are left out of `values`. */
+export async function observeGroup(
+  root: string,
+  cgPath: string,
+  files: readonly string[] = GROUP_FILES,
+): Promise<ObservedGroup> {
+  const p = normCgPath(cgPath);
+  const dir = cgroupDir(root, p);
+  const present = await isDir(dir);
+  const g: ObservedGroup = {
+    exists: present,
+    values: {},
+    populated: false,
+    ownedBySystemd: ownedBySystemd(p),
+  };
+  if (!present) return g;
+  const [vals, events, procs] = await Promise.all([
+    Promise.all(files.map((f) => readTrim(path.join(dir, f)))),
+    readTrim(path.join(dir, 'cgroup.events')),
+    p === '/' ? Promise.resolve(null) : readTrim(path.join(dir, 'cgroup.procs')),
+  ]);
+  files.forEach((f, i) => {
+    const v = vals[i];
+    if (v !== null && v !== undefined) g.values[f] = v;
+  });
+  g.populated = events ? /^populated 1$/m.test(events) : false;
+  if (procs !== null) g.hasProcs = procs.length > 0;
+  return g;
+}
+
+/**
+ * Find a systemd unit's cgroup. Slices map by name (`foo-bar.slice` ↦ `/foo.slice/foo-bar.slice`);
+ * other units are searched for under the slices (usually `/system.slice/<unit>`).
+ */
+export async function findUnitCgroup(root: string, unit: string): Promise<string | null> {
+  if (unit.endsWith('.slice')) {
+    const p = slicePath(unit);
+    return (await isDir(cgroupDir(root, p))) ? p : null;
+  }
+  const direct = [`/system.slice/${unit}`, `/${unit}`];
+  for (const c of direct) if (await isDir(cgroupDir(root, c))) return c;
+  // Breadth-first through slices only (units live in slices; never descend into unit cgroups).
+  let frontier = ['/'];
+  for (let depth = 0; depth < 6 && frontier.length > 0; depth++) {
+    const next: string[] = [];
+    for (const p of frontier) {
+      const children = await listDirs(cgroupDir(root, p));
+      for (const c of children) {
+        const cp = p === '/' ? `/${c}` : `${p}/${c}`;
+        if (c === unit) return cp;
+        if (c.endsWith('.slice')) next.push(cp);
+      }
+    }
+    frontier = next;
+  }
+  return null;
+}
+
+/** `-.slice` ↦ `/`; `foo-bar-baz.slice` ↦ `/foo.slice/foo-bar.slice/foo-bar-baz.slice`. */
+export function slicePath(unit: string): string {
+  const name = unit.slice(0, -'.slice'.length);
+  if (name === '-' || name === '') return '/';
+  const parts = name.split('-');
+  const out: string[] = [];
+  for (let i = 1; i <= parts.length; i++) out.push(`${parts.slice(0, i).join('-')}.slice`);
+  return `/${out.join('/')}`;
+}
+
+interface ProcScan {
+  matched: Record<string, number[]>;
+  cgroups: Record<number, string>;
+}
+
+/** Resolve a user name to a uid through `<root>/etc/passwd`; numbers pass through. */
+async function resolveUid(root: string, user: string | number): Promise<number | null> {
+  if (typeof user === 'number') return user;
+  if (/^\d+$/.test(user)) return Number(user);
+  const passwd = await readTrim(path.join(root, 'etc/passwd'));
+  for (const line of passwd?.split('\n') ?? []) {
+    const f = line.split(':');
+    if (f[0] === user && f[2] !== undefined) return Number(f[2]);
+  }
+  return null;
+}
+
+/**
+ * Scan `<root>/proc/<pid>` for the processes each matcher selects. Kernel threads (empty cmdline)
+ * and isolate itself are never matched. All criteria of one matcher must hold.
+ */
+export async function matchProcesses(
+  root: string,
+  matchers: Record<string, ProcessMatcher>,
+): Promise<ProcScan> {
+  const names = Object.keys(matchers);
+  const matched: Record<string, number[]> = {};
+  const cgroups: Record<number, string> = {};
+  for (const n of names) matched[n] = [];
+  if (names.length === 0) return { matched, cgroups };
+  const compiled = await Promise.all(
+    names.map(async (n) => {
+      const m = matchers[n]!;
+      let re: RegExp | undefined;
+      if (m.cmdline !== undefined) re = new RegExp(m.cmdline);
+      const uid = m.user === undefined ? undefined : await resolveUid(root, m.user);
+      return { name: n, re, exe: m.exe, uid, wantsUser: m.user !== undefined };
+    }),
+  );
+  const needExe = compiled.some((c) => c.exe !== undefined);
+  const needUid = compiled.some((c) => c.wantsUser);
+  const procDir = path.join(root, 'proc');
+  let entries: string[];
+  try {
+    entries = await readdir(procDir);
+  } catch {
+    return { matched, cgroups };
+  }
+  const self = root === '/' ? process.pid : -1;
+  const pids = entries.filter((e) => /^\d+$/.test(e)).map(Number);
+  await Promise.all(
+    pids.map(async (pid) => {
+      if (pid === self) return;
+      const base = path.join(procDir, String(pid));
+      let raw: string;
+      try {
+        raw = await readFile(path.join(base, 'cmdline'), 'utf8');
+      } catch {
+        return; // exited meanwhile
+      }
+      if (raw === '') return; // kernel thread or zombie
+      const cmdline = raw.replace(/\0+$/, '').split('\0').join(' ');
+      const exe = needExe ? await readLinkOrNull(path.join(base, 'exe')) : null;
+      let uid: number | null = null;
+      if (needUid) {
+        const status = await readTrim(path.join(base, 'status'));
+        const m = status ? /^Uid:\s+(\d+)/m.exec(status) : null;
+        uid = m ? Number(m[1]) : null;
+      }
+      let any = false;
+      for (const c of compiled) {
+        if (c.re && !c.re.test(cmdline)) continue;
+        if (c.exe !== undefined) {
+          const e = exe?.replace(/ \(deleted\)$/, '');
+          if (!e || (e !== c.exe && path.basename(e) !== c.exe)) continue;
+        }
+        if (c.wantsUser && (c.uid === null || c.uid === undefined || uid !== c.uid)) continue;
+        matched[c.name]!.push(pid);
+        any = true;
+      }
+      if (any) {
+        const cg = await readTrim(path.join(base, 'cgroup'));
+        const p = cg ? parseProcCgroup(cg) : null;
+        if (p) cgroups[pid] = p;
+      }
+    }),
+  );
+  for (const n of names) matched[n]!.sort((a, b) => a - b);
+  return { matched, cgroups };
+}
