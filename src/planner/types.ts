@@ -29,6 +29,8 @@ export type WorkloadClass = 'exclusive' | 'batch';
 export interface WorkloadAllocation {
   name: string;
   class: WorkloadClass;
+  /** The cgroup the workload's settings are written to, relative to the cgroup2 mount. */
+  target: string;
   cpus: CpuSet;
   /** Physical cores, each identified by its lowest CPU id. Empty for batch workloads. */
   cores: number[];

@@ -1,0 +1,430 @@
+// Loads a HostPolicy YAML file and validates it field by field. Every error names the file,
+// line:column, the field path and what was expected, as one line (exit code 1).
+import { readFileSync } from 'node:fs';
+import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { UserError } from '../errors.js';
+import { parseRaidPolicy } from '../raid/policy.js';
+import { CpuSet } from '../topology/cpuset.js';
+import { type FieldErrors, type FieldPath, formatPath } from './field.js';
+import { describe, parseMemoryAmount } from './size.js';
+import type { DeviceRef, Match, MemorySpec, Policy, WorkloadSpec } from './types.js';
+
+type Obj = Record<string, unknown>;
+
+export function loadPolicyFile(file: string): Policy {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
+    throw new UserError(`${file}: cannot read policy (${why}); pass an existing file with --policy`);
+  }
+  return parsePolicy(text, file);
+}
+
+export function parsePolicy(text: string, source: string): Policy {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const syntax = doc.errors[0];
+  if (syntax) {
+    const pos = syntax.linePos?.[0];
+    const where = pos ? `${source}:${pos.line}:${pos.col}` : source;
+    const msg = syntax.message.split('\n')[0]!.replace(/ at line \d+, column \d+.*$/, '');
+    throw new UserError(`${where}: YAML syntax error: ${msg}`);
+  }
+
+  const locate = (path: FieldPath): string => {
+    const node = nodeAt(doc.contents as Node | null, path);
+    const offset = node?.range?.[0];
+    if (offset === undefined) return source;
+    const { line, col } = lineCounter.linePos(offset);
+    return `${source}:${line}:${col}`;
+  };
+  const errors: FieldErrors = {
+    fail(path: FieldPath, message: string): never {
+      throw new UserError(`${locate(path)}: ${formatPath(path)}: ${message}`);
+    },
+  };
+
+  const raw = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  return validatePolicy(raw, source, errors, locate);
+}
+
+/** Find the YAML node at a field path; for a missing field, the nearest existing parent. */
+function nodeAt(root: Node | null, path: FieldPath): Node | null {
+  let node: Node | null = root;
+  for (const seg of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === seg);
+      if (!pair) return node;
+      node = (pair.value as Node | null) ?? (pair.key as Node);
+    } else if (isSeq(node) && typeof seg === 'number') {
+      const item = node.items[seg] as Node | undefined;
+      if (!item) return node;
+      node = item;
+    } else {
+      return node;
+    }
+  }
+  return node;
+}
+
+function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locate: Policy['locate']): Policy {
+  const top = object(raw, [], errors, 'a HostPolicy mapping with apiVersion, kind and workloads');
+  allowOnly(top, [], ['apiVersion', 'kind', 'reserved', 'strict', 'workloads', 'raid'], errors);
+
+  if (top.apiVersion !== 'isolate/v1') {
+    errors.fail(['apiVersion'], `expected "isolate/v1"; got ${describe(top.apiVersion)}`);
+  }
+  if (top.kind !== 'HostPolicy') errors.fail(['kind'], `expected "HostPolicy"; got ${describe(top.kind)}`);
+
+  const reserved = parseReserved(top.reserved, errors);
+  const strict = top.strict === undefined ? false : boolean(top.strict, ['strict'], errors);
+
+  if (!Array.isArray(top.workloads) || top.workloads.length === 0) {
+    errors.fail(['workloads'], `expected a non-empty list of workloads; got ${describe(top.workloads)}`);
+  }
+  const workloads = top.workloads.map((w, i) => parseWorkload(w, ['workloads', i], errors));
+
+  const names = new Map<string, number>();
+  const targets = new Map<string, number>();
+  workloads.forEach((w, i) => {
+    const prev = names.get(w.name);
+    if (prev !== undefined) {
+      errors.fail(
+        ['workloads', i, 'name'],
+        `duplicate workload name "${w.name}" (also workloads[${prev}]); names must be unique`,
+      );
+    }
+    names.set(w.name, i);
+    const key = matchKey(w.match);
+    const prevTarget = targets.get(key);
+    if (prevTarget !== undefined) {
+      errors.fail(
+        ['workloads', i, 'match'],
+        `same target as workloads[${prevTarget}] (${key}); each workload needs its own cgroup, unit or process`,
+      );
+    }
+    targets.set(key, i);
+  });
+  if (!workloads.some((w) => w.class === 'exclusive')) {
+    errors.fail(
+      ['workloads'],
+      'no workload has class: exclusive; add one (e.g. kafka) or there is nothing to isolate',
+    );
+  }
+
+  const raid = top.raid === undefined ? undefined : parseRaidPolicy(top.raid, ['raid'], errors);
+
+  return {
+    source,
+    apiVersion: 'isolate/v1',
+    kind: 'HostPolicy',
+    reserved,
+    strict,
+    workloads,
+    ...(raid ? { raid } : {}),
+    locate,
+  };
+}
+
+function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] {
+  if (value === undefined) return { cores: 1 };
+  const r = object(value, ['reserved'], errors, 'a mapping with cores: N or cpus: "0,1"');
+  allowOnly(r, ['reserved'], ['cores', 'cpus'], errors);
+  if ((r.cores === undefined) === (r.cpus === undefined)) {
+    errors.fail(
+      ['reserved'],
+      'set exactly one of cores (housekeeping cores per package) or cpus (a CPU list like "0,1")',
+    );
+  }
+  if (r.cores !== undefined) {
+    if (!Number.isInteger(r.cores) || (r.cores as number) < 0) {
+      errors.fail(
+        ['reserved', 'cores'],
+        `expected a whole number of cores, 0 or more; got ${describe(r.cores)}`,
+      );
+    }
+    return { cores: r.cores as number };
+  }
+  return { cpus: cpuList(r.cpus, ['reserved', 'cpus'], errors) };
+}
+
+function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): WorkloadSpec {
+  const w = object(value, path, errors, 'a workload mapping with name, class and match');
+  allowOnly(w, path, ['name', 'class', 'cores', 'numa', 'near', 'match', 'memory', 'cpu'], errors);
+
+  if (typeof w.name !== 'string' || !/^[a-z0-9]([a-z0-9_-]{0,62}[a-z0-9])?$/.test(w.name)) {
+    errors.fail(
+      [...path, 'name'],
+      `expected a name of lowercase letters, digits, "-" or "_" (at most 64, e.g. kafka); got ${describe(w.name)}`,
+    );
+  }
+  if (w.class !== 'exclusive' && w.class !== 'batch') {
+    errors.fail([...path, 'class'], `expected "exclusive" or "batch"; got ${describe(w.class)}`);
+  }
+  const cls = w.class;
+  const exclusiveOnly = (key: string) => {
+    if (cls === 'batch' && w[key] !== undefined) {
+      errors.fail(
+        [...path, key],
+        `only exclusive workloads take ${key}; batch workloads get every CPU the others leave`,
+      );
+    }
+  };
+  ['cores', 'numa', 'near'].forEach(exclusiveOnly);
+  if (cls === 'exclusive' && w.cpu !== undefined) {
+    errors.fail(
+      [...path, 'cpu'],
+      'cpu (weight/idle) is for batch workloads; exclusive workloads own their cores',
+    );
+  }
+
+  let cores: WorkloadSpec['cores'];
+  if (cls === 'exclusive') {
+    if (w.cores === undefined)
+      errors.fail([...path, 'cores'], 'exclusive workloads need cores: N or cores: "50%"');
+    cores = parseCores(w.cores, [...path, 'cores'], errors);
+  }
+  let numa: WorkloadSpec['numa'] = 'single';
+  if (w.numa !== undefined) {
+    if (w.numa !== 'single' && w.numa !== 'spread') {
+      errors.fail([...path, 'numa'], `expected "single" or "spread"; got ${describe(w.numa)}`);
+    }
+    numa = w.numa;
+  }
+
+  const spec: WorkloadSpec = {
+    name: w.name,
+    class: cls,
+    numa,
+    near: parseNear(w.near, [...path, 'near'], errors),
+    match: parseMatch(w.match, [...path, 'match'], errors),
+    memory: parseMemory(w.memory, [...path, 'memory'], errors),
+    path,
+  };
+  if (cores) spec.cores = cores;
+  if (w.cpu !== undefined) spec.cpu = parseCpu(w.cpu, [...path, 'cpu'], errors);
+  return spec;
+}
+
+function parseCores(
+  value: unknown,
+  path: FieldPath,
+  errors: FieldErrors,
+): NonNullable<WorkloadSpec['cores']> {
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || value < 1) {
+      errors.fail(path, `expected a whole number of physical cores, 1 or more; got ${value}`);
+    }
+    return { count: value };
+  }
+  if (typeof value === 'string') {
+    const m = /^(\d+(?:\.\d+)?)%$/.exec(value.trim());
+    if (m) {
+      const p = Number(m[1]);
+      if (p > 0 && p <= 100) return { percent: p };
+    }
+  }
+  return errors.fail(
+    path,
+    `expected a whole number of cores (e.g. 8) or a percentage of a node's cores (e.g. "50%"); got ${describe(value)}`,
+  );
+}
+
+function parseNear(value: unknown, path: FieldPath, errors: FieldErrors): DeviceRef[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value))
+    errors.fail(path, `expected a list like [nic:eth0, disk:sda]; got ${describe(value)}`);
+  return value.map((v, i) => {
+    const m = typeof v === 'string' ? /^(nic|disk|scsi):([A-Za-z0-9_.:@-]+)$/.exec(v) : null;
+    if (!m) {
+      errors.fail(
+        [...path, i],
+        `expected nic:NAME, disk:NAME or scsi:hostN (e.g. nic:eth0); got ${describe(v)}`,
+      );
+    }
+    return { kind: m[1] as DeviceRef['kind'], name: m[2]! };
+  });
+}
+
+function parseMatch(value: unknown, path: FieldPath, errors: FieldErrors): Match {
+  const m = object(value, path, errors, 'a mapping with one of systemdUnit, cgroup or process');
+  allowOnly(m, path, ['systemdUnit', 'cgroup', 'process'], errors);
+  const keys = Object.keys(m);
+  if (keys.length !== 1) {
+    errors.fail(
+      path,
+      `set exactly one of systemdUnit, cgroup or process; got ${keys.length === 0 ? 'none' : keys.join(' and ')}`,
+    );
+  }
+  if (m.systemdUnit !== undefined) {
+    const u = m.systemdUnit;
+    if (typeof u !== 'string' || !/^[A-Za-z0-9:_.\\@-]+\.(service|slice|scope)$/.test(u)) {
+      errors.fail(
+        [...path, 'systemdUnit'],
+        `expected a unit name ending in .service, .slice or .scope (e.g. kafka.service); got ${describe(u)}`,
+      );
+    }
+    return { kind: 'systemdUnit', unit: u };
+  }
+  if (m.cgroup !== undefined) {
+    const c = m.cgroup;
+    if (
+      typeof c !== 'string' ||
+      !/^(\/[A-Za-z0-9_.:@-]+)+$/.test(c) ||
+      c.split('/').some((s) => s === '.' || s === '..')
+    ) {
+      errors.fail(
+        [...path, 'cgroup'],
+        `expected an absolute cgroup path below the cgroup2 mount, without trailing "/" (e.g. /hadoop-yarn); got ${describe(c)}`,
+      );
+    }
+    return { kind: 'cgroup', path: c };
+  }
+  const p = object(m.process, [...path, 'process'], errors, 'a mapping with cmdline, exe and/or user');
+  allowOnly(p, [...path, 'process'], ['cmdline', 'exe', 'user'], errors);
+  if (p.cmdline === undefined && p.exe === undefined && p.user === undefined) {
+    errors.fail([...path, 'process'], 'set at least one of cmdline (a regular expression), exe or user');
+  }
+  const out: Match = { kind: 'process' };
+  if (p.cmdline !== undefined) {
+    if (typeof p.cmdline !== 'string' || p.cmdline === '') {
+      errors.fail(
+        [...path, 'process', 'cmdline'],
+        `expected a regular expression; got ${describe(p.cmdline)}`,
+      );
+    }
+    try {
+      new RegExp(p.cmdline);
+    } catch (err) {
+      errors.fail(
+        [...path, 'process', 'cmdline'],
+        `invalid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}`,
+      );
+    }
+    out.cmdline = p.cmdline;
+  }
+  if (p.exe !== undefined) {
+    if (typeof p.exe !== 'string' || !p.exe.startsWith('/')) {
+      errors.fail(
+        [...path, 'process', 'exe'],
+        `expected an absolute path to the executable; got ${describe(p.exe)}`,
+      );
+    }
+    out.exe = p.exe;
+  }
+  if (p.user !== undefined) {
+    const u = p.user;
+    const ok =
+      (typeof u === 'number' && Number.isInteger(u) && u >= 0) ||
+      (typeof u === 'string' && /^[a-z_][a-z0-9_-]*\$?$/i.test(u));
+    if (!ok)
+      errors.fail([...path, 'process', 'user'], `expected a user name or numeric uid; got ${describe(u)}`);
+    out.user = u as string | number;
+  }
+  return out;
+}
+
+function parseMemory(value: unknown, path: FieldPath, errors: FieldErrors): MemorySpec {
+  if (value === undefined) return { mems: 'local' };
+  const m = object(value, path, errors, 'a mapping with min, low, high, max and/or mems');
+  allowOnly(m, path, ['min', 'low', 'high', 'max', 'mems'], errors);
+  const spec: MemorySpec = { mems: 'local' };
+  for (const key of ['min', 'low', 'high', 'max'] as const) {
+    if (m[key] === undefined) continue;
+    const amount = parseMemoryAmount(m[key], key === 'high' || key === 'max');
+    if (typeof amount === 'string') errors.fail([...path, key], amount);
+    spec[key] = amount;
+  }
+  const { high, max } = spec;
+  if (high && max && 'bytes' in high && 'bytes' in max && max.bytes < high.bytes) {
+    errors.fail(
+      [...path, 'max'],
+      `max (${max.bytes} bytes) is below high (${high.bytes} bytes); max must be at least high`,
+    );
+  }
+  if (high && max && 'unlimited' in high && !('unlimited' in max)) {
+    errors.fail([...path, 'max'], 'max is below high (high is "max"); max must be at least high');
+  }
+  if (m.mems !== undefined) {
+    if (m.mems === 'local' || m.mems === 'all') spec.mems = m.mems;
+    else if (typeof m.mems === 'string' || typeof m.mems === 'number')
+      spec.mems = cpuList(m.mems, [...path, 'mems'], errors, 'node');
+    else
+      errors.fail(
+        [...path, 'mems'],
+        `expected "local", "all" or a node list like "0-1"; got ${describe(m.mems)}`,
+      );
+  }
+  return spec;
+}
+
+function parseCpu(value: unknown, path: FieldPath, errors: FieldErrors): NonNullable<WorkloadSpec['cpu']> {
+  const c = object(value, path, errors, 'a mapping with weight and/or idle');
+  allowOnly(c, path, ['weight', 'idle'], errors);
+  const out: NonNullable<WorkloadSpec['cpu']> = {};
+  if (c.weight !== undefined) {
+    if (!Number.isInteger(c.weight) || (c.weight as number) < 1 || (c.weight as number) > 10000) {
+      errors.fail(
+        [...path, 'weight'],
+        `expected a whole number from 1 to 10000 (cgroup cpu.weight); got ${describe(c.weight)}`,
+      );
+    }
+    out.weight = c.weight as number;
+  }
+  if (c.idle !== undefined) out.idle = boolean(c.idle, [...path, 'idle'], errors);
+  if (out.idle && out.weight !== undefined) {
+    errors.fail(
+      [...path, 'weight'],
+      'idle: true ignores weight (the kernel reports weight 0); set one of them',
+    );
+  }
+  return out;
+}
+
+function cpuList(value: unknown, path: FieldPath, errors: FieldErrors, what = 'CPU'): CpuSet {
+  const text = typeof value === 'number' ? String(value) : value;
+  if (typeof text !== 'string')
+    errors.fail(path, `expected a ${what} list like "0-3,8"; got ${describe(value)}`);
+  try {
+    const set = CpuSet.parse(text);
+    if (set.isEmpty) errors.fail(path, `expected a non-empty ${what} list like "0-3,8"`);
+    return set;
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    return errors.fail(path, `expected a ${what} list like "0-3,8"; got "${text}"`);
+  }
+}
+
+function object(value: unknown, path: FieldPath, errors: FieldErrors, expected: string): Obj {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    errors.fail(path, `expected ${expected}; got ${describe(value)}`);
+  }
+  return value as Obj;
+}
+
+function boolean(value: unknown, path: FieldPath, errors: FieldErrors): boolean {
+  if (typeof value !== 'boolean') errors.fail(path, `expected true or false; got ${describe(value)}`);
+  return value;
+}
+
+function allowOnly(obj: Obj, path: FieldPath, allowed: string[], errors: FieldErrors): void {
+  for (const key of Object.keys(obj)) {
+    if (!allowed.includes(key)) {
+      const near = allowed.find((a) => a.toLowerCase() === key.toLowerCase());
+      errors.fail(
+        [...path, key],
+        `unknown field "${key}"${near ? ` (did you mean "${near}"?)` : ''}; allowed: ${allowed.join(', ')}`,
+      );
+    }
+  }
+}
+
+function matchKey(m: Match): string {
+  if (m.kind === 'systemdUnit') return `systemdUnit ${m.unit}`;
+  if (m.kind === 'cgroup') return `cgroup ${m.path}`;
+  return `process ${m.cmdline ?? ''}|${m.exe ?? ''}|${m.user ?? ''}`;
+}

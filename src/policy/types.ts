@@ -1,0 +1,53 @@
+import type { RaidPolicy } from '../raid/policy.js';
+import type { CpuSet } from '../topology/cpuset.js';
+import type { FieldPath } from './field.js';
+
+/** A memory amount as written in the policy: bytes, or a percentage resolved at plan time. */
+export type MemoryAmount = { bytes: number } | { percent: number } | { unlimited: true };
+
+export type MemoryKey = 'min' | 'low' | 'high' | 'max';
+
+export interface MemorySpec {
+  min?: MemoryAmount;
+  low?: MemoryAmount;
+  high?: MemoryAmount;
+  max?: MemoryAmount;
+  /** Where memory may come from: `local` (the workload's own nodes), `all` nodes with memory, or a node list. */
+  mems: 'local' | 'all' | CpuSet;
+}
+
+export type Match =
+  | { kind: 'systemdUnit'; unit: string }
+  | { kind: 'cgroup'; path: string }
+  | { kind: 'process'; cmdline?: string; exe?: string; user?: string | number };
+
+export type DeviceRef = { kind: 'nic' | 'disk' | 'scsi'; name: string };
+
+export interface WorkloadSpec {
+  name: string;
+  class: 'exclusive' | 'batch';
+  /** Exclusive only: how many physical cores. */
+  cores?: { count: number } | { percent: number };
+  numa: 'single' | 'spread';
+  near: DeviceRef[];
+  match: Match;
+  memory: MemorySpec;
+  /** Batch only: cgroup cpu.weight (1-10000) or SCHED_IDLE (`cpu.idle`). */
+  cpu?: { weight?: number; idle?: boolean };
+  /** Where in the policy file this workload sits, for error messages. */
+  path: FieldPath;
+}
+
+export interface Policy {
+  /** File the policy was read from. */
+  source: string;
+  apiVersion: 'isolate/v1';
+  kind: 'HostPolicy';
+  reserved: { cores: number } | { cpus: CpuSet };
+  /** Fence every other top-level cgroup off the exclusive cores too. */
+  strict: boolean;
+  workloads: WorkloadSpec[];
+  raid?: RaidPolicy;
+  /** Maps a field path back to `file:line:column` for errors raised after loading (e.g. by the planner). */
+  locate(path: FieldPath): string;
+}

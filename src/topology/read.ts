@@ -1,0 +1,320 @@
+// Reads CPU, NUMA and device topology from a sysfs tree under `root` (default `/`), so the same code
+// runs on a live host and on fixture trees captured from real kernels. Synchronous on purpose: a
+// few hundred tiny files read in a tight loop is faster than as many promises, and `plan` must start fast.
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { UserError } from '../errors.js';
+import { CpuSet, CpuSetParseError } from './cpuset.js';
+import type { Core, Cpu, Device, NumaNode, Topology } from './model.js';
+
+const CPU_DIR = 'sys/devices/system/cpu';
+const NODE_DIR = 'sys/devices/system/node';
+
+class SysfsReader {
+  constructor(readonly root: string) {}
+
+  path(rel: string): string {
+    return join(this.root, rel);
+  }
+
+  /** File content with stray NULs removed (older kernels append them), or null when absent. */
+  text(rel: string): string | null {
+    try {
+      return readFileSync(this.path(rel), 'utf8').replace(/\0/g, '').trim();
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw new UserError(`${this.path(rel)}: cannot read (${(err as Error).message})`);
+    }
+  }
+
+  list(rel: string): CpuSet | null {
+    const t = this.text(rel);
+    if (t === null) return null;
+    try {
+      return CpuSet.parse(t);
+    } catch (err) {
+      throw this.bad(rel, err);
+    }
+  }
+
+  mask(rel: string): CpuSet | null {
+    const t = this.text(rel);
+    if (t === null) return null;
+    try {
+      return CpuSet.parseMask(t);
+    } catch (err) {
+      throw this.bad(rel, err);
+    }
+  }
+
+  /** Prefer the `_list` form, fall back to the hex mask (older kernels only have masks). */
+  listOrMask(relBase: string): CpuSet | null {
+    return this.list(`${relBase}_list`) ?? this.mask(relBase);
+  }
+
+  int(rel: string): number | null {
+    const t = this.text(rel);
+    if (t === null || t === '') return null;
+    if (!/^-?\d+$/.test(t)) throw this.bad(rel, new Error(`expected an integer, found "${t}"`));
+    return Number(t);
+  }
+
+  entries(rel: string): string[] {
+    try {
+      return readdirSync(this.path(rel));
+    } catch (err) {
+      if (isMissing(err)) return [];
+      throw new UserError(`${this.path(rel)}: cannot list (${(err as Error).message})`);
+    }
+  }
+
+  bad(rel: string, err: unknown): UserError {
+    const why = err instanceof CpuSetParseError || err instanceof Error ? err.message : String(err);
+    return new UserError(
+      `${this.path(rel)}: ${why}; the sysfs tree looks damaged — check that --root points at a real /sys capture`,
+    );
+  }
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+function numbered(names: string[], prefix: string): number[] {
+  const re = new RegExp(`^${prefix}(\\d+)$`);
+  const ids: number[] = [];
+  for (const n of names) {
+    const m = re.exec(n);
+    if (m) ids.push(Number(m[1]));
+  }
+  return ids.sort((a, b) => a - b);
+}
+
+/** Read the whole topology under `root`. Throws UserError naming the file when sysfs is malformed. */
+export function readTopology(root = '/'): Topology {
+  const fs = new SysfsReader(root);
+  const warnings: string[] = [];
+
+  const cpuIds = numbered(fs.entries(CPU_DIR), 'cpu');
+  if (cpuIds.length === 0) {
+    throw new UserError(
+      `${fs.path(CPU_DIR)}: no cpuN directories found; --root must point at a tree containing sys/devices/system/cpu`,
+    );
+  }
+  const possible = fs.list(`${CPU_DIR}/possible`) ?? CpuSet.of(cpuIds);
+  const onlineList = fs.list(`${CPU_DIR}/online`);
+  const isolated = fs.list(`${CPU_DIR}/isolated`) ?? CpuSet.EMPTY;
+
+  // Hybrid parts publish their P-core and E-core CPUs as two PMU devices.
+  const pCores = fs.list('sys/devices/cpu_core/cpus');
+  const eCores = fs.list('sys/devices/cpu_atom/cpus');
+
+  const nodes = readNodes(fs, cpuIds, warnings);
+  const nodeOfCpu = new Map<number, number>();
+  for (const n of nodes) for (const c of n.cpus) nodeOfCpu.set(c, n.id);
+
+  const cpus: Cpu[] = [];
+  for (const id of cpuIds) {
+    const base = `${CPU_DIR}/cpu${id}`;
+    // cpu0 often has no `online` file because it cannot be unplugged: absent means online.
+    const flag = fs.int(`${base}/online`);
+    const online = flag !== null ? flag === 1 : onlineList ? onlineList.has(id) : true;
+    const hasTopology = existsSync(fs.path(`${base}/topology`));
+    let siblings = CpuSet.EMPTY;
+    let pkg: number | null = null;
+    let die: number | null = null;
+    let cluster: number | null = null;
+    if (online && hasTopology) {
+      const t = `${base}/topology`;
+      siblings = fs.listOrMask(`${t}/core_cpus`) ?? fs.listOrMask(`${t}/thread_siblings`) ?? CpuSet.of([id]);
+      if (!siblings.has(id)) siblings = siblings.union(CpuSet.of([id]));
+      pkg = fs.int(`${t}/physical_package_id`);
+      die = fs.int(`${t}/die_id`);
+      cluster = fs.int(`${t}/cluster_id`);
+    }
+    cpus.push({
+      id,
+      online,
+      package: pkg,
+      die,
+      cluster,
+      node: nodeOfCpu.get(id) ?? null,
+      core: online ? (siblings.first ?? id) : null,
+      siblings,
+      l3: online ? readL3(fs, base) : null,
+      coreType: pCores?.has(id) ? 'performance' : eCores?.has(id) ? 'efficiency' : null,
+    });
+  }
+
+  // Offline siblings are not listed in their core's sibling set, so an offline thread cannot be
+  // attributed to a core: say so, since it would not be fenced if it came back online.
+  const offline = CpuSet.of(cpus.filter((c) => !c.online).map((c) => c.id));
+  if (!offline.isEmpty) {
+    warnings.push(
+      `CPUs ${offline} are offline; their cores cannot be determined, and a CPU brought online later is not fenced until the next plan`,
+    );
+  }
+  for (const c of cpus) {
+    if (c.online && c.node === null) {
+      warnings.push(
+        `cpu${c.id} belongs to no NUMA node (firmware table problem); it is never given to exclusive workloads`,
+      );
+    }
+  }
+
+  const cores = buildCores(cpus, warnings);
+  const online = CpuSet.of(cpus.filter((c) => c.online).map((c) => c.id));
+  // Nodes list CPUs that are online only (a node's cpulist may still carry offline ones).
+  const nodesOnline = nodes.map((n) => ({ ...n, cpus: n.cpus.intersect(online) }));
+
+  return {
+    root,
+    cpus,
+    cores,
+    nodes: nodesOnline,
+    devices: readDevices(fs),
+    online,
+    offline,
+    possible,
+    isolated,
+    warnings,
+  };
+}
+
+function readL3(fs: SysfsReader, cpuBase: string): number | null {
+  for (const idx of numbered(fs.entries(`${cpuBase}/cache`), 'index')) {
+    const b = `${cpuBase}/cache/index${idx}`;
+    if (fs.int(`${b}/level`) !== 3) continue;
+    const shared = fs.list(`${b}/shared_cpu_list`) ?? fs.mask(`${b}/shared_cpu_map`);
+    return shared?.first ?? null;
+  }
+  return null;
+}
+
+function readNodes(fs: SysfsReader, cpuIds: number[], warnings: string[]): NumaNode[] {
+  const ids = numbered(fs.entries(NODE_DIR), 'node');
+  if (ids.length === 0) {
+    // No NUMA support compiled in or exposed: one node 0 holds every CPU and all memory.
+    const mem = readMemTotal(fs, 'proc/meminfo', /^MemTotal:\s+(\d+)\s*kB/m);
+    return [
+      {
+        id: 0,
+        cpus: CpuSet.of(cpuIds),
+        memoryBytes: mem ?? 0,
+        hasMemory: mem === null || mem > 0,
+        distances: { 0: 10 },
+      },
+    ];
+  }
+  const hasMemory = fs.list(`${NODE_DIR}/has_memory`);
+  const nodes: NumaNode[] = [];
+  for (const id of ids) {
+    const base = `${NODE_DIR}/node${id}`;
+    const cpus = fs.list(`${base}/cpulist`) ?? fs.mask(`${base}/cpumap`) ?? CpuSet.EMPTY;
+    const mem = readMemTotal(fs, `${base}/meminfo`, /^Node\s+\d+\s+MemTotal:\s+(\d+)\s*kB/m) ?? 0;
+    const distText = fs.text(`${base}/distance`);
+    const distances: Record<number, number> = {};
+    if (distText) {
+      // The kernel prints one distance per online node, in node id order.
+      const values = distText.split(/\s+/).map(Number);
+      if (values.length === ids.length && values.every(Number.isFinite)) {
+        ids.forEach((other, i) => {
+          distances[other] = values[i]!;
+        });
+      } else {
+        warnings.push(
+          `${fs.path(`${base}/distance`)}: ${values.length} distances for ${ids.length} nodes; ignored`,
+        );
+      }
+    }
+    nodes.push({
+      id,
+      cpus,
+      memoryBytes: mem,
+      hasMemory: hasMemory ? hasMemory.has(id) && mem > 0 : mem > 0,
+      distances,
+    });
+  }
+  return nodes;
+}
+
+function readMemTotal(fs: SysfsReader, rel: string, re: RegExp): number | null {
+  const t = fs.text(rel);
+  if (t === null) return null;
+  const m = re.exec(t);
+  if (!m) throw fs.bad(rel, new Error('no MemTotal line'));
+  return Number(m[1]) * 1024;
+}
+
+function buildCores(cpus: Cpu[], warnings: string[]): Core[] {
+  const byId = new Map<number, Core>();
+  for (const c of cpus) {
+    if (!c.online || c.core === null) continue;
+    let core = byId.get(c.core);
+    if (!core) {
+      core = {
+        id: c.core,
+        package: c.package,
+        node: c.node,
+        l3: c.l3,
+        coreType: c.coreType,
+        cpus: c.siblings,
+      };
+      byId.set(c.core, core);
+    } else if (!core.cpus.equals(c.siblings)) {
+      // Sibling lists must agree; if they do not, take the union so no thread is left behind.
+      warnings.push(
+        `cpu${c.id} reports siblings ${c.siblings} but cpu${core.id} reports ${core.cpus}; using both`,
+      );
+      core.cpus = core.cpus.union(c.siblings);
+    }
+    if (core.node !== c.node) {
+      warnings.push(
+        `core ${core.id} spans NUMA nodes ${core.node} and ${c.node}; it is never given to exclusive workloads`,
+      );
+      core.node = null;
+    }
+  }
+  return [...byId.values()].sort((a, b) => a.id - b.id);
+}
+
+/** Walk up from a device directory to the nearest `numa_node` file (PCI parents carry it). */
+function deviceNode(fs: SysfsReader, rel: string): number | null {
+  let abs: string;
+  try {
+    abs = realpathSync(fs.path(rel));
+  } catch {
+    return null;
+  }
+  const stop = realpathSync(fs.path('sys'));
+  for (let dir = abs, i = 0; i < 12 && dir.startsWith(stop) && dir !== stop; dir = dirname(dir), i++) {
+    const relDir = relative(realpathSync(fs.root), dir);
+    const n = fs.int(`${relDir}/numa_node`);
+    if (n !== null) return n < 0 ? null : n;
+  }
+  return null;
+}
+
+function readDevices(fs: SysfsReader): Device[] {
+  const out: Device[] = [];
+  for (const name of fs.entries('sys/class/net').sort()) {
+    if (!existsSync(fs.path(`sys/class/net/${name}/device`))) continue; // lo, bridges, veth: no hardware
+    out.push({ kind: 'nic', name, node: deviceNode(fs, `sys/class/net/${name}/device`) });
+  }
+  for (const name of fs.entries('sys/class/block').sort()) {
+    const base = `sys/class/block/${name}`;
+    if (existsSync(fs.path(`${base}/partition`))) continue;
+    if (!existsSync(fs.path(`${base}/device`))) continue; // loop, ram, dm-*: virtual
+    out.push({ kind: 'disk', name, node: deviceNode(fs, `${base}/device`) });
+  }
+  for (const name of fs
+    .entries('sys/class/scsi_host')
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))) {
+    const base = `sys/class/scsi_host/${name}`;
+    const driver = fs.text(`${base}/proc_name`) ?? undefined;
+    const node = existsSync(fs.path(`${base}/device`)) ? deviceNode(fs, `${base}/device`) : null;
+    out.push({ kind: 'scsi', name, node, ...(driver ? { driver } : {}) });
+  }
+  return out;
+}
