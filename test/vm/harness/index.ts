@@ -1,0 +1,12 @@
+export { ensureVmPrereqs, type KernelInfo, type VmPrereqs, VmPrereqError } from './ensure.js';
+export { GUEST_PROJECT_DIR } from './initramfs.js';
+export { LAYOUTS, type LayoutName, type VmLayout } from './layouts.js';
+export {
+  parseExitStatus,
+  parseSections,
+  qemuArgsFor,
+  type RunInVmOptions,
+  runInVm,
+  type VmResult,
+  VmTimeoutError,
+} from './run.js';

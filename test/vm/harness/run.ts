@@ -1,0 +1,191 @@
+/**
+ * Boots a qemu guest with a scenario script as the only workload and returns what it printed on the
+ * serial console. Tests of cgroup behaviour run here, on a real kernel, never on the host's cgroups.
+ */
+import { spawn } from 'node:child_process';
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CpioWriter } from './cpio.js';
+import { ensureVmPrereqs } from './ensure.js';
+import { baseArchive, moduleFiles, projectArchive } from './initramfs.js';
+import type { VmLayout } from './layouts.js';
+
+export interface RunInVmOptions {
+  layout: VmLayout;
+  /** POSIX sh (busybox ash), run as root after /proc, /sys, /dev and /sys/fs/cgroup are mounted. */
+  script: string;
+  /** Put node at /usr/bin/node and the built project at /opt/isolate (dist, package.json, prod deps). */
+  includeProject?: boolean;
+  /** Extra files for the guest, keyed by absolute guest path. */
+  files?: Record<string, string | Buffer>;
+  /** Kernel modules to insmod before the script (dependencies are added), e.g. `virtio_net`. */
+  kernelModules?: string[];
+  /** Appended after the layout's own qemu arguments (devices for one run). */
+  extraQemuArgs?: string[];
+  /** Wall-clock limit for the whole boot; default 300 s. TCG on a loaded 2-core box is slow. */
+  timeoutMs?: number;
+}
+
+export interface VmResult {
+  /** Whole serial console output, `\r` removed. */
+  console: string;
+  /** Text printed between `=====BEGIN name=====` and `=====END name=====` lines, keyed by name. */
+  sections: Record<string, string>;
+  /** The scenario's exit status, from the marker /init prints after it; null if the guest never got there. */
+  exitStatus: number | null;
+  /** Wall time from spawning qemu until it exited. */
+  durationMs: number;
+  /** The qemu command line used, for SOURCE.md files and error messages. */
+  qemuArgs: string[];
+}
+
+export class VmTimeoutError extends Error {
+  override name = 'VmTimeoutError';
+}
+
+const DEFAULT_CPU = 'Skylake-Server-v1';
+// loglevel=0 keeps printk off the console, which the scenario's markers share.
+const BASE_APPEND = 'console=ttyS0 quiet loglevel=0 panic=-1';
+
+/** qemu argv for a layout, without -kernel/-initrd. Exported so fixture SOURCE.md can quote it. */
+export function qemuArgsFor(layout: VmLayout, extra: string[] = []): { args: string[]; append: string } {
+  const append = [BASE_APPEND, layout.kernelArgs].filter(Boolean).join(' ');
+  const args = [
+    '-accel',
+    // /dev/kvm exists on this host but guests hang at boot under it, so always emulate.
+    'tcg,thread=multi',
+    '-cpu',
+    layout.cpuModel ?? DEFAULT_CPU,
+    '-m',
+    `${layout.memMiB}M`,
+    '-smp',
+    layout.smp,
+    ...layout.numa,
+    '-nographic',
+    '-no-reboot',
+    // No default e1000 NIC or VGA: the guest sees only what a layout or run asks for.
+    '-nic',
+    'none',
+    '-vga',
+    'none',
+    ...(layout.extraQemuArgs ?? []),
+    ...extra,
+  ];
+  return { args, append };
+}
+
+export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
+  const pre = ensureVmPrereqs();
+  const parts = [baseArchive(pre)];
+  if (opts.includeProject) parts.push(projectArchive());
+
+  const scen = new CpioWriter();
+  scen.file('/harness/scenario.sh', opts.script, 0o755);
+  if (opts.kernelModules?.length) {
+    const mods = moduleFiles(pre, opts.kernelModules);
+    for (const [p, d] of Object.entries(mods.files)) scen.file(p, d);
+    scen.file('/harness/modules.sh', mods.script);
+  }
+  for (const [p, d] of Object.entries(opts.files ?? {})) scen.file(p, d, p.includes('/bin/') ? 0o755 : 0o644);
+
+  const tmp = mkdtempSync(join(tmpdir(), 'isolate-vm-'));
+  try {
+    const initrd = join(tmp, 'initrd.cpio');
+    // The kernel unpacks concatenated archives in order, later entries replacing earlier ones.
+    copyFileSync(parts[0]!, initrd);
+    for (const p of parts.slice(1)) appendFileSync(initrd, readFileSync(p));
+    appendFileSync(initrd, scen.finish());
+
+    const { args, append } = qemuArgsFor(opts.layout, opts.extraQemuArgs);
+    const full = [...args, '-kernel', pre.kernel.vmlinuz, '-initrd', initrd, '-append', append];
+    return await spawnQemu(pre.qemu, full, opts.timeoutMs ?? 300_000);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+function spawnQemu(qemu: string, args: string[], timeoutMs: number): Promise<VmResult> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(qemu, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const consoleText = Buffer.concat(out).toString('utf8').replace(/\r/g, '');
+      const stderr = Buffer.concat(err).toString('utf8');
+      const durationMs = Date.now() - started;
+      if (timedOut) {
+        reject(
+          new VmTimeoutError(
+            `qemu timed out after ${timeoutMs} ms; console tail:\n${consoleText.slice(-3000)}`,
+          ),
+        );
+        return;
+      }
+      const exitStatus = parseExitStatus(consoleText);
+      if (code !== 0 && exitStatus === null) {
+        reject(
+          new Error(`qemu exited ${code}: ${stderr.trim()}\nconsole tail:\n${consoleText.slice(-3000)}`),
+        );
+        return;
+      }
+      resolve({
+        console: consoleText,
+        sections: parseSections(consoleText),
+        exitStatus,
+        durationMs,
+        qemuArgs: args,
+      });
+    });
+  });
+}
+
+// A printk line, should one slip past loglevel=0 (e.g. an emergency message) into a section.
+const KERNEL_LINE = /^\[\s*\d+\.\d+\] /;
+
+/**
+ * Sections may end mid-line (a file without a trailing newline is followed directly by the END marker),
+ * so the END marker is searched anywhere in a line and whatever precedes it belongs to the section.
+ */
+export function parseSections(text: string): Record<string, string> {
+  const sections: Record<string, string> = {};
+  let name: string | undefined;
+  let body: string[] = [];
+  for (const line of text.replace(/\r/g, '').split('\n')) {
+    if (name === undefined) {
+      const m = /=====BEGIN ([^=\s]+)=====/.exec(line);
+      if (m) {
+        name = m[1]!;
+        body = [];
+      }
+      continue;
+    }
+    const end = line.indexOf(`=====END ${name}=====`);
+    if (end >= 0) {
+      sections[name] = body.join('') + line.slice(0, end);
+      name = undefined;
+      continue;
+    }
+    if (!KERNEL_LINE.test(line)) body.push(`${line}\n`);
+  }
+  return sections;
+}
+
+export function parseExitStatus(text: string): number | null {
+  const all = [...text.matchAll(/=====EXIT (\d+)=====/g)];
+  const last = all.at(-1);
+  return last ? Number(last[1]) : null;
+}
