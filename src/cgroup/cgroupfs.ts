@@ -1,0 +1,350 @@
+// The cgroupfs backend: reads, writes, verifies and undoes one Change on the cgroup2 filesystem.
+import { constants } from 'node:fs';
+import { mkdir, open, rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Change } from '../planner/types.js';
+import { CpuSet } from '../topology/cpuset.js';
+import { errCode, errnoMeaning } from './errno.js';
+import { cgroupDir, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
+
+/** A step failed: says which, with the errno and its meaning for that file. */
+export class StepError extends Error {
+  override name = 'StepError';
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Outcome of a write: `skipped` when a benign race made it a no-op (e.g. the PID exited). */
+export interface WriteResult {
+  skipped?: string;
+}
+
+/** How the engine drives one backend. Every method may throw StepError. */
+export interface ChangeExecutor {
+  /** The live value now (null: the target or file does not exist). */
+  read(change: Change): Promise<string | null>;
+  /** True when the live value already is what the change wants. */
+  satisfied(change: Change, live: string | null): boolean;
+  /** True when `a` and `b` denote the same setting value (for drift checks against a saved plan). */
+  same(change: Change, a: string | null, b: string | null): boolean;
+  /** Make the change, then read it back; throw when the kernel did not take it. */
+  apply(change: Change, previous: string | null): Promise<WriteResult>;
+  /** Restore `previous`; idempotent (the write may or may not have happened before a crash). */
+  undo(change: Change, previous: string | null, ctx: UndoContext): Promise<{ note?: string }>;
+}
+
+export interface UndoContext {
+  /** Cgroups PIDs were moved out of, by destination cgroup (to re-home stragglers before rmdir). */
+  movedFrom: Map<string, string>;
+}
+
+const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.exclusive']);
+const MEMORY = new Set(['memory.min', 'memory.low', 'memory.high', 'memory.max']);
+const PLAIN = new Set([
+  ...CPU_LISTS,
+  ...MEMORY,
+  'cpuset.cpus.partition',
+  'cpu.weight',
+  'cpu.idle',
+  'memory.oom.group',
+]);
+
+export function isKnownSetting(setting: string): boolean {
+  return (
+    PLAIN.has(setting) ||
+    setting === 'mkdir' ||
+    setting === 'cgroup.subtree_control' ||
+    setting === 'cgroup.procs'
+  );
+}
+
+function tokens(v: string | null): string[] {
+  return v ? v.split(/\s+/).filter(Boolean) : [];
+}
+
+/** Bytes from `1234`, `4K`, `1G` ...; `max` stays `max`. */
+export function parseBytes(v: string): number | 'max' | null {
+  const s = v.trim();
+  if (s === 'max' || s === 'infinity') return 'max';
+  const m = /^(\d+)\s*([KMGT]?)(i?B?)?$/i.exec(s);
+  if (!m) return null;
+  const mult = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 }[m[2]!.toUpperCase()] ?? 1;
+  return Number(m[1]) * mult;
+}
+
+const PAGE = 4096;
+
+export function sameValue(setting: string, a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return a === b;
+  if (CPU_LISTS.has(setting)) {
+    try {
+      return CpuSet.parse(a).equals(CpuSet.parse(b));
+    } catch {
+      return a.trim() === b.trim();
+    }
+  }
+  if (MEMORY.has(setting)) {
+    const x = parseBytes(a);
+    const y = parseBytes(b);
+    if (x === null || y === null) return a.trim() === b.trim();
+    if (x === 'max' || y === 'max') return x === y;
+    // The kernel stores page counts: a written value reads back rounded down to the page.
+    return Math.floor(x / PAGE) === Math.floor(y / PAGE);
+  }
+  if (setting === 'cgroup.subtree_control') {
+    const ta = new Set(tokens(a));
+    const tb = new Set(tokens(b));
+    return ta.size === tb.size && [...ta].every((t) => tb.has(t));
+  }
+  if (setting === 'cgroup.procs' || setting === 'mkdir') {
+    return a === b || (setting === 'cgroup.procs' && normCgPath(a) === normCgPath(b));
+  }
+  return a.trim() === b.trim();
+}
+
+function pidOf(change: Change): number {
+  const pid = Number(change.to);
+  if (!Number.isInteger(pid) || pid <= 0)
+    throw new StepError(`cgroup.procs change has a bad PID "${change.to}"`);
+  return pid;
+}
+
+function describe(change: Change): string {
+  return change.setting === 'mkdir' ? `mkdir ${change.target}` : `${change.target} ${change.setting}`;
+}
+
+export class CgroupFsExecutor implements ChangeExecutor {
+  constructor(readonly root: string) {}
+
+  dir(target: string): string {
+    return cgroupDir(this.root, normCgPath(target));
+  }
+  file(change: Change): string {
+    return path.join(this.dir(change.target), change.setting);
+  }
+
+  async read(change: Change): Promise<string | null> {
+    switch (change.setting) {
+      case 'mkdir':
+        return (await isDir(this.dir(change.target))) ? 'present' : null;
+      case 'cgroup.procs': {
+        const cg = await readTrim(path.join(this.root, 'proc', String(pidOf(change)), 'cgroup'));
+        return cg === null ? null : parseProcCgroup(cg);
+      }
+      default:
+        return readTrim(this.file(change));
+    }
+  }
+
+  satisfied(change: Change, live: string | null): boolean {
+    if (change.setting === 'cgroup.subtree_control') {
+      const have = new Set(tokens(live));
+      return live !== null && tokens(change.to).every((t) => have.has(t));
+    }
+    if (change.setting === 'cgroup.procs')
+      return live !== null && normCgPath(live) === normCgPath(change.target);
+    if (change.setting === 'mkdir') return live === 'present';
+    if (change.setting === 'cpuset.cpus.partition') return live !== null && live.trim() === change.to.trim();
+    return sameValue(change.setting, live, change.to);
+  }
+
+  same(change: Change, a: string | null, b: string | null): boolean {
+    return sameValue(change.setting, a, b);
+  }
+
+  /** One write(2) of `value` to `file`; errors become StepError with the errno's meaning. */
+  async write(file: string, value: string, change: Change, what: string): Promise<void> {
+    let fh: Awaited<ReturnType<typeof open>> | undefined;
+    try {
+      fh = await open(file, constants.O_WRONLY | constants.O_TRUNC);
+      const buf = Buffer.from(value);
+      // A single write(2): cgroupfs acts on each write call separately.
+      await fh.write(buf, 0, buf.length, null);
+    } catch (err) {
+      const code = errCode(err);
+      throw new StepError(
+        `${what}: writing "${value}" to ${file} failed: ${code ?? String(err)} (${errnoMeaning(change.setting, code)})`,
+        code,
+      );
+    } finally {
+      await fh?.close().catch(() => {});
+    }
+  }
+
+  async apply(change: Change, previous: string | null): Promise<WriteResult> {
+    const what = describe(change);
+    switch (change.setting) {
+      case 'mkdir': {
+        try {
+          await mkdir(this.dir(change.target));
+        } catch (err) {
+          const code = errCode(err);
+          if (code !== 'EEXIST') {
+            throw new StepError(
+              `${what} failed: ${code} (${errnoMeaning('mkdir', code)}${code === 'ENOENT' ? '; the parent cgroup is missing' : ''})`,
+              code,
+            );
+          }
+        }
+        if (!(await isDir(this.dir(change.target))))
+          throw new StepError(`${what}: directory not present after mkdir`);
+        return {};
+      }
+      case 'cgroup.subtree_control': {
+        const have = new Set(tokens(previous));
+        for (const t of tokens(change.to)) {
+          if (!have.has(t)) await this.write(this.file(change), `+${t}`, change, `${what} +${t}`);
+        }
+        const now = await readTrim(this.file(change));
+        if (!this.satisfied(change, now)) {
+          throw new StepError(`${what}: read back "${now ?? ''}", expected it to include "${change.to}"`);
+        }
+        return {};
+      }
+      case 'cgroup.procs': {
+        const pid = pidOf(change);
+        try {
+          await this.write(path.join(this.dir(change.target), 'cgroup.procs'), String(pid), change, what);
+        } catch (err) {
+          if (err instanceof StepError && err.code === 'ESRCH') return { skipped: `PID ${pid} exited` };
+          throw err;
+        }
+        const now = await this.read(change);
+        if (now === null) return { skipped: `PID ${pid} exited` };
+        if (!this.satisfied(change, now)) {
+          throw new StepError(`${what}: PID ${pid} is in ${now} after the move, expected ${change.target}`);
+        }
+        return {};
+      }
+      default: {
+        if (!PLAIN.has(change.setting)) throw new StepError(`${what}: unsupported cgroupfs setting`);
+        if (!(await isDir(this.dir(change.target)))) {
+          throw new StepError(
+            `${what} failed: ENOENT (the cgroup ${change.target} does not exist; removed meanwhile?)`,
+            'ENOENT',
+          );
+        }
+        await this.write(this.file(change), change.to, change, what);
+        await this.verify(change);
+        return {};
+      }
+    }
+  }
+
+  /** Read back a plain file; a partition reading `... invalid (reason)` is a failure. */
+  async verify(change: Change): Promise<void> {
+    const what = describe(change);
+    const now = await readTrim(this.file(change));
+    if (change.setting === 'cpuset.cpus.partition') {
+      if (now?.includes('invalid')) {
+        throw new StepError(`${what}: the kernel made the partition invalid: "${now}"`);
+      }
+    }
+    if (!this.satisfied(change, now)) {
+      throw new StepError(`${what}: read back "${now ?? '(missing)'}" after writing "${change.to}"`);
+    }
+  }
+
+  async undo(change: Change, previous: string | null, ctx: UndoContext): Promise<{ note?: string }> {
+    const what = `undo ${describe(change)}`;
+    switch (change.setting) {
+      case 'mkdir': {
+        if (previous === 'present') return {};
+        const dir = this.dir(change.target);
+        if (!(await isDir(dir))) return {};
+        await this.evacuate(change.target, ctx);
+        try {
+          await rmdir(dir);
+        } catch (err) {
+          const code = errCode(err);
+          if (code === 'ENOENT') return {};
+          throw new StepError(`${what}: rmdir ${dir} failed: ${code} (${errnoMeaning('rmdir', code)})`, code);
+        }
+        return {};
+      }
+      case 'cgroup.subtree_control': {
+        const had = new Set(tokens(previous));
+        const now = new Set(tokens(await readTrim(this.file(change))));
+        for (const t of tokens(change.to).reverse()) {
+          if (!had.has(t) && now.has(t))
+            await this.write(this.file(change), `-${t}`, change, `${what} -${t}`);
+        }
+        return {};
+      }
+      case 'cgroup.procs': {
+        if (previous === null) return {};
+        const pid = pidOf(change);
+        const live = await this.read(change);
+        if (live === null) return { note: `PID ${pid} exited` };
+        if (normCgPath(live) === normCgPath(previous)) return {};
+        try {
+          await this.write(path.join(this.dir(previous), 'cgroup.procs'), String(pid), change, what);
+        } catch (err) {
+          if (err instanceof StepError && err.code === 'ESRCH') return { note: `PID ${pid} exited` };
+          throw err;
+        }
+        return {};
+      }
+      default: {
+        if (previous === null) return {}; // file did not exist: the cgroup was created by us (rmdir undoes it)
+        const file = this.file(change);
+        if (!(await isDir(this.dir(change.target)))) return { note: `${change.target} no longer exists` };
+        let value = previous;
+        if (change.setting === 'cpuset.cpus.partition') value = previous.split(/\s+/)[0] ?? 'member';
+        const live = await readTrim(file);
+        if (live !== null && this.same(change, live, value) && change.setting !== 'cpuset.cpus.partition')
+          return {};
+        if (change.setting === 'cpuset.cpus.partition' && live === value) return {};
+        try {
+          await this.write(file, value, change, what);
+        } catch (err) {
+          // Emptying a populated cgroup's list is refused (ENOSPC): the nearest equivalent is the
+          // parent's effective set, which is what an empty (inherited) list resolves to.
+          if (
+            err instanceof StepError &&
+            err.code === 'ENOSPC' &&
+            value.trim() === '' &&
+            CPU_LISTS.has(change.setting)
+          ) {
+            const parent = path.posix.dirname(normCgPath(change.target));
+            const eff = change.setting === 'cpuset.mems' ? 'cpuset.mems.effective' : 'cpuset.cpus.effective';
+            const inherited = await readTrim(path.join(this.dir(parent), eff));
+            if (inherited) {
+              await this.write(file, inherited, change, what);
+              return {
+                note: `${change.target} ${change.setting} could not be emptied while the cgroup has processes; set to the parent's effective "${inherited}" (what the empty value inherits)`,
+              };
+            }
+          }
+          throw err;
+        }
+        return {};
+      }
+    }
+  }
+
+  /** Before removing a cgroup we created, move any processes left in it (forked since) back out. */
+  private async evacuate(target: string, ctx: UndoContext): Promise<void> {
+    const dir = this.dir(target);
+    const procs = await readTrim(path.join(dir, 'cgroup.procs'));
+    if (!procs) return;
+    const home = ctx.movedFrom.get(normCgPath(target)) ?? path.posix.dirname(normCgPath(target));
+    for (const pid of procs.split('\n').filter(Boolean)) {
+      try {
+        await this.write(
+          path.join(this.dir(home), 'cgroup.procs'),
+          pid,
+          { backend: 'cgroupfs', target: home, setting: 'cgroup.procs', from: target, to: pid },
+          `move PID ${pid} out of ${target}`,
+        );
+      } catch (err) {
+        if (!(err instanceof StepError && err.code === 'ESRCH')) throw err;
+      }
+    }
+    // Child cgroups created meanwhile by others are not ours to delete; rmdir reports them.
+  }
+}

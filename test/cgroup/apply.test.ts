@@ -1,0 +1,239 @@
+// Engine logic (journal, order, rollback, recovery, lock) against an in-memory backend. Kernel
+// semantics of the cgroupfs backend are proven in test/vm on a real kernel.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApplyFailedError, applyChanges, EXIT, rollbackLast } from '../../src/cgroup/apply.js';
+import { type ChangeExecutor, StepError, sameValue } from '../../src/cgroup/cgroupfs.js';
+import { errnoMeaning } from '../../src/cgroup/errno.js';
+import { journalPath, readJournal, writeJournal } from '../../src/cgroup/journal.js';
+import { acquireLock, lockPath } from '../../src/cgroup/lock.js';
+import { UserError } from '../../src/errors.js';
+import type { Change } from '../../src/planner/types.js';
+
+let root: string;
+
+/** A RAID-like backend kept in memory: key = target/setting. */
+class MemExec implements ChangeExecutor {
+  state = new Map<string, string>();
+  writes: string[] = [];
+  failOn?: (c: Change) => StepError | undefined;
+  key(c: Change) {
+    return `${c.target}/${c.setting}`;
+  }
+  async read(c: Change) {
+    return this.state.get(this.key(c)) ?? null;
+  }
+  satisfied(c: Change, live: string | null) {
+    return live === c.to;
+  }
+  same(_c: Change, a: string | null, b: string | null) {
+    return a === b;
+  }
+  async apply(c: Change) {
+    const e = this.failOn?.(c);
+    if (e) throw e;
+    this.writes.push(`${this.key(c)}=${c.to}`);
+    this.state.set(this.key(c), c.to);
+    return {};
+  }
+  async undo(c: Change, previous: string | null) {
+    this.writes.push(`undo ${this.key(c)}=${previous}`);
+    if (previous === null) this.state.delete(this.key(c));
+    else this.state.set(this.key(c), previous);
+    return {};
+  }
+}
+
+const ch = (target: string, setting: string, from: string | null, to: string): Change => ({
+  backend: 'raid',
+  target,
+  setting,
+  from,
+  to,
+});
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'isolate-apply-'));
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('applyChanges', () => {
+  it('applies in order, journals previous values, and is idempotent', async () => {
+    const m = new MemExec();
+    m.state.set('a/x', '1');
+    const changes = [ch('a', 'x', '1', '2'), ch('b', 'y', null, 'on')];
+    const r = await applyChanges({ root, changes, executors: { raid: m } });
+    expect(r.changed).toBe(2);
+    expect(m.writes).toEqual(['a/x=2', 'b/y=on']);
+    const j = await readJournal(root);
+    expect(j?.state).toBe('applied');
+    expect(j?.entries.map((e) => [e.previous, e.status])).toEqual([
+      ['1', 'done'],
+      [null, 'done'],
+    ]);
+    const again = await applyChanges({ root, changes, executors: { raid: m } });
+    expect(again.changed).toBe(0);
+    expect(m.writes).toHaveLength(2);
+    expect((await readJournal(root))?.id).toBe(j?.id); // no-op leaves the journal alone
+  });
+
+  it('rolls back in reverse order on failure and names the step and errno meaning', async () => {
+    const m = new MemExec();
+    m.state.set('a/x', '1');
+    m.failOn = (c) =>
+      c.target === 'c'
+        ? new StepError(`writing to c failed: ENOSPC (${errnoMeaning('cpuset.cpus', 'ENOSPC')})`, 'ENOSPC')
+        : undefined;
+    const changes = [ch('a', 'x', '1', '2'), ch('b', 'y', null, 'on'), ch('c', 'z', null, 'boom')];
+    const err = await applyChanges({ root, changes, executors: { raid: m } }).catch((e) => e);
+    expect(err).toBeInstanceOf(ApplyFailedError);
+    expect(err.exitCode).toBe(EXIT.rolledBack);
+    expect(err.message).toMatch(/step 3\/3/);
+    expect(err.message).toMatch(/ENOSPC \(the cgroup has processes/);
+    expect(err.message).toMatch(/rolled back/);
+    expect(m.writes).toEqual(['a/x=2', 'b/y=on', 'undo c/z=null', 'undo b/y=null', 'undo a/x=1']);
+    expect([...m.state.entries()]).toEqual([['a/x', '1']]);
+    expect((await readJournal(root))?.state).toBe('rolled-back');
+  });
+
+  it('reports an incomplete rollback with its own exit code', async () => {
+    const m = new MemExec();
+    m.failOn = (c) => (c.target === 'b' ? new StepError('b failed', 'EIO') : undefined);
+    m.undo = async (c) => {
+      if (c.target === 'a') throw new StepError('cannot undo a', 'EBUSY');
+      return {};
+    };
+    const err = await applyChanges({
+      root,
+      changes: [ch('a', 'x', null, '1'), ch('b', 'y', null, '2')],
+      executors: { raid: m },
+    }).catch((e) => e);
+    expect(err.exitCode).toBe(EXIT.rollbackIncomplete);
+    expect(err.message).toMatch(/ROLLBACK INCOMPLETE/);
+    expect((await readJournal(root))?.state).toBe('rollback-failed');
+  });
+
+  it('rollback restores the state from before the last apply', async () => {
+    const m = new MemExec();
+    m.state.set('a/x', '1');
+    await applyChanges({
+      root,
+      changes: [ch('a', 'x', '1', '2'), ch('b', 'y', null, 'on')],
+      executors: { raid: m },
+    });
+    const r = await rollbackLast({ root, executors: { raid: m } });
+    expect(r.undone).toBe(2);
+    expect([...m.state.entries()]).toEqual([['a/x', '1']]);
+    expect((await rollbackLast({ root, executors: { raid: m } })).nothing).toBe(true);
+  });
+
+  it('completes the undo of an interrupted apply before anything else', async () => {
+    const m = new MemExec();
+    m.state.set('a/x', '2');
+    m.state.set('b/y', 'on');
+    // Journal as left by a kill -9 after the second write was recorded.
+    await writeJournal(root, {
+      version: 1,
+      id: 'crashed',
+      pid: 999999,
+      startedAt: '',
+      updatedAt: '',
+      state: 'applying',
+      entries: [
+        { seq: 1, change: ch('a', 'x', '1', '2'), previous: '1', status: 'done' },
+        { seq: 2, change: ch('b', 'y', null, 'on'), previous: null, status: 'pending' },
+      ],
+    });
+    const r = await applyChanges({ root, changes: [ch('a', 'x', '1', '2')], executors: { raid: m } });
+    expect(r.recovered?.undone).toBe(2);
+    expect(r.changed).toBe(0); // caller must re-plan against the restored host
+    expect([...m.state.entries()]).toEqual([['a/x', '1']]);
+    expect((await readJournal(root))?.state).toBe('rolled-back');
+  });
+
+  it('refuses a saved plan when the host drifted', async () => {
+    const m = new MemExec();
+    m.state.set('a/x', 'other');
+    const err = await applyChanges({
+      root,
+      changes: [ch('a', 'x', '1', '2')],
+      requireFrom: true,
+      executors: { raid: m },
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(UserError);
+    expect(err.message).toMatch(/host changed since the plan was saved/);
+    expect(m.writes).toEqual([]);
+  });
+
+  it('refuses the systemd backend', async () => {
+    const err = await applyChanges({
+      root,
+      changes: [{ backend: 'systemd', target: 'kafka.service', setting: 'AllowedCPUs', from: '', to: '2-5' }],
+    }).catch((e) => e);
+    expect(err.message).toMatch(/systemd backend is not supported yet/);
+  });
+
+  it('refuses cgroupfs changes without a cgroup v2 hierarchy', async () => {
+    const err = await applyChanges({
+      root,
+      changes: [{ backend: 'cgroupfs', target: '/kafka', setting: 'mkdir', from: null, to: 'present' }],
+    }).catch((e) => e);
+    expect(err.exitCode).toBe(EXIT.refused);
+    expect(err.message).toMatch(/not a cgroup v2 hierarchy/);
+  });
+
+  it('refuses memory.max below memory.current unless --force, naming the usage', async () => {
+    const cg = path.join(root, 'sys/fs/cgroup');
+    await mkdir(path.join(cg, 'batch'), { recursive: true });
+    await writeFile(path.join(cg, 'cgroup.controllers'), 'cpuset cpu memory\n');
+    await writeFile(path.join(cg, 'batch/memory.current'), `${3 * 2 ** 30}\n`);
+    await writeFile(path.join(cg, 'batch/memory.max'), 'max\n');
+    const changes: Change[] = [
+      { backend: 'cgroupfs', target: '/batch', setting: 'memory.max', from: 'max', to: String(2 ** 30) },
+    ];
+    const err = await applyChanges({ root, changes }).catch((e) => e);
+    expect(err.message).toMatch(/uses 3\.0 GiB/);
+    expect(err.message).toMatch(/--force/);
+    const ok = await applyChanges({ root, changes, force: true });
+    expect(ok.changed).toBe(1);
+    expect((await readFile(path.join(cg, 'batch/memory.max'), 'utf8')).trim()).toBe(String(2 ** 30));
+  });
+});
+
+describe('lock', () => {
+  it('a second holder fails at once naming the PID; stale locks are taken over', async () => {
+    const l = await acquireLock(root, 'apply');
+    const err = await acquireLock(root, 'apply').catch((e) => e);
+    expect(err.message).toContain(`PID ${process.pid}`);
+    await l.release();
+    await writeFile(
+      lockPath(root),
+      JSON.stringify({ pid: 2 ** 22 + 12345, start: null, since: 'x', command: 'apply' }),
+    );
+    const l2 = await acquireLock(root, 'apply');
+    await l2.release();
+  });
+});
+
+describe('journal', () => {
+  it('is written atomically as JSON', async () => {
+    const m = new MemExec();
+    await applyChanges({ root, changes: [ch('a', 'x', null, '1')], executors: { raid: m } });
+    const j = JSON.parse(await readFile(journalPath(root), 'utf8'));
+    expect(j.version).toBe(1);
+  });
+});
+
+describe('sameValue', () => {
+  it('normalises cpu lists, memory pages and controller sets', () => {
+    expect(sameValue('cpuset.cpus', '0-3', '0,1,2,3')).toBe(true);
+    expect(sameValue('memory.high', '1073741824', '1073741825')).toBe(true);
+    expect(sameValue('memory.high', 'max', '1073741824')).toBe(false);
+    expect(sameValue('memory.low', '1G', '1073741824')).toBe(true);
+    expect(sameValue('cgroup.subtree_control', 'cpu memory', 'memory cpu')).toBe(true);
+  });
+});
