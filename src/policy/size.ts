@@ -54,8 +54,8 @@ export function formatBytes(bytes: number): string {
     ['M', 1024 ** 2],
     ['K', 1024],
   ] as const) {
-    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
-    if (bytes >= size * 10) return `${(bytes / size).toFixed(1)}${unit}`;
+    if (bytes < size) continue;
+    return bytes % size === 0 ? `${bytes / size}${unit}` : `${(bytes / size).toFixed(1)}${unit}`;
   }
   return `${bytes}`;
 }

@@ -1,0 +1,376 @@
+// Allocation: which whole physical cores each exclusive workload gets, on which NUMA node, and
+// what the batch workloads keep. Pure: same topology, policy and observation give the same answer.
+import type { ObservedState } from '../cgroup/observed.js';
+import { UserError } from '../errors.js';
+import { type FieldPath, formatPath } from '../policy/field.js';
+import type { MemoryAmount, MemoryKey, Policy, WorkloadSpec } from '../policy/types.js';
+import { CpuSet } from '../topology/cpuset.js';
+import type { Core, NumaNode, Topology } from '../topology/model.js';
+import { workloadTarget } from './targets.js';
+import type { Allocation, WorkloadAllocation } from './types.js';
+
+/** The kernel stores memory limits in pages; aligning keeps read-back exact. */
+const PAGE = 4096;
+
+export function policyError(policy: Policy, path: FieldPath, message: string): UserError {
+  return new UserError(`${policy.locate(path)}: ${formatPath(path)}: ${message}`);
+}
+
+export function allocate(
+  topology: Topology,
+  policy: Policy,
+  observed: ObservedState | undefined,
+  warnings: string[],
+): Allocation {
+  const reserved = reservedCpus(topology, policy);
+  const coreById = new Map(topology.cores.map((c) => [c.id, c]));
+  const taken = new Set<number>();
+  // A core is eligible for exclusive use when it sits on one known node, holds no housekeeping
+  // CPU and no boot-isolated CPU (those may only go into an `isolated` partition, not `root`).
+  const eligible = (c: Core) =>
+    c.node !== null && !taken.has(c.id) && !c.cpus.overlaps(reserved) && !c.cpus.overlaps(topology.isolated);
+  if (!topology.isolated.isEmpty) {
+    warnings.push(
+      `CPUs ${topology.isolated} are isolated at boot (isolcpus=); they are not given to exclusive workloads`,
+    );
+  }
+
+  const out: WorkloadAllocation[] = [];
+  for (const w of policy.workloads) {
+    if (w.class !== 'exclusive') continue;
+    const target = workloadTarget(w, observed);
+    const current = currentCores(topology, observed, target, coreById, eligible);
+    const picked =
+      w.numa === 'spread'
+        ? pickSpread(topology, policy, w, current, eligible)
+        : pickSingleNode(topology, policy, w, current, eligible, warnings);
+    for (const c of picked) taken.add(c.id);
+    const cpus = CpuSet.of(picked.flatMap((c) => c.cpus.toArray()));
+    const nodes = [...new Set(picked.map((c) => c.node!))].sort((a, b) => a - b);
+    const mems = memsFor(topology, policy, w, nodes, warnings);
+    out.push({
+      name: w.name,
+      class: 'exclusive',
+      target,
+      cpus,
+      cores: picked.map((c) => c.id).sort((a, b) => a - b),
+      nodes,
+      mems,
+      memory: resolveMemory(topology, policy, w, mems),
+    });
+  }
+
+  const exclusiveCpus = CpuSet.of(out.flatMap((a) => a.cpus.toArray()));
+  const batchCpus = topology.online.minus(exclusiveCpus);
+  for (const w of policy.workloads) {
+    if (w.class !== 'batch') continue;
+    if (batchCpus.isEmpty) {
+      throw policyError(
+        policy,
+        w.path,
+        "no online CPU is left for this batch workload; lower the exclusive workloads' cores",
+      );
+    }
+    const nodes = topology.nodes.filter((n) => n.cpus.overlaps(batchCpus)).map((n) => n.id);
+    const mems = memsFor(topology, policy, w, nodes, warnings);
+    out.push({
+      name: w.name,
+      class: 'batch',
+      target: workloadTarget(w, observed),
+      cpus: batchCpus,
+      cores: [],
+      nodes,
+      mems,
+      memory: resolveMemory(topology, policy, w, mems),
+    });
+  }
+  // Keep the policy's order in the output, whatever order we allocated in.
+  const order = new Map(policy.workloads.map((w, i) => [w.name, i]));
+  out.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
+  checkProtections(topology, policy, out);
+  return { workloads: out, reserved };
+}
+
+/** Housekeeping CPUs, always whole cores: a listed CPU brings its siblings along. */
+function reservedCpus(topology: Topology, policy: Policy): CpuSet {
+  const r = policy.reserved;
+  if ('cpus' in r) {
+    const ids: number[] = [];
+    for (const id of r.cpus) {
+      const cpu = topology.cpus.find((c) => c.id === id);
+      if (!cpu || !cpu.online || cpu.core === null) {
+        throw policyError(
+          policy,
+          ['reserved', 'cpus'],
+          `cpu ${id} is not an online CPU on this host (online: ${topology.online}); list online CPUs`,
+        );
+      }
+      ids.push(...cpu.siblings);
+    }
+    return CpuSet.of(ids);
+  }
+  // N lowest-numbered cores of every package: the kernel's housekeeping work lands on CPU 0 and
+  // on each package's first CPUs by default.
+  const byPackage = new Map<number | null, Core[]>();
+  for (const c of topology.cores) byPackage.set(c.package, [...(byPackage.get(c.package) ?? []), c]);
+  const ids: number[] = [];
+  for (const cores of byPackage.values()) {
+    for (const c of cores.slice(0, r.cores)) ids.push(...c.cpus);
+  }
+  return CpuSet.of(ids);
+}
+
+/** Cores of the workload's current cpuset that are whole, still valid, and may stay. */
+function currentCores(
+  topology: Topology,
+  observed: ObservedState | undefined,
+  target: string,
+  coreById: Map<number, Core>,
+  eligible: (c: Core) => boolean,
+): Core[] {
+  const text = observed?.cgroup.groups[target]?.values['cpuset.cpus'];
+  if (!text) return [];
+  let cpus: CpuSet;
+  try {
+    cpus = CpuSet.parse(text);
+  } catch {
+    return [];
+  }
+  const out: Core[] = [];
+  for (const id of cpus) {
+    const cpu = topology.cpus[id]?.id === id ? topology.cpus[id] : topology.cpus.find((c) => c.id === id);
+    if (!cpu || cpu.core === null || cpu.core !== id) continue;
+    const core = coreById.get(cpu.core);
+    if (core && core.cpus.isSubsetOf(cpus) && eligible(core)) out.push(core);
+  }
+  return out;
+}
+
+function requestedCores(spec: WorkloadSpec, coresInScope: number): number {
+  const c = spec.cores!;
+  if ('count' in c) return c.count;
+  return Math.max(1, Math.floor((coresInScope * c.percent) / 100));
+}
+
+/**
+ * Fill order inside a node: performance cores before efficiency cores (hybrid parts), then one L3
+ * group before the next (groups we already hold first, then the emptiest), then lowest core id.
+ */
+function fillOrder(cores: Core[], keep: Set<number>): Core[] {
+  const groupFree = new Map<number, number>();
+  const groupHeld = new Map<number, number>();
+  const g = (c: Core) => c.l3 ?? -1;
+  for (const c of cores) {
+    groupFree.set(g(c), (groupFree.get(g(c)) ?? 0) + 1);
+    if (keep.has(c.id)) groupHeld.set(g(c), (groupHeld.get(g(c)) ?? 0) + 1);
+  }
+  const typeRank = (c: Core) => (c.coreType === 'efficiency' ? 1 : 0);
+  return [...cores].sort(
+    (a, b) =>
+      Number(keep.has(b.id)) - Number(keep.has(a.id)) ||
+      typeRank(a) - typeRank(b) ||
+      (groupHeld.get(g(b)) ?? 0) - (groupHeld.get(g(a)) ?? 0) ||
+      groupFree.get(g(b))! - groupFree.get(g(a))! ||
+      g(a) - g(b) ||
+      a.id - b.id,
+  );
+}
+
+function nearScore(
+  topology: Topology,
+  policy: Policy,
+  w: WorkloadSpec,
+  warnings: string[],
+): Map<number, number> {
+  const score = new Map<number, number>();
+  for (const ref of w.near) {
+    const dev = topology.devices.find((d) => d.kind === ref.kind && d.name === ref.name);
+    if (!dev) {
+      warnings.push(`${w.name}: near ${ref.kind}:${ref.name} not found on this host; ignored`);
+      continue;
+    }
+    if (dev.node === null) {
+      warnings.push(
+        `${w.name}: the kernel does not know which NUMA node ${ref.kind}:${ref.name} is on; ignored`,
+      );
+      continue;
+    }
+    score.set(dev.node, (score.get(dev.node) ?? 0) + 1);
+  }
+  void policy;
+  return score;
+}
+
+function pickSingleNode(
+  topology: Topology,
+  policy: Policy,
+  w: WorkloadSpec,
+  current: Core[],
+  eligible: (c: Core) => boolean,
+  warnings: string[],
+): Core[] {
+  const freeOn = (n: NumaNode) => topology.cores.filter((c) => c.node === n.id && eligible(c));
+  const totalOn = (n: NumaNode) => topology.cores.filter((c) => c.node === n.id).length;
+  const candidates = topology.nodes.filter((n) => !n.cpus.isEmpty);
+  const need = (n: NumaNode) => requestedCores(w, totalOn(n));
+  const fits = candidates.filter((n) => freeOn(n).length >= need(n));
+
+  const currentNodes = [...new Set(current.map((c) => c.node!))];
+  let node: NumaNode | undefined;
+  if (currentNodes.length === 1) {
+    node = fits.find((n) => n.id === currentNodes[0]);
+  }
+  if (!node) {
+    const score = nearScore(topology, policy, w, warnings);
+    const ranked = [...fits].sort(
+      (a, b) =>
+        (score.get(b.id) ?? 0) - (score.get(a.id) ?? 0) ||
+        Number(b.hasMemory) - Number(a.hasMemory) ||
+        freeOn(b).length - freeOn(a).length ||
+        a.id - b.id,
+    );
+    node = ranked[0];
+    if (node && current.length > 0) {
+      warnings.push(
+        `${w.name}: its current cores ${current.map((c) => c.id).join(',')} cannot hold the request on one node; moving to node ${node.id}`,
+      );
+    }
+  }
+  if (!node) {
+    const best = [...candidates].sort((a, b) => freeOn(b).length - freeOn(a).length || a.id - b.id)[0];
+    const largest = best ? freeOn(best).length : 0;
+    const asked = need(best ?? candidates[0]!);
+    throw policyError(
+      policy,
+      [...w.path, 'cores'],
+      `asks for ${asked} whole cores on one NUMA node, but the largest request that fits is ${largest} (node ${best?.id ?? '-'}, after reserved cores and other exclusive workloads); lower cores to ${largest} or set numa: spread`,
+    );
+  }
+  if (!node.hasMemory) {
+    warnings.push(
+      `${w.name}: node ${node.id} has CPUs but no memory; memory comes from its nearest memory node`,
+    );
+  }
+  const keep = new Set(current.filter((c) => c.node === node.id).map((c) => c.id));
+  return fillOrder(freeOn(node), keep).slice(0, need(node));
+}
+
+function pickSpread(
+  topology: Topology,
+  policy: Policy,
+  w: WorkloadSpec,
+  current: Core[],
+  eligible: (c: Core) => boolean,
+): Core[] {
+  const need = requestedCores(w, topology.cores.length);
+  const keep = new Set(current.map((c) => c.id));
+  const nodes = [...topology.nodes].sort((a, b) => Number(b.hasMemory) - Number(a.hasMemory) || a.id - b.id);
+  const ordered = nodes.flatMap((n) =>
+    fillOrder(
+      topology.cores.filter((c) => c.node === n.id && eligible(c)),
+      keep,
+    ),
+  );
+  // Cores already held come first whatever their node, so growing never moves anything.
+  ordered.sort((a, b) => Number(keep.has(b.id)) - Number(keep.has(a.id)));
+  if (ordered.length < need) {
+    throw policyError(
+      policy,
+      [...w.path, 'cores'],
+      `asks for ${need} whole cores, but only ${ordered.length} are free on the whole host; lower cores to ${ordered.length}`,
+    );
+  }
+  return ordered.slice(0, need);
+}
+
+function memsFor(
+  topology: Topology,
+  policy: Policy,
+  w: WorkloadSpec,
+  nodes: number[],
+  warnings: string[],
+): number[] {
+  const memNodes = topology.nodes.filter((n) => n.hasMemory).map((n) => n.id);
+  const spec = w.memory.mems;
+  if (spec === 'all' || (spec === 'local' && w.class === 'batch')) return memNodes;
+  if (spec === 'local') {
+    const out = new Set<number>();
+    for (const id of nodes) {
+      const n = topology.nodes.find((x) => x.id === id)!;
+      if (n.hasMemory) out.add(id);
+      else {
+        const nearest = nearestMemoryNode(topology, n);
+        if (nearest === null)
+          throw policyError(policy, [...w.path, 'memory', 'mems'], 'no node on this host has memory');
+        warnings.push(`${w.name}: mems use node ${nearest} (nearest memory to node ${id})`);
+        out.add(nearest);
+      }
+    }
+    return [...out].sort((a, b) => a - b);
+  }
+  for (const id of spec) {
+    if (!memNodes.includes(id)) {
+      throw policyError(
+        policy,
+        [...w.path, 'memory', 'mems'],
+        `node ${id} has no memory on this host (nodes with memory: ${CpuSet.of(memNodes)}); list nodes with memory`,
+      );
+    }
+  }
+  return spec.toArray();
+}
+
+function nearestMemoryNode(topology: Topology, from: NumaNode): number | null {
+  const withMem = topology.nodes.filter((n) => n.hasMemory);
+  withMem.sort((a, b) => (from.distances[a.id] ?? 255) - (from.distances[b.id] ?? 255) || a.id - b.id);
+  return withMem[0]?.id ?? null;
+}
+
+function resolveMemory(
+  topology: Topology,
+  policy: Policy,
+  w: WorkloadSpec,
+  mems: number[],
+): WorkloadAllocation['memory'] {
+  // Percentages are of the memory the workload may use: its mems nodes (all nodes for batch).
+  const scope = topology.nodes.filter((n) => mems.includes(n.id)).reduce((s, n) => s + n.memoryBytes, 0);
+  const out: WorkloadAllocation['memory'] = {};
+  const resolve = (a: MemoryAmount): number | 'max' => {
+    if ('unlimited' in a) return 'max';
+    const bytes = 'bytes' in a ? a.bytes : (scope * a.percent) / 100;
+    return Math.floor(bytes / PAGE) * PAGE;
+  };
+  for (const key of ['min', 'low', 'high', 'max'] as MemoryKey[]) {
+    const a = w.memory[key];
+    if (a) out[key] = resolve(a);
+  }
+  const { high, max } = out;
+  if (typeof high === 'number' && (max !== undefined && max !== 'max' ? max < high : false)) {
+    throw policyError(
+      policy,
+      [...w.path, 'memory', 'max'],
+      `max (${max} bytes) is below high (${high} bytes) on this host; max must be at least high`,
+    );
+  }
+  return out;
+}
+
+/** Protections promised to all workloads together must fit in the host's memory. */
+function checkProtections(topology: Topology, policy: Policy, allocs: WorkloadAllocation[]): void {
+  const hostMemory = topology.nodes.reduce((s, n) => s + n.memoryBytes, 0);
+  if (hostMemory === 0) return;
+  let sum = 0;
+  for (const a of allocs) {
+    const m = a.memory;
+    // Counted separately and conservatively: min and low both promise memory to someone.
+    sum += (typeof m.min === 'number' ? m.min : 0) + (typeof m.low === 'number' ? m.low : 0);
+    if (sum > hostMemory) {
+      const w = policy.workloads.find((x) => x.name === a.name)!;
+      throw policyError(
+        policy,
+        [...w.path, 'memory'],
+        `memory protections (min + low) of all workloads add up to ${sum} bytes, more than the host's ${hostMemory} bytes; lower min/low`,
+      );
+    }
+  }
+}

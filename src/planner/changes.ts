@@ -1,0 +1,258 @@
+// Turns an allocation into the smallest ordered list of cgroup writes, diffed against what the
+// kernel reports. The order follows the kernel's rules (docs/cgroup-v2 §2.4, §9): controllers
+// top-down, donors shrink before receivers grow, partitions last, process moves after the target
+// is fully configured.
+import type { ObservedGroup, ObservedState } from '../cgroup/observed.js';
+import type { Policy } from '../policy/types.js';
+import { CpuSet } from '../topology/cpuset.js';
+import type { Topology } from '../topology/model.js';
+import { ancestors, parentOf } from './targets.js';
+import type { Allocation, Change } from './types.js';
+
+type Role = 'exclusive' | 'batch' | 'fence';
+
+interface Desired {
+  path: string;
+  role: Role;
+  workload?: string;
+  cpus: CpuSet;
+  mems?: CpuSet;
+  memory: Partial<Record<'min' | 'low' | 'high' | 'max', number | 'max'>>;
+  cpuWeight?: number;
+  cpuIdle?: boolean;
+  partition: boolean;
+  pids: number[];
+  create: boolean;
+}
+
+const ROLE_RANK: Record<Role, number> = { exclusive: 0, batch: 1, fence: 2 };
+
+export function cgroupChanges(
+  topology: Topology,
+  policy: Policy,
+  allocation: Allocation,
+  observed: ObservedState,
+  warnings: string[],
+): Change[] {
+  const fs = observed.cgroup;
+  const known = fs.layout === 'unified';
+  const group = (path: string): ObservedGroup | undefined => fs.groups[path];
+  const value = (path: string, file: string): string | null => {
+    if (!known) return null;
+    if (path === '/' && file === 'cgroup.subtree_control') return fs.rootSubtreeControl.join(' ');
+    return group(path)?.values[file] ?? null;
+  };
+  const exists = (path: string) => !known || group(path)?.exists === true;
+
+  const desired: Desired[] = [];
+  const exclusiveCpus = CpuSet.of(
+    allocation.workloads.filter((a) => a.class === 'exclusive').flatMap((a) => a.cpus.toArray()),
+  );
+  for (const a of allocation.workloads) {
+    const spec = policy.workloads.find((w) => w.name === a.name)!;
+    if (known && !exists(a.target) && spec.match.kind === 'systemdUnit') {
+      warnings.push(
+        `${a.name}: ${spec.match.unit} has no cgroup (not running); nothing to change until it starts`,
+      );
+      continue;
+    }
+    const topLevel = parentOf(a.target) === '/';
+    const partition = a.class === 'exclusive' && fs.features.partition && topLevel;
+    if (a.class === 'exclusive' && fs.features.partition && !topLevel) {
+      warnings.push(
+        `${a.name}: ${a.target} is not a top-level cgroup, so it cannot be a cpuset partition root; only cpuset.cpus fences it (put it in its own slice, e.g. kafka.slice, and use strict: true)`,
+      );
+    }
+    desired.push({
+      path: a.target,
+      role: a.class,
+      workload: a.name,
+      cpus: a.cpus,
+      mems: CpuSet.of(a.mems),
+      memory: a.memory,
+      ...(spec.cpu?.weight !== undefined ? { cpuWeight: spec.cpu.weight } : {}),
+      ...(spec.cpu?.idle !== undefined ? { cpuIdle: spec.cpu.idle } : {}),
+      partition,
+      pids: spec.match.kind === 'process' ? (observed.processes[a.name] ?? []) : [],
+      create: known && !exists(a.target),
+    });
+  }
+
+  if (policy.strict) {
+    const targets = new Set(desired.map((d) => d.path));
+    const exclusiveTargets = desired.filter((d) => d.role === 'exclusive').map((d) => d.path);
+    if (!known)
+      warnings.push('strict: the top-level cgroups cannot be read here, so the fences are not listed');
+    for (const name of fs.topLevel) {
+      const path = `/${name}`;
+      if (targets.has(path)) continue;
+      if (exclusiveTargets.some((t) => t.startsWith(`${path}/`))) {
+        warnings.push(
+          `strict: ${path} holds an exclusive workload, so its other children are not fenced; run the workload in its own top-level slice`,
+        );
+        continue;
+      }
+      desired.push({
+        path,
+        role: 'fence',
+        cpus: topology.online.minus(exclusiveCpus),
+        memory: {},
+        partition: false,
+        pids: [],
+        create: false,
+      });
+    }
+  }
+
+  const systemdOwned = (path: string) => {
+    if (!known) return false;
+    const chain = [...ancestors(path), path];
+    return chain.some((p) => group(p)?.ownedBySystemd);
+  };
+  const note = (path: string) =>
+    systemdOwned(path)
+      ? {
+          note: 'systemd owns this cgroup: a systemctl daemon-reload can undo this write until the systemd backend lands',
+        }
+      : {};
+  if (desired.some((d) => systemdOwned(d.path))) {
+    warnings.push('some targets belong to systemd; a systemctl daemon-reload may undo these cgroupfs writes');
+  }
+
+  const changes: Change[] = [];
+  const push = (
+    d: Desired | { path: string; workload?: string },
+    setting: string,
+    from: string | null,
+    to: string,
+  ) => {
+    changes.push({
+      backend: 'cgroupfs',
+      target: d.path,
+      setting,
+      from,
+      to,
+      ...(d.workload ? { workload: d.workload } : {}),
+      ...note(d.path),
+    });
+  };
+
+  // 1. Controllers, top-down: a cgroup's files exist only when its parent enables the controller.
+  const need = new Map<string, Set<string>>();
+  for (const d of desired) {
+    const ctrls = ['cpuset'];
+    if (Object.keys(d.memory).length > 0) ctrls.push('memory');
+    if (d.cpuWeight !== undefined || d.cpuIdle !== undefined) ctrls.push('cpu');
+    for (const p of ['/', ...ancestors(d.path)]) {
+      const set = need.get(p) ?? new Set<string>();
+      for (const c of ctrls) set.add(c);
+      need.set(p, set);
+    }
+  }
+  const byDepth = (a: string, b: string) => depth(a) - depth(b) || a.localeCompare(b);
+  for (const p of [...need.keys()].sort(byDepth)) {
+    const current = value(p, 'cgroup.subtree_control');
+    const have = new Set((current ?? '').split(/\s+/).filter(Boolean));
+    const want = [...need.get(p)!].filter((c) => !have.has(c));
+    if (want.length === 0) continue;
+    push({ path: p }, 'cgroup.subtree_control', current, [...new Set([...have, ...want])].sort().join(' '));
+  }
+
+  // 2. Cgroups isolate creates.
+  for (const d of desired.filter((x) => x.create).sort((a, b) => byDepth(a.path, b.path))) {
+    push(d, 'mkdir', null, 'present');
+  }
+
+  const ordered = [...desired].sort(
+    (a, b) => ROLE_RANK[a.role] - ROLE_RANK[b.role] || a.path.localeCompare(b.path),
+  );
+  const parse = (s: string | null): CpuSet | null => {
+    if (s === null) return null;
+    try {
+      return CpuSet.parse(s);
+    } catch {
+      return null;
+    }
+  };
+
+  // 3. Donors first: every cgroup that loses CPUs shrinks to what it keeps, so no CPU is ever in
+  // two hands (a partition sibling with overlapping cpus is invalidated by the kernel). A cgroup
+  // that keeps none of its CPUs is written once, in step 4, since it cannot pass through empty.
+  const current = new Map<string, string | null>();
+  for (const d of ordered) {
+    const raw = value(d.path, 'cpuset.cpus');
+    current.set(d.path, raw);
+    const old = parse(raw);
+    if (old === null) continue;
+    // An empty cpuset.cpus inherits the parent's: for our cgroups, every online CPU.
+    const effective = old.isEmpty ? topology.online : old;
+    if (effective.isSubsetOf(d.cpus)) continue;
+    const keep = effective.intersect(d.cpus);
+    if (keep.isEmpty) continue;
+    push(d, 'cpuset.cpus', raw, keep.toString());
+    current.set(d.path, keep.toString());
+  }
+
+  // 4. Memory nodes, then every cgroup's final CPUs (receivers grow only now).
+  const settled = (s: string | null, want: CpuSet) =>
+    s !== null && s !== '' && (parse(s)?.equals(want) ?? false);
+  for (const d of ordered) {
+    if (!d.mems) continue;
+    const raw = value(d.path, 'cpuset.mems');
+    if (!settled(raw, d.mems)) push(d, 'cpuset.mems', raw, d.mems.toString());
+  }
+  for (const d of ordered) {
+    const now = current.get(d.path) ?? null;
+    if (!settled(now, d.cpus)) push(d, 'cpuset.cpus', now, d.cpus.toString());
+  }
+
+  // 5. Partition roots, once every sibling has let go of the CPUs.
+  for (const d of ordered.filter((x) => x.partition)) {
+    const raw = value(d.path, 'cpuset.cpus.partition');
+    if (raw === 'root') continue;
+    push(d, 'cpuset.cpus.partition', raw, 'root');
+  }
+
+  // 6. Memory: protections for the exclusive workloads before limits on the batch ones.
+  for (const d of ordered) {
+    for (const key of ['min', 'low', 'high', 'max'] as const) {
+      const want = d.memory[key];
+      if (want === undefined) continue;
+      const raw = value(d.path, `memory.${key}`);
+      if (raw !== null && sameMemory(raw, want)) continue;
+      push(d, `memory.${key}`, raw, String(want));
+    }
+  }
+
+  // 7. CPU weight for batch workloads (weights only compare siblings; idle = SCHED_IDLE).
+  for (const d of ordered) {
+    if (d.cpuIdle !== undefined) {
+      const raw = value(d.path, 'cpu.idle');
+      const want = d.cpuIdle ? '1' : '0';
+      if (raw !== want) push(d, 'cpu.idle', raw, want);
+    }
+    if (d.cpuWeight !== undefined) {
+      const raw = value(d.path, 'cpu.weight');
+      if (raw !== String(d.cpuWeight)) push(d, 'cpu.weight', raw, String(d.cpuWeight));
+    }
+  }
+
+  // 8. Move matched processes last, into a cgroup that is already fenced and sized.
+  for (const d of ordered) {
+    for (const pid of [...d.pids].sort((a, b) => a - b)) {
+      const from = observed.processCgroups?.[pid] ?? null;
+      if (from === d.path) continue;
+      push(d, 'cgroup.procs', from, String(pid));
+    }
+  }
+  return changes;
+}
+
+function depth(path: string): number {
+  return path === '/' ? 0 : path.split('/').length - 1;
+}
+
+function sameMemory(raw: string, want: number | 'max'): boolean {
+  if (want === 'max') return raw === 'max';
+  return /^\d+$/.test(raw) && Number(raw) === want;
+}

@@ -1,0 +1,30 @@
+import { formatBytes } from '../policy/size.js';
+import type { Plan } from './types.js';
+
+/** Human view of a plan: allocation per workload, then each change as target setting: from → to. */
+export function formatPlan(plan: Plan, policySource: string): string {
+  const lines: string[] = [`Policy: ${policySource}`, '', 'Allocation:'];
+  for (const a of plan.allocation.workloads) {
+    const mem = Object.entries(a.memory)
+      .map(([k, v]) => `${k}=${v === 'max' ? 'max' : formatBytes(v as number)}`)
+      .join(' ');
+    const cores = a.class === 'exclusive' ? `  ${a.cores.length} cores on node ${a.nodes.join(',')}` : '';
+    lines.push(`  ${a.name} (${a.class}) → ${a.target}`);
+    lines.push(`    cpus ${a.cpus}${cores}  mems ${a.mems.join(',') || '-'}${mem ? `  memory ${mem}` : ''}`);
+  }
+  lines.push(`  reserved (housekeeping) cpus ${plan.allocation.reserved.toString() || '-'}`);
+  lines.push('');
+  if (plan.changes.length === 0) lines.push('No changes: the host already matches the policy.');
+  else lines.push(`Changes (${plan.changes.length}, in the order apply makes them):`);
+  plan.changes.forEach((c, i) => {
+    const from = c.from === null ? '(none)' : c.from === '' ? '""' : c.from;
+    lines.push(
+      `  ${String(i + 1).padStart(3)}. ${c.target} ${c.setting}: ${from} → ${c.to}${c.note ? `  [${c.note}]` : ''}`,
+    );
+  });
+  if (plan.warnings.length) {
+    lines.push('', 'Warnings:');
+    for (const w of plan.warnings) lines.push(`  - ${w}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import type { Plan, WorkloadAllocation } from './types.js';
+
+/** The `--json` shape of a plan; also what `isolate plan` saves for `isolate apply --plan FILE`. */
+export interface PlanJson {
+  allocation: Record<
+    string,
+    {
+      class: WorkloadAllocation['class'];
+      target: string;
+      cpus: number[];
+      cpuList: string;
+      cores: number[];
+      nodes: number[];
+      mems: number[];
+      memory: WorkloadAllocation['memory'];
+    }
+  >;
+  reserved: { cpus: number[]; cpuList: string };
+  changes: Plan['changes'];
+  warnings: string[];
+  /** sha256 of allocation + changes: `apply --plan` recomputes it and refuses when the host moved on. */
+  fingerprint: string;
+}
+
+export function planToJson(plan: Plan): PlanJson {
+  const allocation: PlanJson['allocation'] = {};
+  for (const a of plan.allocation.workloads) {
+    allocation[a.name] = {
+      class: a.class,
+      target: a.target,
+      cpus: a.cpus.toArray(),
+      cpuList: a.cpus.toString(),
+      cores: a.cores,
+      nodes: a.nodes,
+      mems: a.mems,
+      memory: a.memory,
+    };
+  }
+  const body = {
+    allocation,
+    reserved: { cpus: plan.allocation.reserved.toArray(), cpuList: plan.allocation.reserved.toString() },
+    changes: plan.changes,
+    warnings: plan.warnings,
+  };
+  return { ...body, fingerprint: planFingerprint(plan) };
+}
+
+export function planFingerprint(plan: Plan): string {
+  const stable = {
+    allocation: plan.allocation.workloads.map((a) => [a.name, a.target, a.cpus.toString(), a.mems, a.memory]),
+    changes: plan.changes.map((c) => [c.backend, c.target, c.setting, c.from, c.to]),
+  };
+  return createHash('sha256').update(JSON.stringify(stable)).digest('hex');
+}

@@ -1,0 +1,44 @@
+import type { ObservedState } from '../cgroup/observed.js';
+import type { WorkloadSpec } from '../policy/types.js';
+
+/**
+ * The cgroup a workload's settings go to, relative to the cgroup2 mount.
+ * - `cgroup:` the path itself (YARN's `/hadoop-yarn` is constrained at its root; containers inherit);
+ * - `systemdUnit:` where systemd put the unit, or where it would put it;
+ * - `process:` a top-level cgroup isolate creates, so it can become a local partition root.
+ */
+export function workloadTarget(w: WorkloadSpec, observed?: ObservedState): string {
+  switch (w.match.kind) {
+    case 'cgroup':
+      return w.match.path;
+    case 'process':
+      return `/isolate-${w.name}`;
+    case 'systemdUnit':
+      return observed?.cgroup.units[w.match.unit] ?? defaultUnitPath(w.match.unit);
+  }
+}
+
+/** systemd's default placement: `a-b.slice` ↦ `/a.slice/a-b.slice`; services and scopes go to system.slice. */
+export function defaultUnitPath(unit: string): string {
+  if (unit.endsWith('.slice')) {
+    if (unit === '-.slice') return '/';
+    const parts = unit.slice(0, -'.slice'.length).split('-');
+    const out: string[] = [];
+    for (let i = 1; i <= parts.length; i++) out.push(`${parts.slice(0, i).join('-')}.slice`);
+    return `/${out.join('/')}`;
+  }
+  return `/system.slice/${unit}`;
+}
+
+/** `/a/b/c` → [`/a`, `/a/b`]: the non-root ancestors of a cgroup, top-down. */
+export function ancestors(path: string): string[] {
+  const parts = path.split('/').filter(Boolean);
+  const out: string[] = [];
+  for (let i = 1; i < parts.length; i++) out.push(`/${parts.slice(0, i).join('/')}`);
+  return out;
+}
+
+export function parentOf(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i <= 0 ? '/' : path.slice(0, i);
+}
