@@ -364,6 +364,37 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
   return { journalId: j.id, undone, notes, clean: !failed };
 }
 
+/**
+ * Finish undoing an interrupted apply/rollback (kill -9) before anything plans against the host.
+ * Returns null when there was nothing to recover. Cheap when the journal is clean (no lock).
+ */
+export async function recoverIfNeeded(opts: {
+  root: string;
+  executors?: Executors;
+  log?: LogFn;
+}): Promise<RecoveryReport | null> {
+  if (!needsRecovery(await readJournal(opts.root))) return null;
+  const log = opts.log ?? noLog;
+  const lock = await acquireLock(opts.root, 'recovery');
+  try {
+    const j = await readJournal(opts.root);
+    if (!needsRecovery(j)) return null;
+    log('warn', 'completing the undo of an interrupted run', { journal: j!.id, state: j!.state });
+    const r = await undoJournal(opts.root, j!, executorsFor(opts.root, opts.executors), log);
+    if (!r.clean) {
+      throw new ApplyFailedError(
+        `an interrupted apply (journal ${j!.id}) could not be fully undone: ${r.notes.join('; ')}; fix the cause and run "isolate rollback"`,
+        EXIT.rollbackIncomplete,
+        [],
+        r.notes,
+      );
+    }
+    return r;
+  } finally {
+    await lock.release();
+  }
+}
+
 export interface RollbackResult {
   journalId: string | null;
   undone: number;
