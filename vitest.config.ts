@@ -7,6 +7,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
+          globalSetup: ['test/support/build.ts'],
           exclude: ['test/vm/**'],
           testTimeout: 30_000,
         },
@@ -15,6 +16,7 @@ export default defineConfig({
         test: {
           name: 'vm',
           include: ['test/vm/**/*.test.ts'],
+          globalSetup: ['test/support/build.ts'],
           testTimeout: 900_000,
           hookTimeout: 1_800_000,
           // One qemu guest at a time: the machine has two cores and TCG is CPU-bound.

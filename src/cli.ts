@@ -13,7 +13,11 @@ program
     'Give Kafka whole physical cores on one NUMA node, fence batch jobs off them, keep RAID cache safe.',
   )
   .version('0.1.0')
-  .showHelpAfterError('(run with --help for usage)')
+  // One line per error, like every other isolate error; usage is one --help away.
+  .configureOutput({
+    outputError: (str, write) =>
+      write(`isolate: ${str.replace(/^error: /, '').trim()} (see isolate --help)\n`),
+  })
   .exitOverride();
 
 registerCore(program);

@@ -6,7 +6,8 @@ export type FieldPath = readonly (string | number)[];
  * field and throw a UserError, so callers simply `return errors.fail(...)`.
  */
 export interface FieldErrors {
-  fail(path: FieldPath, message: string): never;
+  /** `at: 'key'` points at the field's name instead of its value (for unknown fields). */
+  fail(path: FieldPath, message: string, at?: 'key' | 'value'): never;
 }
 
 /** `workloads[0].memory.low` — how a field path is shown to users. */

@@ -29,22 +29,22 @@ export function parsePolicy(text: string, source: string): Policy {
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntax = doc.errors[0];
   if (syntax) {
-    const pos = syntax.linePos?.[0];
-    const where = pos ? `${source}:${pos.line}:${pos.col}` : source;
+    const pos = syntax.linePos?.[0] ?? lineCounter.linePos(syntax.pos[0]);
+    const where = `${source}:${pos.line}:${pos.col}`;
     const msg = syntax.message.split('\n')[0]!.replace(/ at line \d+, column \d+.*$/, '');
     throw new UserError(`${where}: YAML syntax error: ${msg}`);
   }
 
-  const locate = (path: FieldPath): string => {
-    const node = nodeAt(doc.contents as Node | null, path);
+  const locate = (path: FieldPath, at: 'key' | 'value' = 'value'): string => {
+    const node = nodeAt(doc.contents as Node | null, path, at);
     const offset = node?.range?.[0];
     if (offset === undefined) return source;
     const { line, col } = lineCounter.linePos(offset);
     return `${source}:${line}:${col}`;
   };
   const errors: FieldErrors = {
-    fail(path: FieldPath, message: string): never {
-      throw new UserError(`${locate(path)}: ${formatPath(path)}: ${message}`);
+    fail(path: FieldPath, message: string, at: 'key' | 'value' = 'value'): never {
+      throw new UserError(`${locate(path, at)}: ${formatPath(path)}: ${message}`);
     },
   };
 
@@ -53,13 +53,14 @@ export function parsePolicy(text: string, source: string): Policy {
 }
 
 /** Find the YAML node at a field path; for a missing field, the nearest existing parent. */
-function nodeAt(root: Node | null, path: FieldPath): Node | null {
+function nodeAt(root: Node | null, path: FieldPath, at: 'key' | 'value'): Node | null {
   let node: Node | null = root;
-  for (const seg of path) {
+  for (const [i, seg] of path.entries()) {
     if (isMap(node)) {
       const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === seg);
       if (!pair) return node;
-      node = (pair.value as Node | null) ?? (pair.key as Node);
+      const last = i === path.length - 1;
+      node = last && at === 'key' ? (pair.key as Node) : ((pair.value as Node | null) ?? (pair.key as Node));
     } else if (isSeq(node) && typeof seg === 'number') {
       const item = node.items[seg] as Node | undefined;
       if (!item) return node;
@@ -418,6 +419,7 @@ function allowOnly(obj: Obj, path: FieldPath, allowed: string[], errors: FieldEr
       errors.fail(
         [...path, key],
         `unknown field "${key}"${near ? ` (did you mean "${near}"?)` : ''}; allowed: ${allowed.join(', ')}`,
+        'key',
       );
     }
   }

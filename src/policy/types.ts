@@ -49,5 +49,5 @@ export interface Policy {
   workloads: WorkloadSpec[];
   raid?: RaidPolicy;
   /** Maps a field path back to `file:line:column` for errors raised after loading (e.g. by the planner). */
-  locate(path: FieldPath): string;
+  locate(path: FieldPath, at?: 'key' | 'value'): string;
 }
