@@ -43,12 +43,8 @@ export function afterChanges(observed: ObservedState, changes: Change[]): Observ
       fs.rootSubtreeControl = c.to.split(' ');
       continue;
     }
-    const g = (fs.groups[c.target] ??= {
-      exists: false,
-      values: {},
-      populated: false,
-      ownedBySystemd: false,
-    });
+    fs.groups[c.target] ??= { exists: false, values: {}, populated: false, ownedBySystemd: false };
+    const g = fs.groups[c.target]!;
     if (c.setting === 'mkdir') {
       g.exists = true;
       if (!fs.topLevel.includes(c.target.slice(1)) && c.target.lastIndexOf('/') === 0)
