@@ -120,14 +120,24 @@ export class StorcliReader {
         });
       return;
     }
-    const ctl = this.facts(ctlId);
-    if (!ok) {
-      const msg = failureText(description, details);
-      // On a CacheVault card `/cx/bbu show all` fails with "use /cx/cv": not "no battery" (§3.3).
-      if (details.some((d) => /use \/cx\/cv/i.test(String(d.ErrMsg ?? '')))) ctl.bbuPathRefused = true;
-      else ctl.failures.push(msg);
+    const useCv = details.some((d) => /use \/cx\/cv/i.test(String(d.ErrMsg ?? '')));
+    if (!data || typeof data !== 'object') {
+      // A set/delete verdict or a refused show: no data about the controller itself.
+      if (useCv) this.facts(ctlId).bbuPathRefused = true;
+      else if (!ok) {
+        this.hostFindings.push({
+          severity: 'warning',
+          message: `${this.tool} /c${ctlId}: ${failureText(description, details)}`,
+        });
+      }
+      return;
     }
-    if (data && typeof data === 'object') this.readData(ctl, data);
+    const ctl = this.facts(ctlId);
+    // On a CacheVault card `/cx/bbu show all` fails with "use /cx/cv": not "no battery" (§3.3).
+    if (useCv) ctl.bbuPathRefused = true;
+    // `Failure` can still carry full Response Data (ErrCd 59 fixture, raid-cli.md §3.5): keep the data.
+    else if (!ok) ctl.failures.push(failureText(description, details));
+    this.readData(ctl, data);
   }
 
   private facts(ctl: string): CtlFacts {
@@ -164,7 +174,8 @@ export class StorcliReader {
       if (ctl === null) continue;
       const f = this.facts(ctl);
       f.model ??= text(row.Model);
-      f.overviewBbu = text(row.BBU);
+      // Raw on purpose: "N/A" is the answer here (no BBU), not a missing value.
+      f.overviewBbu = typeof row.BBU === 'string' ? row.BBU.trim() : null;
       f.overviewHealth = text(row.Hlth);
     }
   }
@@ -384,7 +395,9 @@ function protectionOf(f: CtlFacts): Protection {
     p.present = false;
   }
   // `BBU Status` is an undocumented bitfield; bit 3 (8) = charging (raid-cli.md §3.3, [R16b]).
-  const bits = typeof f.packStatus === 'number' ? f.packStatus : Number.NaN;
+  const raw = f.packStatus;
+  const bits =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   const chargingField = f.prot.get('charging status');
   if (chargingField) p.charging = /^charging$/i.test(chargingField);
   else if (Number.isInteger(bits)) p.charging = (bits & 8) !== 0;
@@ -401,16 +414,15 @@ function protectionOf(f: CtlFacts): Protection {
 
 /**
  * raid-cli.md §8.1: BBU `State` Optimal; CacheVault `State` Optimal *with* `Replacement required: No`
- * (only `/cx/cv show all` prints that). States libstoragemgmt copied from LSI docs are bad; any other
- * word is unknown.
+ * (only `/cx/cv show all` prints that). Any other stated word (Failed, Degraded, "unknown" during a
+ * learn [R17a]) is not healthy; no state at all is unknown.
  */
 function healthOf(p: Protection, kind: 'bbu' | 'cachevault' | null): boolean | null {
   if (p.present === false) return false;
   if (p.replacementRequired === true) return false;
   const s = p.state?.toLowerCase() ?? null;
   if (s === null) return null;
-  if (/^(failed|missing|degraded|dgd|need attention|absent)/.test(s)) return false;
-  if (s !== 'optimal') return null;
+  if (s !== 'optimal') return false;
   if (kind === 'cachevault' && p.replacementRequired !== false) return null;
   return true;
 }

@@ -9,7 +9,7 @@ type Json = Record<string, unknown>;
  * Columns that may contain spaces or are right-aligned ("465.25 GB", "48 hours +"): table cells are
  * only mapped left of the first such column, where whitespace splitting is exact.
  */
-const FREE_COLUMNS = new Set(['Size', 'Name', 'Model', 'RetentionTime', 'Next', 'ErrMsg', 'Time', 'Temp']);
+const FREE_COLUMNS = new Set(['Size', 'Name', 'RetentionTime', 'Next', 'Time']);
 
 export function storcliTextToJson(input: string): Json {
   const lines = input.replace(/\r/g, '').split('\n');
@@ -66,7 +66,8 @@ function tableRow(header: string[], cells: string[]): Json {
   for (let c = 0; c < header.length && c < cells.length; c++) {
     const name = header[c] as string;
     if (FREE_COLUMNS.has(name)) break;
-    row[name] = cells[c];
+    // The last column takes the rest of the line ("ErrMsg": "command invalid").
+    row[name] = c === header.length - 1 ? cells.slice(c).join(' ') : cells[c];
   }
   return row;
 }

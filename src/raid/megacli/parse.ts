@@ -1,0 +1,279 @@
+// MegaCli / MegaCli64 text (raid-cli.md §4) → model. Accepts any mix of -LDInfo, -LDPDInfo,
+// -AdpBbuCmd, -AdpAllInfo and -adpCount outputs; facts are merged per adapter.
+import {
+  emptyController,
+  emptyDrive,
+  type Finding,
+  type LogicalDrive,
+  type ParsedOutput,
+  type Protection,
+  type RaidController,
+  type WritePolicy,
+  unknownProtection,
+} from '../model.js';
+import { colonPair, normKey, text, yesNo } from '../words.js';
+
+interface VdFacts {
+  vd: string;
+  props: Map<string, string>;
+}
+
+interface AdapterFacts {
+  adapter: string;
+  adp: Map<string, string>;
+  bbu: Map<string, string> | null;
+  bbuFailed: boolean;
+  bbuAbsent: boolean;
+  vds: Map<string, VdFacts>;
+}
+
+type Block = 'adapter' | 'bbu' | 'vd' | 'pd' | null;
+
+export class MegacliReader {
+  private readonly adapters = new Map<string, AdapterFacts>();
+  private readonly hostFindings: Finding[] = [];
+
+  add(output: string, source = 'output'): void {
+    const lines = output.replace(/\r/g, '').split('\n');
+    let adapter: AdapterFacts | null = null;
+    let block: Block = null;
+    let vd: VdFacts | null = null;
+    let sawAnything = false;
+    let exitCode: string | null = null;
+    let sawCount = false;
+    for (const raw of lines) {
+      const line = raw.replace(/\t/g, ' ');
+      let m: RegExpExecArray | null;
+      m = /^Adapter #?(\d+)(?:\s+--\s+Virtual Drive Information:|\s*$)/.exec(line.trim());
+      if (m) {
+        adapter = this.facts(m[1] as string);
+        block = 'adapter';
+        vd = null;
+        sawAnything = true;
+        continue;
+      }
+      m = /^BBU status for Adapter:\s*(\d+)/.exec(line.trim());
+      if (m) {
+        adapter = this.facts(m[1] as string);
+        adapter.bbu ??= new Map();
+        block = 'bbu';
+        sawAnything = true;
+        continue;
+      }
+      m = /^BBU \w+ Info for Adapter:\s*(\d+)|^BBU Properties for Adapter:\s*(\d+)/.exec(line.trim());
+      if (m) {
+        adapter = this.facts((m[1] ?? m[2]) as string);
+        adapter.bbu ??= new Map();
+        block = 'bbu';
+        continue;
+      }
+      m = /^Adapter (\d+): Get BBU Status Failed\./.exec(line.trim());
+      if (m) {
+        // No BBU: "Get BBU Status Failed." (+ "required hardware component is not present" on 8.07),
+        // check_raid-issue32-bbu-absent-exit-0x22.txt / -0x01.txt.
+        adapter = this.facts(m[1] as string);
+        adapter.bbuFailed = true;
+        block = 'bbu';
+        sawAnything = true;
+        continue;
+      }
+      if (/required hardware component is not present/i.test(line) && adapter && block === 'bbu') {
+        adapter.bbuAbsent = true;
+        continue;
+      }
+      m = /^Exit Code:\s*(0x[0-9A-Fa-f]+)/.exec(line.trim());
+      if (m) {
+        exitCode = m[1] as string;
+        continue;
+      }
+      if (/^Controller Count:\s*\d+/.test(line.trim())) {
+        // -adpCount exits with the count (0x01 for one adapter): not an error (glpi-adpCount-exit-0x01.txt).
+        sawAnything = true;
+        sawCount = true;
+        continue;
+      }
+      m = /^Virtual (?:Drive|Disk):\s*(\d+)/i.exec(line.trim());
+      if (m) {
+        if (!adapter) {
+          this.hostFindings.push({
+            severity: 'unknown',
+            message: `megacli: ${source}: virtual drive without an adapter header`,
+          });
+          continue;
+        }
+        vd = { vd: m[1] as string, props: new Map() };
+        adapter.vds.set(vd.vd, vd);
+        block = 'vd';
+        continue;
+      }
+      if (/^PD:\s*\d+ Information/.test(line.trim())) {
+        block = 'pd';
+        continue;
+      }
+      const pair = colonPair(line);
+      if (!pair || !adapter) continue;
+      const key = normKey(pair[0]);
+      const value = pair[1];
+      if (block === 'vd' && vd) {
+        if (!vd.props.has(key)) vd.props.set(key, value);
+      } else if (block === 'bbu' && adapter.bbu) {
+        if (!adapter.bbu.has(key)) adapter.bbu.set(key, value);
+      } else if (block === 'adapter') {
+        if (!adapter.adp.has(key)) adapter.adp.set(key, value);
+      }
+    }
+    if (!sawAnything) {
+      this.hostFindings.push({
+        severity: 'unknown',
+        message: `megacli: ${source} is not MegaCli output I recognise`,
+      });
+    }
+    if (exitCode !== null && exitCode !== '0x00' && !sawCount && !this.anyBbuFailure()) {
+      this.hostFindings.push({
+        severity: 'warning',
+        message: `megacli: ${source} ended with Exit Code ${exitCode}`,
+      });
+    }
+  }
+
+  private anyBbuFailure(): boolean {
+    return [...this.adapters.values()].some((a) => a.bbuFailed);
+  }
+
+  private facts(adapter: string): AdapterFacts {
+    let f = this.adapters.get(adapter);
+    if (!f) {
+      f = { adapter, adp: new Map(), bbu: null, bbuFailed: false, bbuAbsent: false, vds: new Map() };
+      this.adapters.set(adapter, f);
+    }
+    return f;
+  }
+
+  result(): ParsedOutput {
+    const controllers = [...this.adapters.values()]
+      .sort((a, b) => Number(a.adapter) - Number(b.adapter))
+      .map((f) => toController(f));
+    return { controllers, findings: [...this.hostFindings] };
+  }
+}
+
+function toController(f: AdapterFacts): RaidController {
+  const c = emptyController('megacli', f.adapter, `megacli:/a${f.adapter}`);
+  c.model = text(f.adp.get('product name'));
+  const memory = f.adp.get('memory');
+  c.cachePresent = memory === 'Present' ? true : memory === 'Absent' ? false : null;
+  // MegaCli prints no "controller status" line. -AdpAllInfo "Device Present" counters are the
+  // closest stated health: no degraded/offline VDs, no critical/failed disks, no uncorrectable errors.
+  const counters = ['degraded', 'offline', 'critical disks', 'failed disks', 'memory uncorrectable errors'];
+  const values = counters.map((k) => f.adp.get(k));
+  if (values.every((v) => v !== undefined)) {
+    const bad = values.some((v) => Number.parseInt(v as string, 10) !== 0);
+    c.healthy = !bad;
+    c.status = bad ? 'Degraded' : 'Optimal';
+  }
+  c.protection = protectionOf(f);
+  for (const vd of [...f.vds.values()].sort((a, b) => Number(a.vd) - Number(b.vd))) {
+    c.logicalDrives.push(toDrive(c, vd));
+  }
+  return c;
+}
+
+function protectionOf(f: AdapterFacts): Protection {
+  const p = unknownProtection();
+  const hw = f.adp.get('bbu');
+  if (f.bbuAbsent || hw === 'Absent') {
+    return { ...p, kind: 'none', present: false, healthy: false, state: 'Absent' };
+  }
+  if (f.bbuFailed) {
+    // 8.01 prints only "Get BBU Status Failed.": no BBU is likely, but the output does not say so.
+    return { ...p, kind: 'bbu', state: 'Get BBU Status Failed', healthy: false };
+  }
+  const b = f.bbu;
+  if (!b) {
+    if (hw === 'Present') return { ...p, kind: 'bbu', present: true };
+    return p;
+  }
+  p.kind = 'bbu';
+  p.present = yesNo(b.get('battery pack missing')) === true ? false : true;
+  p.state = text(b.get('battery state'));
+  const replace = yesNo(b.get('battery replacement required'));
+  const aboutToFail = yesNo(b.get('pack is about to fail & should be replaced'));
+  p.replacementRequired = replace === true || aboutToFail === true ? true : replace === false ? false : null;
+  p.learnActive = yesNo(b.get('learn cycle active'));
+  const chargingStatus = text(b.get('charging status'));
+  // check_raid-issue39-bbu-charging.txt: "Charging Status : None" yet "Charging current: 512 mA" and
+  // "Fully Charged: No" — current flowing into the pack is charging, whatever the status word says.
+  const current = /^(\d+)\s*mA/.exec(b.get('charging current') ?? '');
+  if (chargingStatus !== null) p.charging = /^charging$/i.test(chargingStatus);
+  if (current && Number(current[1]) > 0) p.charging = true;
+  else if (current && p.charging === null) p.charging = false;
+  p.nextLearn = text(b.get('next learn time'));
+  // raid-cli.md §8.1: Battery State Optimal and no replacement/about-to-fail/missing flag.
+  if (p.present === false || p.replacementRequired === true) p.healthy = false;
+  else if (p.state === null) p.healthy = null;
+  else p.healthy = p.state === 'Optimal';
+  return p;
+}
+
+interface CachePolicy {
+  write: WritePolicy;
+  readAhead: LogicalDrive['readAhead'];
+  ioPolicy: LogicalDrive['ioPolicy'];
+  cachedBadBbu: boolean | null;
+}
+
+/**
+ * "WriteBack, ReadAhead, Direct, No Write Cache if Bad BBU" (check_raid-3-ldinfo-WB.txt);
+ * "Write Cache OK if Bad BBU" = CachedBadBBU (check_raid-issue39-ldinfo-CachedBadBBU.txt).
+ * Write-back without the BBU clause is unknown: it could be either mode.
+ */
+export function decodeMegacliPolicy(value: string | undefined): CachePolicy {
+  const out: CachePolicy = { write: 'unknown', readAhead: null, ioPolicy: null, cachedBadBbu: null };
+  if (!value) return out;
+  let write: 'wb' | 'wt' | null = null;
+  for (const word of value.split(',').map((w) => w.trim())) {
+    if (word === 'WriteBack') write = 'wb';
+    else if (word === 'WriteThrough') write = 'wt';
+    else if (word === 'ReadAhead') out.readAhead = 'on';
+    else if (word === 'ReadAheadNone') out.readAhead = 'off';
+    else if (word === 'ReadAdaptive') out.readAhead = 'adaptive';
+    else if (word === 'Direct') out.ioPolicy = 'direct';
+    else if (word === 'Cached') out.ioPolicy = 'cached';
+    else if (word === 'No Write Cache if Bad BBU') out.cachedBadBbu = false;
+    else if (word === 'Write Cache OK if Bad BBU') out.cachedBadBbu = true;
+  }
+  if (write === 'wt') out.write = 'write-through';
+  else if (write === 'wb' && out.cachedBadBbu === false) out.write = 'write-back';
+  else if (write === 'wb' && out.cachedBadBbu === true) out.write = 'always-write-back';
+  return out;
+}
+
+function toDrive(c: RaidController, vd: VdFacts): LogicalDrive {
+  const d = emptyDrive(`l${vd.vd}`, `megacli:/a${c.address}/l${vd.vd}`);
+  d.name = text(vd.props.get('name'));
+  d.raidLevel = text(vd.props.get('raid level'));
+  d.state = text(vd.props.get('state'));
+  const current = decodeMegacliPolicy(vd.props.get('current cache policy'));
+  const defaults = decodeMegacliPolicy(vd.props.get('default cache policy'));
+  d.currentWrite = current.write;
+  d.defaultWrite = defaults.write;
+  d.readAhead = current.readAhead;
+  d.ioPolicy = current.ioPolicy;
+  d.writeBackIfBadBattery = current.cachedBadBbu ?? defaults.cachedBadBbu;
+  const disk = vd.props.get('disk cache policy');
+  d.diskCache =
+    disk === 'Enabled'
+      ? 'enabled'
+      : disk === 'Disabled'
+        ? 'disabled'
+        : disk === "Disk's Default"
+          ? 'default'
+          : null;
+  return d;
+}
+
+export function parseMegacli(outputs: { text: string; source?: string }[]): ParsedOutput {
+  const reader = new MegacliReader();
+  for (const o of outputs) reader.add(o.text, o.source);
+  return reader.result();
+}
