@@ -36,7 +36,7 @@ export interface VmResult {
   exitStatus: number | null;
   /** Wall time from spawning qemu until it exited. */
   durationMs: number;
-  /** The qemu command line used, for SOURCE.md files and error messages. */
+  /** Full qemu argv as run (the -initrd file is a temporary that is gone by now). */
   qemuArgs: string[];
 }
 
@@ -125,7 +125,12 @@ function spawnQemu(qemu: string, args: string[], timeoutMs: number): Promise<VmR
     child.on('close', (code) => {
       clearTimeout(timer);
       const consoleText = Buffer.concat(out).toString('utf8').replace(/\r/g, '');
-      const stderr = Buffer.concat(err).toString('utf8');
+      // qemu prints one warning per CPUID flag TCG cannot emulate; they bury the real error.
+      const stderr = Buffer.concat(err)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => !l.includes("TCG doesn't support requested feature"))
+        .join('\n');
       const durationMs = Date.now() - started;
       if (timedOut) {
         reject(
