@@ -1,0 +1,85 @@
+// Runs vendor tools: argv arrays only (never a shell), a hard timeout per call, and one call at a
+// time per host — these tools hang and deadlock each other when run in parallel (raid-cli.md §8.6:
+// MegaCli froze a host, arcconf processes deadlocked, hpacucli takes a global kernel lock).
+import { basename } from 'node:path';
+
+export interface ToolResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+  timedOut: boolean;
+}
+
+export const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** Thrown for a call that timed out or could not start; callers turn it into a finding or UserError. */
+export class ToolCallError extends Error {
+  constructor(
+    message: string,
+    readonly timedOut: boolean,
+  ) {
+    super(message);
+    this.name = 'ToolCallError';
+  }
+}
+
+let queue: Promise<unknown> = Promise.resolve();
+/** Tools that hung in this process: further calls are refused instead of piling up more hung processes. */
+const hung = new Set<string>();
+
+/** Run `fn` after every earlier vendor call of this process finished. */
+function serialized<T>(fn: () => Promise<T>): Promise<T> {
+  const next = queue.then(fn, fn);
+  queue = next.catch(() => undefined);
+  return next;
+}
+
+export function describeCall(bin: string, args: readonly string[]): string {
+  return [basename(bin), ...args].join(' ');
+}
+
+export async function runTool(
+  bin: string,
+  args: readonly string[],
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<ToolResult> {
+  return serialized(async () => {
+    const call = describeCall(bin, args);
+    if (hung.has(bin)) {
+      throw new ToolCallError(`${call}: not run, ${basename(bin)} timed out earlier in this run`, true);
+    }
+    // execa is heavy; only RAID commands pay for it.
+    const { execa } = await import('execa');
+    const result = await execa(bin, [...args], {
+      reject: false,
+      timeout: timeoutMs,
+      forceKillAfterDelay: 2_000,
+      stdin: 'ignore',
+      stripFinalNewline: false,
+      maxBuffer: 64 * 1024 * 1024,
+      // hpacucli ≥9 stalls scanning SAN LUNs without this (raid-cli.md §8.6, [R21]); C locale keeps labels stable.
+      env: { LC_ALL: 'C', INFOMGR_BYPASS_NONSA: '1' },
+    });
+    if (result.timedOut) {
+      hung.add(bin);
+      throw new ToolCallError(
+        `${call} timed out after ${Math.round(timeoutMs / 1000)}s and was killed`,
+        true,
+      );
+    }
+    if (result.failed && result.exitCode === undefined) {
+      throw new ToolCallError(`${call} could not run: ${result.shortMessage ?? 'unknown error'}`, false);
+    }
+    return {
+      stdout: String(result.stdout ?? ''),
+      stderr: String(result.stderr ?? ''),
+      exitCode: result.exitCode ?? null,
+      timedOut: false,
+    };
+  });
+}
+
+/** Tests only: forget tools that hung in an earlier test. */
+export function resetHungTools(): void {
+  hung.clear();
+}
