@@ -30,7 +30,7 @@ export async function applyRaidChange(change: Change, opts: ApplyOptions): Promi
   const bin = await findTool(t.tool, opts.root, opts.toolPaths);
   if (!bin) fail(`${change.target}: ${t.tool} is not installed under ${opts.root}; cannot change ${setting}`);
   const before = await reread(change, t, opts, 'before the change');
-  const now = valueOf(before, t, setting);
+  const now = settingValue(before, t, setting);
   if (now === change.to) return; // Already there: apply is idempotent.
   if (now !== change.from) {
     fail(
@@ -60,7 +60,7 @@ export async function applyRaidChange(change: Change, opts: ApplyOptions): Promi
     if (refusal) fail(`${change.target}: ${describeCall(bin, args)} failed: ${refusal}`);
   }
   const after = await reread(change, t, opts, 'after the change');
-  const got = valueOf(after, t, setting);
+  const got = settingValue(after, t, setting);
   if (got !== change.to) {
     fail(
       `${change.target}: ${t.tool} reported success but ${setting} reads ${got ?? 'unknown'} afterwards, not ${change.to}`,
@@ -128,7 +128,7 @@ async function reread(
   }
 }
 
-function valueOf(c: RaidController, t: RaidTarget, setting: RaidSetting): string | null {
+function settingValue(c: RaidController, t: RaidTarget, setting: RaidSetting): string | null {
   if (t.drive === null) {
     // Controller-wide setting (ssacli drive write cache): every drive shows the same value.
     const values = new Set(c.logicalDrives.map((d) => currentValue(c.tool, d, setting)));
