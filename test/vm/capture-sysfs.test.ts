@@ -34,7 +34,11 @@ const CAPTURES: Capture[] = [
     description:
       '2 sockets x 2 cores x SMT2 (siblings adjacent), one NUMA node per socket. A virtio-net NIC and ' +
       'an NVMe disk sit behind a pxb expander bus with numa_node=1; a virtio-blk disk and a virtio-scsi ' +
-      'HBA (one disk) sit on the root bus (numa_node -1).',
+      'HBA (one disk) sit on the root bus (numa_node -1).\n\n' +
+      'There is no `sys/class/net/eth0/device/numa_node`: for a virtio NIC, `device` is the virtio ' +
+      'device, which has no numa_node; the PCI function above it has (1 here, see the links below). ' +
+      'Likewise `vda/device` (virtio) and `sda/device` (a SCSI device) have none. ' +
+      '`sys/class/block/nvme0n1/device` is the NVMe controller, which does have one.',
     devices: [
       '-device',
       'pxb,id=pxb1,bus_nr=4,numa_node=1,bus=pci.0',
@@ -168,7 +172,7 @@ function sourceMd(
     'Captured from a real Linux kernel in a qemu guest (TCG) by `test/vm/capture-sysfs.test.ts`',
     '(`CAPTURE_SYSFS=1 CAPTURE_ONLY=' + c.name + ' npx vitest run --project vm test/vm/capture-sysfs`).',
     "Every file holds the kernel's exact bytes. `lscpu.txt` is the raw output of",
-    '`lscpu -p=CPU,CORE,SOCKET,NODE,ONLINE` (util-linux from Debian 12) run in the same guest, after the',
+    '`lscpu -a -p=CPU,CORE,SOCKET,NODE,ONLINE` (util-linux 2.38.1 from Debian 12) run in the same guest, after the',
     'guest commands below: it is the expected answer for the topology reader.',
     '',
     `- Kernel: \`${uname}\` (Debian package ${pkg})`,
@@ -190,7 +194,7 @@ function sourceMd(
     '',
     '```sh',
     ...(c.setup ? [c.setup] : []),
-    'lscpu -p=CPU,CORE,SOCKET,NODE,ONLINE > lscpu.txt',
+    'lscpu -a -p=CPU,CORE,SOCKET,NODE,ONLINE > lscpu.txt',
     '# then every captured file is printed base64-encoded on the serial console and rebuilt on the host',
     '```',
     '',

@@ -25,7 +25,8 @@ links() {
 }
 capture() {
   cd /
-  lscpu -p=CPU,CORE,SOCKET,NODE,ONLINE > /tmp/lscpu.txt 2>/tmp/lscpu.err
+  # -a: without it lscpu -p lists online CPUs only, and the offline ones are part of the answer.
+  lscpu -a -p=CPU,CORE,SOCKET,NODE,ONLINE > /tmp/lscpu.txt 2>/tmp/lscpu.err
   echo =====BEGIN uname=====
   uname -r
   echo =====END uname=====
