@@ -89,6 +89,14 @@ const CAPTURES: Capture[] = [
       '2 sockets x 2 cores x SMT2; node 0 has CPUs 0-3 and all memory, node 1 has CPUs 4-7 and no memory.',
   },
   {
+    name: 'qemu-possible-not-present',
+    layout: { ...LAYOUTS.twoSocketSmt2, smp: '4,maxcpus=8,sockets=2,cores=2,threads=2' },
+    description:
+      'Like qemu-2s-smt2 but only 4 of 8 possible CPUs are present (`-smp 4,maxcpus=8`): CPUs 4-7 ' +
+      '(all of socket 1) are possible but not present, so they appear in `offline`, and node 1 has ' +
+      'memory but no CPUs.',
+  },
+  {
     name: 'qemu-offline-cpus',
     layout: LAYOUTS.twoSocketSmt2,
     description:
