@@ -5,6 +5,13 @@ export default defineConfig({
     projects: [
       {
         test: {
+          name: 'bench',
+          include: [],
+          benchmark: { include: ['bench/**/*.bench.ts'] },
+        },
+      },
+      {
+        test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
           globalSetup: ['test/support/build.ts'],

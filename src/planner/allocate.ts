@@ -209,10 +209,17 @@ function pickSingleNode(
   eligible: (c: Core) => boolean,
   warnings: string[],
 ): Core[] {
-  const freeOn = (n: NumaNode) => topology.cores.filter((c) => c.node === n.id && eligible(c));
-  const totalOn = (n: NumaNode) => topology.cores.filter((c) => c.node === n.id).length;
+  // Computed once: the comparators below would otherwise rescan every core per comparison.
+  const free = new Map<number, Core[]>();
+  const total = new Map<number, number>();
+  for (const c of topology.cores) {
+    if (c.node === null) continue;
+    total.set(c.node, (total.get(c.node) ?? 0) + 1);
+    if (eligible(c)) free.set(c.node, [...(free.get(c.node) ?? []), c]);
+  }
+  const freeOn = (n: NumaNode) => free.get(n.id) ?? [];
   const candidates = topology.nodes.filter((n) => !n.cpus.isEmpty);
-  const need = (n: NumaNode) => requestedCores(w, totalOn(n));
+  const need = (n: NumaNode) => requestedCores(w, total.get(n.id) ?? 0);
   const fits = candidates.filter((n) => freeOn(n).length >= need(n));
 
   const currentNodes = [...new Set(current.map((c) => c.node!))];

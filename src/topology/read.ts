@@ -115,34 +115,54 @@ export function readTopology(root = '/'): Topology {
   for (const n of nodes) for (const c of n.cpus) nodeOfCpu.set(c, n.id);
 
   const cpus: Cpu[] = [];
+  // Siblings share their core's package, die and cluster, and L3 groups are shared by many CPUs:
+  // read each once. On a 1,024-CPU host this halves the number of files opened.
+  const coreOfCpu = new Map<
+    number,
+    { siblings: CpuSet; pkg: number | null; die: number | null; cluster: number | null }
+  >();
+  const l3OfCpu = new Map<number, number>();
   for (const id of cpuIds) {
     const base = `${CPU_DIR}/cpu${id}`;
-    // cpu0 often has no `online` file because it cannot be unplugged: absent means online.
-    const flag = fs.int(`${base}/online`);
-    const online = flag !== null ? flag === 1 : onlineList ? onlineList.has(id) : true;
-    const hasTopology = existsSync(fs.path(`${base}/topology`));
-    let siblings = CpuSet.EMPTY;
-    let pkg: number | null = null;
-    let die: number | null = null;
-    let cluster: number | null = null;
-    if (online && hasTopology) {
+    // The global online list and the per-CPU files come from the same kernel state; the per-CPU
+    // file is only needed on old kernels without the list. cpu0 often has no `online` file at all
+    // because it cannot be unplugged: absent means online.
+    const flag = onlineList ? null : fs.int(`${base}/online`);
+    const online = onlineList ? onlineList.has(id) : flag !== 0;
+    let core = online ? coreOfCpu.get(id) : undefined;
+    if (online && !core && existsSync(fs.path(`${base}/topology`))) {
       const t = `${base}/topology`;
-      siblings = fs.listOrMask(`${t}/core_cpus`) ?? fs.listOrMask(`${t}/thread_siblings`) ?? CpuSet.of([id]);
+      let siblings =
+        fs.listOrMask(`${t}/core_cpus`) ?? fs.listOrMask(`${t}/thread_siblings`) ?? CpuSet.of([id]);
       if (!siblings.has(id)) siblings = siblings.union(CpuSet.of([id]));
-      pkg = fs.int(`${t}/physical_package_id`);
-      die = fs.int(`${t}/die_id`);
-      cluster = fs.int(`${t}/cluster_id`);
+      core = {
+        siblings,
+        pkg: fs.int(`${t}/physical_package_id`),
+        die: fs.int(`${t}/die_id`),
+        cluster: fs.int(`${t}/cluster_id`),
+      };
+      for (const s of siblings) coreOfCpu.set(s, core);
     }
+    let l3: number | null = null;
+    if (online) {
+      l3 = l3OfCpu.get(id) ?? null;
+      if (l3 === null) {
+        const shared = readL3(fs, base);
+        if (shared) for (const s of shared) l3OfCpu.set(s, shared.first!);
+        l3 = shared?.first ?? null;
+      }
+    }
+    const siblings = core?.siblings ?? CpuSet.EMPTY;
     cpus.push({
       id,
       online,
-      package: pkg,
-      die,
-      cluster,
+      package: core?.pkg ?? null,
+      die: core?.die ?? null,
+      cluster: core?.cluster ?? null,
       node: nodeOfCpu.get(id) ?? null,
       core: online ? (siblings.first ?? id) : null,
-      siblings,
-      l3: online ? readL3(fs, base) : null,
+      siblings: online && siblings.isEmpty ? CpuSet.of([id]) : siblings,
+      l3,
       coreType: pCores?.has(id) ? 'performance' : eCores?.has(id) ? 'efficiency' : null,
     });
   }
@@ -182,12 +202,14 @@ export function readTopology(root = '/'): Topology {
   };
 }
 
-function readL3(fs: SysfsReader, cpuBase: string): number | null {
-  for (const idx of numbered(fs.entries(`${cpuBase}/cache`), 'index')) {
+/** The CPUs sharing this CPU's L3 cache, or null when sysfs lists no level-3 cache. */
+function readL3(fs: SysfsReader, cpuBase: string): CpuSet | null {
+  const indexes = numbered(fs.entries(`${cpuBase}/cache`), 'index');
+  // L3 is index3 on nearly every machine: look there first, then anywhere.
+  for (const idx of [...indexes.filter((i) => i === 3), ...indexes.filter((i) => i !== 3)]) {
     const b = `${cpuBase}/cache/index${idx}`;
     if (fs.int(`${b}/level`) !== 3) continue;
-    const shared = fs.list(`${b}/shared_cpu_list`) ?? fs.mask(`${b}/shared_cpu_map`);
-    return shared?.first ?? null;
+    return fs.list(`${b}/shared_cpu_list`) ?? fs.mask(`${b}/shared_cpu_map`);
   }
   return null;
 }

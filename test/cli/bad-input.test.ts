@@ -247,10 +247,10 @@ describe('sysfs and flag errors', () => {
         l3PerNode: 1,
       }),
     );
-    writeFileSync(join(broken, 'sys/devices/system/cpu/cpu1/topology/core_cpus_list'), '0-\n');
+    writeFileSync(join(broken, 'sys/devices/system/cpu/cpu0/topology/core_cpus_list'), '0-\n');
     expectOneLineError(
       isolate(['topology', '--root', broken]),
-      /cpu1\/topology\/core_cpus_list: malformed cpu list "0-": bad element "0-"; the sysfs tree looks damaged/,
+      /cpu0\/topology\/core_cpus_list: malformed cpu list "0-": bad element "0-"; the sysfs tree looks damaged/,
     );
   });
   it('a malformed node meminfo', () => {
