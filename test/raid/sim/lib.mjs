@@ -1,0 +1,74 @@
+// Shared plumbing of the vendor simulators: state and command log in $RAID_SIM_DIR, replay of real
+// captures from the fixture tree, and the failure modes real tools show (hang, garbage, truncation,
+// deadlock when two run at once — raid-cli.md §8.6).
+import { appendFileSync, closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export function simDir() {
+  const dir = process.env.RAID_SIM_DIR;
+  if (!dir) {
+    process.stderr.write('RAID_SIM_DIR is not set\n');
+    process.exit(97);
+  }
+  return dir;
+}
+
+export function loadState(family) {
+  return JSON.parse(readFileSync(join(simDir(), `state-${family}.json`), 'utf8'));
+}
+
+export function saveState(family, state) {
+  writeFileSync(join(simDir(), `state-${family}.json`), `${JSON.stringify(state, null, 2)}\n`);
+}
+
+export function capture(state, rel) {
+  return readFileSync(join(state.fixtures, rel), 'latin1');
+}
+
+/**
+ * Run one simulated call: log it, take the per-host lock (a second concurrent call deadlocks like
+ * the real tools do), apply the scenario's failure mode, print the answer.
+ * `answer(args)` returns { stdout, code }.
+ */
+export function simulate(family, answer) {
+  const args = process.argv.slice(2);
+  const dir = simDir();
+  const state = loadState(family);
+  const line = `${family} ${args.join(' ')}`;
+  const lock = join(dir, 'running');
+  let fd;
+  try {
+    fd = openSync(lock, 'wx');
+  } catch {
+    appendFileSync(join(dir, 'commands.log'), `CONCURRENT ${line}\n`);
+    hang();
+    return;
+  }
+  closeSync(fd);
+  const release = () => rmSync(lock, { force: true });
+  process.on('SIGTERM', () => {
+    release();
+    process.exit(143);
+  });
+  appendFileSync(join(dir, 'commands.log'), `${line}\n`);
+  const matches = (pattern) => typeof pattern === 'string' && line.includes(pattern);
+  if (matches(state.hang)) {
+    hang(release);
+    return;
+  }
+  let { stdout, code } = answer(args, state);
+  if (matches(state.garbage)) stdout = '\u0000\u00ff<html>503 Service Unavailable</html>\n@@@@\n';
+  if (typeof state.truncate === 'number' && matches(state.truncateOn ?? ''))
+    stdout = stdout.slice(0, state.truncate);
+  release();
+  process.stdout.write(stdout, () => process.exit(code ?? 0));
+}
+
+function hang() {
+  // Like a tool stuck in an ioctl: never answers until killed.
+  setInterval(() => {}, 1 << 30);
+}
+
+export function commandLog() {
+  return readFileSync(join(simDir(), 'commands.log'), 'utf8');
+}
