@@ -17,7 +17,7 @@ export interface RunInVmOptions {
   script: string;
   /** Put node at /usr/bin/node and the built project at /opt/isolate (dist, package.json, prod deps). */
   includeProject?: boolean;
-  /** Extra files for the guest, keyed by absolute guest path. */
+  /** Extra files for the guest, keyed by absolute guest path; ELF, `#!` and bin/ files are made executable. */
   files?: Record<string, string | Buffer>;
   /** Kernel modules to insmod before the script (dependencies are added), e.g. `virtio_net`. */
   kernelModules?: string[];
@@ -87,7 +87,7 @@ export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
     for (const [p, d] of Object.entries(mods.files)) scen.file(p, d);
     scen.file('/harness/modules.sh', mods.script);
   }
-  for (const [p, d] of Object.entries(opts.files ?? {})) scen.file(p, d, p.includes('/bin/') ? 0o755 : 0o644);
+  for (const [p, d] of Object.entries(opts.files ?? {})) scen.file(p, d, guestFileMode(p, d));
 
   const tmp = mkdtempSync(join(tmpdir(), 'isolate-vm-'));
   try {
@@ -103,6 +103,13 @@ export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** Executables (ELF, `#!` scripts, anything under a bin/ directory) get 0755, everything else 0644. */
+function guestFileMode(path: string, data: string | Buffer): number {
+  const head = typeof data === 'string' ? Buffer.from(data.slice(0, 4)) : data.subarray(0, 4);
+  const exec = head.toString('latin1').startsWith('\x7fELF') || head.toString('latin1').startsWith('#!');
+  return exec || /\/s?bin\//.test(path) ? 0o755 : 0o644;
 }
 
 function spawnQemu(qemu: string, args: string[], timeoutMs: number): Promise<VmResult> {
