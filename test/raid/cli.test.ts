@@ -1,0 +1,127 @@
+// The real bundled CLI (dist/cli.js) against simulated hosts and saved captures: exit codes, JSON
+// shape, one-line errors.
+import { execFileSync } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fixturePath, HAVE_FIXTURES } from './fixtures.js';
+import { CV_9270, CV_9270_DETAIL, M5015_BBU, makeHost, type SimHost } from './host.js';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const CLI = join(repo, 'dist/cli.js');
+let host: SimHost | null = null;
+
+beforeAll(() => {
+  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repo, stdio: 'inherit' });
+});
+afterEach(() => {
+  host?.cleanup();
+  host = null;
+});
+
+const isolate = (args: string[]) =>
+  execa(process.execPath, [CLI, ...args], { reject: false, env: { RAID_SIM_DIR: host?.dir ?? '' } });
+
+describe.skipIf(!HAVE_FIXTURES)('isolate raid (bundled CLI)', () => {
+  it('raid check: OK on a healthy CacheVault host in write-back', async () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { controllers: [{ showAll: CV_9270, cv: CV_9270_DETAIL }] } },
+    });
+    const r = await isolate(['raid', 'check', '--root', host.root]);
+    expect(r.stdout).toMatch(/^RAID OK - 1 controller/);
+    expect(r.exitCode).toBe(0);
+  });
+
+  it('raid check: CRITICAL (2) for AWB, with the drive named on the first line', async () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RAWBD' } }] } },
+    });
+    const r = await isolate(['raid', 'check', '--root', host.root]);
+    expect(r.stdout.split('\n')[0]).toMatch(/^RAID CRITICAL - storcli:\/c0\/v0: always-write-back \(AWB\)/);
+    expect(r.exitCode).toBe(2);
+  });
+
+  it('raid check: UNKNOWN (3) when the tool hangs', async () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { hang: 'show', controllers: [{ showAll: M5015_BBU }] } },
+    });
+    const r = await isolate(['raid', 'check', '--root', host.root, '--timeout', '1']);
+    expect(r.stdout).toMatch(/^RAID UNKNOWN - storcli64 \/call show all J nolog timed out after 1s/);
+    expect(r.exitCode).toBe(3);
+  });
+
+  it('raid show --json has the documented fields, null where the output is silent', async () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }] } },
+    });
+    const r = await isolate(['raid', 'show', '--json', '--root', host.root]);
+    expect(r.exitCode).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    const c = doc.controllers[0];
+    expect(c).toMatchObject({
+      id: 'storcli:/c0',
+      tool: 'storcli',
+      writeBackSafe: true,
+      protection: {
+        kind: 'bbu',
+        present: true,
+        healthy: true,
+        charging: false,
+        learnActive: false,
+        replacementRequired: null,
+      },
+    });
+    expect(c.logicalDrives[0]).toEqual(
+      expect.objectContaining({
+        id: 'v0',
+        currentWrite: 'write-through',
+        defaultWrite: 'unknown',
+        readAhead: 'on',
+        ioPolicy: 'direct',
+        diskCache: 'disabled',
+        writeBackIfBadBattery: false,
+      }),
+    );
+    expect(Array.isArray(c.findings)).toBe(true);
+  });
+
+  it('raid parse audits saved outputs offline and runs nothing', async () => {
+    const r = await isolate([
+      'raid',
+      'parse',
+      '--tool',
+      'megacli',
+      '--json',
+      '--check',
+      fixturePath('megacli/check_raid-issue39-ldinfo-CachedBadBBU.txt'),
+      fixturePath('megacli/netdata-AdpBbuCmd-recent.txt'),
+    ]);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.status).toBe('CRITICAL');
+    expect(doc.controllers[0].logicalDrives[0]).toMatchObject({
+      currentWrite: 'always-write-back',
+      writeBackIfBadBattery: true,
+    });
+    expect(doc.controllers[0].protection).toMatchObject({ kind: 'bbu', state: 'Optimal', healthy: true });
+    expect(r.exitCode).toBe(2);
+  });
+
+  it('one-line errors with a usage exit code', async () => {
+    const bad = await isolate(['raid', 'parse', '--tool', 'hpacu', '/x']);
+    expect(bad.stderr.trim().split('\n')).toEqual([
+      'isolate: raid parse: --tool hpacu: expected one of storcli, perccli, megacli, ssacli, arcconf',
+    ]);
+    expect(bad.exitCode).toBe(2);
+    const missing = await isolate(['raid', 'parse', '--tool', 'ssacli', '/nonexistent/ssacli.txt']);
+    expect(missing.stderr.trim()).toBe(
+      'isolate: raid parse: cannot read /nonexistent/ssacli.txt (ENOENT); give saved output files of ssacli',
+    );
+    const timeout = await isolate(['raid', 'show', '--timeout', 'soon']);
+    expect(timeout.stderr.trim()).toBe('isolate: --timeout soon: expected seconds from 1 to 3600');
+  });
+});
