@@ -7,11 +7,11 @@ import { fileURLToPath } from 'node:url';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const runs = Number(process.argv[2] ?? 30);
-const root = ['two-socket-smt2', 'twoSocketSmt2', '2s-smt2']
+const root = ['qemu-2s-smt2']
   .map((n) => join(repo, 'test/fixtures/sysfs', n))
   .find((p) => existsSync(join(p, 'sys/devices/system/cpu')));
 if (!root) throw new Error('no two-socket fixture tree under test/fixtures/sysfs');
-const policy = join(repo, 'policies/kafka-flink-yarn.yaml');
+const policy = join(repo, 'policies/default.yaml');
 
 function time(args) {
   const samples = [];
