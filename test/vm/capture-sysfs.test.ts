@@ -12,7 +12,8 @@ import { CAPTURE_FUNCTIONS, decodeCapture, writeTree } from './capture/sysfs.js'
 import { ensureVmPrereqs, LAYOUTS, runInVm, type VmLayout } from './harness/index.js';
 import { REPO_ROOT } from './harness/paths.js';
 
-const FIXTURES = join(REPO_ROOT, 'test/fixtures/sysfs');
+// CAPTURE_OUT writes elsewhere, e.g. to diff a fresh capture against the committed trees.
+const FIXTURES = process.env.CAPTURE_OUT ?? join(REPO_ROOT, 'test/fixtures/sysfs');
 
 interface Capture {
   name: string;
@@ -211,7 +212,9 @@ function sourceMd(
     lines.push(
       '## Device links in the guest',
       '',
-      'The fixture stores plain directories, not symlinks. For reference, the links were:',
+      "The `sys/class/*` device entries and their `device` links are stored as the guest's own",
+      "(relative) symlinks into `sys/devices/...`, where each device's `numa_node` (if it has one), the",
+      "nearest ancestor's `numa_node` (normally the PCI function) and `proc_name` are kept. The links were:",
       '',
       '```',
       links.trimEnd(),

@@ -3,8 +3,8 @@
  * them as a fixture tree. sysfs files all claim a size of 4096, so tar would pad or truncate them; each
  * file is instead base64-encoded over the serial console and rebuilt here.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 /** Guest shell code: defines `capture`, which prints every wanted file between section markers. */
 export const CAPTURE_FUNCTIONS = `
@@ -18,6 +18,28 @@ emit() {
     else
       echo "@@UNREADABLE $f"
     fi
+  done
+}
+# Device entries are kept as the guest's own symlinks into sys/devices, with numa_node and proc_name
+# files at their physical paths: a reader has to be able to walk from a virtio device (which has no
+# numa_node) up to the PCI function that has one, and plain copies would hide that.
+devices() {
+  for e in "$@"; do
+    [ -L "$e" ] || continue
+    [ "$e" = sys/class/net/lo ] && continue
+    echo "@@LINK $e $(readlink "$e")"
+    p=$(cd -P "$e" && pwd -P); p=\${p#/}
+    emit "$p/proc_name"
+    [ -L "$p/device" ] || continue
+    echo "@@LINK $p/device $(readlink "$p/device")"
+    d=$(cd -P "$p/device" && pwd -P); d=\${d#/}
+    emit "$d/numa_node"
+    # ...and the nearest ancestor (normally the PCI function) that has a numa_node.
+    a=\${d%/*}
+    while [ "$a" != sys/devices ] && [ "$a" != sys ]; do
+      if [ -f "$a/numa_node" ]; then emit "$a/numa_node"; break; fi
+      a=\${a%/*}
+    done
   done
 }
 links() {
@@ -44,12 +66,7 @@ capture() {
   N=sys/devices/system/node
   emit $N/online $N/possible $N/has_cpu $N/has_memory $N/has_normal_memory
   emit $N/node[0-9]*/cpulist $N/node[0-9]*/cpumap $N/node[0-9]*/meminfo $N/node[0-9]*/distance
-  for n in sys/class/net/*; do
-    [ "$n" = sys/class/net/lo ] && continue
-    emit $n/device/numa_node
-  done
-  emit sys/class/block/*/device/numa_node
-  emit sys/class/scsi_host/host*/proc_name sys/class/scsi_host/host*/device/numa_node
+  devices sys/class/net/* sys/class/block/* sys/class/scsi_host/*
   emit sys/devices/cpu_core/cpus sys/devices/cpu_atom/cpus
   echo =====END files=====
   # Where the device links point, and the numa_node of the PCI function above each virtio device
@@ -68,12 +85,15 @@ capture() {
 export interface CapturedTree {
   /** Guest path relative to / (e.g. `sys/devices/system/cpu/online`) to exact content. */
   files: Map<string, Buffer>;
+  /** Symlink path relative to / to its target, exactly as readlink printed it (relative). */
+  links: Map<string, string>;
   lscpu: Buffer;
   unreadable: string[];
 }
 
 export function decodeCapture(section: string): CapturedTree {
   const files = new Map<string, Buffer>();
+  const links = new Map<string, string>();
   const unreadable: string[] = [];
   let current: string | undefined;
   let b64: string[] = [];
@@ -82,6 +102,9 @@ export function decodeCapture(section: string): CapturedTree {
       if (line.startsWith('@@FILE ')) {
         current = line.slice('@@FILE '.length).trim();
         b64 = [];
+      } else if (line.startsWith('@@LINK ')) {
+        const [path, target] = line.slice('@@LINK '.length).trim().split(' ');
+        if (path && target) links.set(path, target);
       } else if (line.startsWith('@@UNREADABLE ')) {
         unreadable.push(line.slice('@@UNREADABLE '.length).trim());
       }
@@ -98,16 +121,24 @@ export function decodeCapture(section: string): CapturedTree {
   const lscpu = files.get('tmp/lscpu.txt');
   if (!lscpu) throw new Error('capture has no lscpu output');
   files.delete('tmp/lscpu.txt');
-  return { files, lscpu, unreadable };
+  return { files, links, lscpu, unreadable };
 }
 
-/** Replaces `<dir>/sys` and `<dir>/lscpu.txt`; SOURCE.md is written by the caller. */
+/** Replaces `<dir>/sys` and `<dir>/lscpu.txt`; SOURCE.md is written by the caller. Links stay relative. */
 export function writeTree(dir: string, tree: CapturedTree): void {
   rmSync(join(dir, 'sys'), { recursive: true, force: true });
   for (const [path, data] of tree.files) {
     const out = join(dir, path);
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, data);
+  }
+  for (const [path, target] of tree.links) {
+    if (target.startsWith('/') || !resolve(dir, dirname(path), target).startsWith(resolve(dir, 'sys'))) {
+      throw new Error(`refusing link ${path} -> ${target}: it leaves the fixture's sys/`);
+    }
+    const out = join(dir, path);
+    mkdirSync(dirname(out), { recursive: true });
+    symlinkSync(target, out);
   }
   writeFileSync(join(dir, 'lscpu.txt'), tree.lscpu);
 }
