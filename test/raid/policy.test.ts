@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { formatPath, type FieldErrors, type FieldPath } from '../../src/policy/field.js';
 import { DEFAULT_RAID_POLICY, parseRaidPolicy, settingsFor } from '../../src/raid/policy.js';
