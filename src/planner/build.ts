@@ -52,7 +52,30 @@ export async function buildPlan(opts: BuildOptions): Promise<BuiltPlan> {
   const topology = readTopology(opts.root);
   const observed = await observe(opts.root, policy);
   const plan = planHost(topology, policy, observed);
+  if (policy.raid) await addRaidChanges(opts.root, policy.raid, plan);
   return { plan, topology, policy, observed };
+}
+
+/**
+ * RAID cache changes join the same plan, journal and rollback as the cgroup changes. Vendor tools
+ * are only run when the policy asks for a RAID setting, and only their read-only show commands.
+ */
+async function addRaidChanges(root: string, raid: NonNullable<Policy['raid']>, plan: Plan): Promise<void> {
+  const { writeCache, readAhead, ioPolicy, diskWriteCache } = raid;
+  const anyOverride = Object.values(raid.controllers).some((o) =>
+    Object.values(o).some((v) => v !== 'unchanged'),
+  );
+  if ([writeCache, readAhead, ioPolicy, diskWriteCache].every((v) => v === 'unchanged') && !anyOverride)
+    return;
+  const { observeRaid } = await import('../raid/observe.js');
+  const { planRaid } = await import('../raid/plan.js');
+  const observation = await observeRaid({ root, timeoutMs: raid.timeoutSeconds * 1000 });
+  const r = planRaid(raid, observation);
+  plan.changes.push(...r.changes);
+  plan.warnings.push(
+    ...observation.findings.filter((f) => f.severity !== 'info').map((f) => `raid: ${f.message}`),
+    ...r.warnings.map((w) => `raid: ${w}`),
+  );
 }
 
 /** Everything the planner may diff against: targets, their ancestors, units and process matches. */
