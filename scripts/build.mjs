@@ -13,6 +13,9 @@ await build({
   // commander and yaml run on every invocation: bundling them saves resolving and reading dozens of
   // files at start-up. The heavy, rarely needed ones stay external and are imported lazily.
   external: ['pino', 'execa', 'systeminformation'],
-  banner: { js: '#!/usr/bin/env node' },
+  // commander is CommonJS: give the ESM bundle a `require` for the node: built-ins it asks for.
+  banner: {
+    js: "#!/usr/bin/env node\nimport { createRequire as __isolateRequire } from 'node:module';\nconst require = __isolateRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });
