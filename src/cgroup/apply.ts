@@ -158,7 +158,9 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
     log('info', 'apply started', { journal: journal.id, changes: changes.length, toWrite: todo.length });
 
     const steps: StepReport[] = [];
+    // Test hooks for the real-kernel tests: die (kill -9) or wait for a sabotage before step N.
     const crashAt = Number(process.env.ISOLATE_TEST_CRASH_AT_STEP ?? '0');
+    const pauseAt = Number(process.env.ISOLATE_TEST_PAUSE_AT_STEP ?? '0');
     let seq = 0;
     for (const [i, change] of changes.entries()) {
       const exec = executorOf(execs, change);
@@ -173,6 +175,7 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
       await writeJournal(root, journal);
       try {
         if (crashAt > 0 && seq === crashAt) process.kill(process.pid, 'SIGKILL');
+        if (pauseAt > 0 && seq === pauseAt) await pauseForTest(root);
         await opts.beforeWrite?.(i + 1, change);
         const r = await exec.apply(change, live);
         if (r.skipped) {
@@ -213,6 +216,22 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
     return { changed, steps, journalId: journal.id, ...(recovered ? { recovered } : {}) };
   } finally {
     await lock.release();
+  }
+}
+
+/** Create `<root>/run/isolate.paused` and wait (at most 5 min) until someone removes it. */
+async function pauseForTest(root: string): Promise<void> {
+  const { writeFile, access } = await import('node:fs/promises');
+  const flag = path.join(root, 'run/isolate.paused');
+  await writeFile(flag, `${process.pid}\n`);
+  const until = Date.now() + 300_000;
+  while (Date.now() < until) {
+    try {
+      await access(flag);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

@@ -57,6 +57,13 @@ export interface CheckReport {
   kernelViolations: ThreadInfo[];
   /** Per-CPU kernel threads (ksoftirqd/N, migration/N, kworker/N:M): listed apart, never violations. */
   perCpuKernelThreads: { count: number; onExclusive: number; sample: string[] };
+  /**
+   * Unbound workqueue workers (kworker/uN:M) allowed on exclusive CPUs: listed apart, not counted.
+   * They follow `workqueueCpumask`, not cpusets (kernels before 6.8 keep them on partitions too).
+   */
+  unboundWorkqueueWorkers: ThreadInfo[];
+  /** /sys/devices/virtual/workqueue/cpumask as a list, when readable. */
+  workqueueCpumask: string | null;
   irqs: IrqInfo[];
   pendingChanges: number;
   findings: Finding[];
@@ -75,6 +82,7 @@ interface ScanResult {
   perWorkload: { threads: number; outside: ThreadInfo[] }[];
   violations: ThreadInfo[];
   kernelViolations: ThreadInfo[];
+  unboundWorkers: ThreadInfo[];
   perCpu: { count: number; onExclusive: number; sample: string[] };
 }
 
@@ -143,6 +151,7 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     perWorkload: spec.exclusive.map(() => ({ threads: 0, outside: [] })),
     violations: [],
     kernelViolations: [],
+    unboundWorkers: [],
     perCpu: { count: 0, onExclusive: 0, sample: [] },
   };
   const buf = Buffer.allocUnsafe(16384);
@@ -213,7 +222,10 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
           continue;
         }
         if (c.overlaps) {
-          res.kernelViolations.push({ pid, tid, comm: field(s, 'Name:') ?? '', cpus: list });
+          const comm = field(s, 'Name:') ?? '';
+          // Unbound workqueue workers follow /sys/devices/virtual/workqueue/cpumask, not cpusets.
+          if (comm.startsWith('kworker/u')) res.unboundWorkers.push({ pid, tid, comm, cpus: list });
+          else res.kernelViolations.push({ pid, tid, comm, cpus: list });
         }
         continue;
       }
@@ -416,6 +428,13 @@ export function audit(input: AuditInput): CheckReport {
     });
   }
   const irqs = nicIrqs(input.root, all);
+  let wqMask: string | null = null;
+  const wqRaw = readOr(path.join(input.root, 'sys/devices/virtual/workqueue/cpumask'));
+  if (wqRaw) {
+    try {
+      wqMask = CpuSet.parseMask(wqRaw).toString();
+    } catch {}
+  }
 
   const status: CheckStatus = findings.some((f) => f.severity === 'CRITICAL')
     ? 'CRITICAL'
@@ -440,6 +459,8 @@ export function audit(input: AuditInput): CheckReport {
     violations: scan.violations.slice(0, 1000),
     kernelViolations: scan.kernelViolations.slice(0, 1000),
     perCpuKernelThreads: scan.perCpu,
+    unboundWorkqueueWorkers: scan.unboundWorkers.slice(0, 100),
+    workqueueCpumask: wqMask,
     irqs,
     pendingChanges: input.pendingChanges,
     findings,
@@ -496,6 +517,11 @@ export function formatCheck(r: CheckReport): string {
   lines.push(
     `  per-CPU kernel threads (not counted): ${r.perCpuKernelThreads.count}, ${r.perCpuKernelThreads.onExclusive} on exclusive CPUs${r.perCpuKernelThreads.sample.length ? ` (e.g. ${r.perCpuKernelThreads.sample.slice(0, 4).join(', ')})` : ''}`,
   );
+  if (r.unboundWorkqueueWorkers.length > 0) {
+    lines.push(
+      `  unbound workqueue workers on exclusive CPUs (not counted): ${r.unboundWorkqueueWorkers.length}; workqueue cpumask ${r.workqueueCpumask ?? '?'} (set /sys/devices/virtual/workqueue/cpumask to the housekeeping CPUs to move them)`,
+    );
+  }
   if (r.irqs.length === 0) lines.push('  NIC IRQs: none found');
   for (const q of r.irqs) {
     lines.push(

@@ -1,0 +1,166 @@
+// Shared pieces for the real-kernel scenarios: the stand-in binary, a shell library for the guest
+// (snapshots of cgroup files, per-thread dumps read straight from /proc), and parsers for them.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CpuSet } from '../../../src/topology/cpuset.js';
+import { VM_CACHE } from '../harness/paths.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** Keep a scenario's whole console for debugging when ISOLATE_VM_CONSOLE_DIR is set. */
+export function keepConsole(name: string, text: string): void {
+  const dir = process.env.ISOLATE_VM_CONSOLE_DIR;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${name}.log`), text);
+}
+
+/** Static stand-in binary (busy/sleeping threads), compiled once per source hash. */
+export function standinBinary(): Buffer {
+  const src = join(HERE, 'standin.c');
+  const key = createHash('sha256').update(readFileSync(src)).digest('hex').slice(0, 12);
+  const out = join(VM_CACHE, `standin-${key}`);
+  if (!existsSync(out)) {
+    mkdirSync(VM_CACHE, { recursive: true });
+    const tmp = `${out}.tmp-${process.pid}`;
+    try {
+      execFileSync('gcc', ['-static', '-O2', '-pthread', '-o', tmp, src], { stdio: 'pipe' });
+    } catch (e) {
+      if (process.getuid?.() === 0) {
+        execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'gcc', 'libc6-dev'], {
+          stdio: 'pipe',
+          env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+        });
+        execFileSync('gcc', ['-static', '-O2', '-pthread', '-o', tmp, src], { stdio: 'pipe' });
+      } else {
+        throw new Error(`cannot build the VM stand-in (gcc -static): ${(e as Error).message}`);
+      }
+    }
+    renameSync(tmp, out);
+  }
+  return readFileSync(out);
+}
+
+/** Files for a dynamically linked host binary (e.g. procps `ps`) and its libraries. */
+export function hostBinaryFiles(bin: string, guest = bin): Record<string, Buffer> {
+  const files: Record<string, Buffer> = { [guest]: readFileSync(bin) };
+  const out = execFileSync('ldd', [bin], { encoding: 'utf8' });
+  for (const line of out.split('\n')) {
+    const m = /=>\s+(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+    if (m) files[m[1]!] = readFileSync(m[1]!);
+  }
+  return files;
+}
+
+/**
+ * Shell library sourced by every scenario (busybox ash). Sections are printed between
+ * `=====BEGIN name=====` / `=====END name=====` for the host to parse.
+ */
+export const LIB = String.raw`
+CG=/sys/fs/cgroup
+export ISOLATE_LOG=off
+isolate() { node /opt/isolate/dist/cli.js "$@"; }
+sec() { echo "=====BEGIN $1====="; }
+endsec() { echo; echo "=====END $1====="; }
+# Every setting isolate may write, for every cgroup (root's process list excluded: it churns).
+snap() {
+  ( cd $CG && find . -type d | sort | while read d; do
+      for f in cgroup.subtree_control cpuset.cpus cpuset.mems cpuset.cpus.partition cpuset.cpus.exclusive memory.min memory.low memory.high memory.max cpu.weight cpu.idle; do
+        [ -f "$d/$f" ] && echo "$d/$f=$(cat $d/$f)"
+      done
+      [ "$d" != "." ] && [ -f "$d/cgroup.procs" ] && echo "$d/cgroup.procs=$(sort -n $d/cgroup.procs | tr '\n' ' ')"
+    done )
+}
+# pid tid ppid Cpus_allowed_list name, for every thread, straight from /proc.
+threads() {
+  awk 'FNR==1{ split(FILENAME,a,"/"); pid=a[3]; tid=a[5]; n=""; pp=""; c="" }
+       /^Name:/{ n=$2 } /^PPid:/{ pp=$2 } /^Cpus_allowed_list:/{ c=$2; print pid, tid, pp, c, n }' /proc/[0-9]*/task/[0-9]*/status 2>/dev/null
+}
+# pid cgroup-path, for every process.
+pcgroups() { awk -F'::' '/^0::/{ split(FILENAME,a,"/"); print a[3], $2 }' /proc/[0-9]*/cgroup 2>/dev/null; }
+# pid cmdline, for user-space processes.
+cmdlines() { for p in /proc/[0-9]*; do c=$(tr '\0' ' ' < $p/cmdline 2>/dev/null); [ -n "$c" ] && echo "\${p#/proc/} $c"; done; }
+# Dump everything a scenario asserts on, under one name.
+state() {
+  sec "$1-snap"; snap; endsec "$1-snap"
+  sec "$1-threads"; threads; endsec "$1-threads"
+  sec "$1-cgroups"; pcgroups; endsec "$1-cgroups"
+  sec "$1-cmdlines"; cmdlines; endsec "$1-cmdlines"
+}
+# run NAME cmd...: output in section NAME, exit status in section NAME-rc.
+run() { n=$1; shift; t0=$(date +%s); sec "$n"; "$@" 2>&1; rc=$?; endsec "$n"; sec "$n-rc"; echo $rc; endsec "$n-rc"; echo "timing $n $(( $(date +%s) - t0 ))s"; return 0; }
+# A systemd-like host: slices and scopes with processes in them, and a YARN hierarchy.
+fake_host() {
+  for d in init.scope system.slice system.slice/sshd.service user.slice user.slice/user-1000.slice hadoop-yarn hadoop-yarn/container_01; do mkdir -p $CG/$d; done
+  sleep 100000 & echo $! > $CG/init.scope/cgroup.procs
+  sleep 100000 & echo $! > $CG/system.slice/sshd.service/cgroup.procs
+  sleep 100000 & echo $! > $CG/user.slice/user-1000.slice/cgroup.procs
+}
+`.replace('\\${p#/proc/}', '${p#/proc/}');
+
+export interface ThreadRow {
+  pid: number;
+  tid: number;
+  ppid: number;
+  cpus: CpuSet;
+  cpuList: string;
+  name: string;
+}
+
+export function parseThreads(text: string | undefined): ThreadRow[] {
+  const rows: ThreadRow[] = [];
+  for (const line of (text ?? '').split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 4 || !/^\d+$/.test(f[0]!)) continue;
+    rows.push({
+      pid: Number(f[0]),
+      tid: Number(f[1]),
+      ppid: Number(f[2]),
+      cpuList: f[3]!,
+      cpus: CpuSet.parse(f[3]!),
+      name: f.slice(4).join(' '),
+    });
+  }
+  return rows;
+}
+
+export function parsePairs(text: string | undefined): Map<number, string> {
+  const m = new Map<number, string>();
+  for (const line of (text ?? '').split('\n')) {
+    const i = line.indexOf(' ');
+    if (i > 0 && /^\d+$/.test(line.slice(0, i))) m.set(Number(line.slice(0, i)), line.slice(i + 1).trim());
+  }
+  return m;
+}
+
+export function isKernelThread(t: ThreadRow): boolean {
+  return t.pid === 2 || t.ppid === 2;
+}
+
+/** PIDs whose cmdline matches. */
+export function pidsMatching(cmdlines: Map<number, string>, re: RegExp): number[] {
+  return [...cmdlines.entries()].filter(([, c]) => re.test(c) && !c.startsWith('awk')).map(([p]) => p);
+}
+
+export function snapLines(text: string | undefined): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const line of (text ?? '').split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) m.set(line.slice(0, i), line.slice(i + 1));
+  }
+  return m;
+}
+
+/** Differences between two snapshots, as readable lines (empty when identical). */
+export function snapDiff(a: string | undefined, b: string | undefined): string[] {
+  const x = snapLines(a);
+  const y = snapLines(b);
+  const out: string[] = [];
+  for (const k of new Set([...x.keys(), ...y.keys()])) {
+    if (x.get(k) !== y.get(k)) out.push(`${k}: ${x.get(k) ?? '(absent)'} → ${y.get(k) ?? '(absent)'}`);
+  }
+  return out.sort();
+}
