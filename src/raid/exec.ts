@@ -2,6 +2,7 @@
 // time per host — these tools hang and deadlock each other when run in parallel (raid-cli.md §8.6:
 // MegaCli froze a host, arcconf processes deadlocked, hpacucli takes a global kernel lock).
 import { basename } from 'node:path';
+import { acquireHostLock } from './hostlock.js';
 
 export interface ToolResult {
   stdout: string;
@@ -48,35 +49,53 @@ export async function runTool(
     if (hung.has(bin)) {
       throw new ToolCallError(`${call}: not run, ${basename(bin)} timed out earlier in this run`, true);
     }
-    // execa is heavy; only RAID commands pay for it.
-    const { execa } = await import('execa');
-    const result = await execa(bin, [...args], {
-      reject: false,
-      timeout: timeoutMs,
-      forceKillAfterDelay: 2_000,
-      stdin: 'ignore',
-      stripFinalNewline: false,
-      maxBuffer: 64 * 1024 * 1024,
-      // hpacucli ≥9 stalls scanning SAN LUNs without this (raid-cli.md §8.6, [R21]); C locale keeps labels stable.
-      env: { LC_ALL: 'C', INFOMGR_BYPASS_NONSA: '1' },
-    });
-    if (result.timedOut) {
-      hung.add(bin);
+    // Another process's call may run for its whole timeout plus the kill delay.
+    const lock = await acquireHostLock(timeoutMs + 5_000);
+    if (typeof lock !== 'function') {
       throw new ToolCallError(
-        `${call} timed out after ${Math.round(timeoutMs / 1000)}s and was killed`,
+        `${call}: not run, another isolate process (pid ${lock.heldBy}) has been running a RAID tool for over ${Math.round(timeoutMs / 1000)}s`,
         true,
       );
     }
-    if (result.failed && result.exitCode === undefined) {
-      throw new ToolCallError(`${call} could not run: ${result.shortMessage ?? 'unknown error'}`, false);
+    try {
+      return await execute(bin, args, call, timeoutMs);
+    } finally {
+      await lock();
     }
-    return {
-      stdout: String(result.stdout ?? ''),
-      stderr: String(result.stderr ?? ''),
-      exitCode: result.exitCode ?? null,
-      timedOut: false,
-    };
   });
+}
+
+async function execute(
+  bin: string,
+  args: readonly string[],
+  call: string,
+  timeoutMs: number,
+): Promise<ToolResult> {
+  // execa is heavy; only RAID commands pay for it.
+  const { execa } = await import('execa');
+  const result = await execa(bin, [...args], {
+    reject: false,
+    timeout: timeoutMs,
+    forceKillAfterDelay: 2_000,
+    stdin: 'ignore',
+    stripFinalNewline: false,
+    maxBuffer: 64 * 1024 * 1024,
+    // hpacucli ≥9 stalls scanning SAN LUNs without this (raid-cli.md §8.6, [R21]); C locale keeps labels stable.
+    env: { LC_ALL: 'C', INFOMGR_BYPASS_NONSA: '1' },
+  });
+  if (result.timedOut) {
+    hung.add(bin);
+    throw new ToolCallError(`${call} timed out after ${Math.round(timeoutMs / 1000)}s and was killed`, true);
+  }
+  if (result.failed && result.exitCode === undefined) {
+    throw new ToolCallError(`${call} could not run: ${result.shortMessage ?? 'unknown error'}`, false);
+  }
+  return {
+    stdout: String(result.stdout ?? ''),
+    stderr: String(result.stderr ?? ''),
+    exitCode: result.exitCode ?? null,
+    timedOut: false,
+  };
 }
 
 /** Tests only: forget tools that hung in an earlier test. */

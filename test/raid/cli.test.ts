@@ -21,7 +21,10 @@ afterEach(() => {
 });
 
 const isolate = (args: string[]) =>
-  execa(process.execPath, [CLI, ...args], { reject: false, env: { RAID_SIM_DIR: host?.dir ?? '' } });
+  execa(process.execPath, [CLI, ...args], {
+    reject: false,
+    env: { RAID_SIM_DIR: host?.dir ?? '', ISOLATE_RAID_LOCK: `${host?.dir ?? '/tmp'}/isolate-raid.lock` },
+  });
 
 describe.skipIf(!HAVE_FIXTURES)('isolate raid (bundled CLI)', () => {
   it('raid check: OK on a healthy CacheVault host in write-back', async () => {
@@ -52,6 +55,17 @@ describe.skipIf(!HAVE_FIXTURES)('isolate raid (bundled CLI)', () => {
     const r = await isolate(['raid', 'check', '--root', host.root, '--timeout', '1']);
     expect(r.stdout).toMatch(/^RAID UNKNOWN - storcli64 \/call show all J nolog timed out after 1s/);
     expect(r.exitCode).toBe(3);
+  });
+
+  it('two isolate processes never run vendor tools at the same time', async () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { controllers: [{ showAll: CV_9270, cv: CV_9270_DETAIL }] } },
+    });
+    const runs = await Promise.all([1, 2, 3].map(() => isolate(['raid', 'check', '--root', host!.root])));
+    expect(runs.map((r) => r.exitCode)).toEqual([0, 0, 0]);
+    expect(host.log()).toHaveLength(6);
+    expect(host.log().filter((l) => l.startsWith('CONCURRENT'))).toEqual([]);
   });
 
   it('raid show --json has the documented fields, null where the output is silent', async () => {

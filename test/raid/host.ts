@@ -57,6 +57,8 @@ export function makeHost(opts: {
     );
   }
   process.env.RAID_SIM_DIR = dir;
+  // A per-host lock file, so parallel test files do not queue behind each other's hangs.
+  process.env.ISOLATE_RAID_LOCK = join(dir, 'isolate-raid.lock');
   return {
     root,
     dir,

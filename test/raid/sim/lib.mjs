@@ -53,15 +53,19 @@ export function simulate(family, answer) {
   appendFileSync(join(dir, 'commands.log'), `${line}\n`);
   const matches = (pattern) => typeof pattern === 'string' && line.includes(pattern);
   if (matches(state.hang)) {
-    hang(release);
+    hang();
     return;
   }
   let { stdout, code } = answer(args, state);
   if (matches(state.garbage)) stdout = '\u0000\u00ff<html>503 Service Unavailable</html>\n@@@@\n';
   if (typeof state.truncate === 'number' && matches(state.truncateOn ?? ''))
     stdout = stdout.slice(0, state.truncate);
-  release();
-  process.stdout.write(stdout, () => process.exit(code ?? 0));
+  // Real tools take a while talking to the firmware; hold the lock that long so overlapping calls
+  // are caught.
+  setTimeout(() => {
+    release();
+    process.stdout.write(stdout, () => process.exit(code ?? 0));
+  }, state.busyMs ?? 60);
 }
 
 function hang() {
