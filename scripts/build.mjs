@@ -1,7 +1,9 @@
 // Bundles the CLI into one ESM file so `isolate` starts fast: one file to read and compile,
 // heavy modules (pino, execa, systeminformation) are imported lazily at their point of use.
+import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
+rmSync('dist', { recursive: true, force: true });
 await build({
   entryPoints: ['src/cli.ts'],
   outfile: 'dist/cli.js',
