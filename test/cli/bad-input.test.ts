@@ -216,6 +216,19 @@ describe('policy errors that depend on the host', () => {
   });
 });
 
+/** One node, two SMT2 cores: a tree small enough to damage by hand. */
+const smallTree = () =>
+  writeSysfs(
+    synthTopology({
+      packages: 1,
+      nodesPerPackage: 1,
+      coresPerNode: 2,
+      threads: [2],
+      siblings: 'adjacent',
+      l3PerNode: 1,
+    }),
+  );
+
 describe('sysfs and flag errors', () => {
   it('a missing policy file', () => {
     expectOneLineError(
@@ -237,16 +250,7 @@ describe('sysfs and flag errors', () => {
     );
   });
   it('a malformed sibling list', () => {
-    const broken = writeSysfs(
-      synthTopology({
-        packages: 1,
-        nodesPerPackage: 1,
-        coresPerNode: 2,
-        threads: [2],
-        siblings: 'adjacent',
-        l3PerNode: 1,
-      }),
-    );
+    const broken = smallTree();
     writeFileSync(join(broken, 'sys/devices/system/cpu/cpu0/topology/core_cpus_list'), '0-\n');
     expectOneLineError(
       isolate(['topology', '--root', broken]),
@@ -254,16 +258,7 @@ describe('sysfs and flag errors', () => {
     );
   });
   it('a malformed node meminfo', () => {
-    const broken = writeSysfs(
-      synthTopology({
-        packages: 1,
-        nodesPerPackage: 1,
-        coresPerNode: 2,
-        threads: [2],
-        siblings: 'adjacent',
-        l3PerNode: 1,
-      }),
-    );
+    const broken = smallTree();
     writeFileSync(join(broken, 'sys/devices/system/node/node0/meminfo'), 'garbage\n');
     expectOneLineError(isolate(['topology', '--root', broken]), /node0\/meminfo: no MemTotal line/);
   });
