@@ -161,6 +161,7 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
     // Test hooks for the real-kernel tests: die (kill -9) or wait for a sabotage before step N.
     const crashAt = Number(process.env.ISOLATE_TEST_CRASH_AT_STEP ?? '0');
     const pauseAt = Number(process.env.ISOLATE_TEST_PAUSE_AT_STEP ?? '0');
+    const crashAfter = Number(process.env.ISOLATE_TEST_CRASH_AFTER_STEP ?? '0');
     let seq = 0;
     for (const [i, change] of changes.entries()) {
       const exec = executorOf(execs, change);
@@ -178,6 +179,7 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
         if (pauseAt > 0 && seq === pauseAt) await pauseForTest(root);
         await opts.beforeWrite?.(i + 1, change);
         const r = await exec.apply(change, live);
+        if (crashAfter > 0 && seq === crashAfter) process.kill(process.pid, 'SIGKILL');
         if (r.skipped) {
           entry.status = 'skipped';
           entry.note = r.skipped;
