@@ -14,7 +14,7 @@ export function registerRaid(program: Command): void {
     .action(async (o: LiveOptions & { json?: boolean }) => {
       const { observeRaid } = await import('../raid/observe.js');
       const { renderShow } = await import('../raid/report.js');
-      const obs = await observeRaid(observeOptions(o));
+      const obs = await observeRaid(await observeOptions(o));
       process.stdout.write(o.json ? `${JSON.stringify(obs, null, 2)}\n` : `${renderShow(obs)}\n`);
     });
 
@@ -29,7 +29,7 @@ export function registerRaid(program: Command): void {
       const { checkVerdict, renderCheck } = await import('../raid/report.js');
       let obs: Awaited<ReturnType<typeof observeRaid>>;
       try {
-        obs = await observeRaid(observeOptions(o));
+        obs = await observeRaid(await observeOptions(o));
       } catch (err) {
         // A monitoring plugin must not die with exit 1 ("WARNING") on its own failure.
         if (err instanceof UserError) throw new UserError(err.message, 3);
@@ -98,27 +98,20 @@ function withLiveOptions(cmd: Command): Command {
     );
 }
 
-function observeOptions(o: LiveOptions) {
+async function observeOptions(o: LiveOptions) {
   const seconds = Number(o.timeout);
   if (!Number.isFinite(seconds) || seconds < 1 || seconds > 3600) {
     throw new UserError(`--timeout ${o.timeout}: expected seconds from 1 to 3600`, 2);
   }
   const fromEnv = (process.env.ISOLATE_RAID_TOOL_PATH ?? '').split(',').filter((s) => s.trim() !== '');
-  return { root: o.root, timeoutMs: seconds * 1000, toolPaths: toolPaths([...fromEnv, ...o.toolPath]) };
-}
-
-function toolPaths(values: string[]) {
-  const out: Record<string, string> = {};
-  const tools = ['storcli', 'perccli', 'storcli2', 'perccli2', 'megacli', 'ssacli', 'arcconf'];
-  for (const v of values) {
-    const m = /^([a-z0-9]+)=(\/.+)$/.exec(v.trim());
-    if (!m || !tools.includes(m[1] as string)) {
-      throw new UserError(
-        `--tool-path ${v}: expected <tool>=<absolute path>, tool one of ${tools.join(', ')}`,
-        2,
-      );
-    }
-    out[m[1] as string] = m[2] as string;
+  const { parseToolPaths } = await import('../raid/tools.js');
+  try {
+    return {
+      root: o.root,
+      timeoutMs: seconds * 1000,
+      toolPaths: parseToolPaths([...fromEnv, ...o.toolPath].map((v) => v.trim())),
+    };
+  } catch (err) {
+    throw new UserError((err as Error).message, 2);
   }
-  return out;
 }
