@@ -124,6 +124,13 @@ function planSimple(
     warnings.push(`${d.target}: ${setting}=${to} cannot be set with ${c.tool}; left as is`);
     return;
   }
+  if (!setCommands(target, setting, from)) {
+    // Apply must be able to roll back: a value the tool cannot set again is not changed away from.
+    warnings.push(
+      `${d.target}: ${setting} is ${from}, which ${c.tool} cannot set back on rollback; left as is`,
+    );
+    return;
+  }
   changes.push({ backend: 'raid', target: d.target, setting, from, to });
 }
 

@@ -210,3 +210,21 @@ describe('set commands and rollback', () => {
     expect(() => inverseRaidChange({ ...c, target: '/kafka.slice' })).toThrow(/not a RAID target/);
   });
 });
+
+describe.skipIf(!HAVE_FIXTURES)('rollback is always possible', () => {
+  it('a value the tool cannot set back is not changed away from', () => {
+    // P408i-a: "Configured Drive Write Cache Policy: Enable"; P212: "Drive Write Cache: Disabled"; MegaCli
+    // "Disk Cache Policy : Disk's Default" cannot be set back with -EnDskCache/-DisDskCache.
+    const obs = observe(
+      'megacli',
+      'megacli/percona-AdpAllInfo-PERC6i.txt',
+      'megacli/netdata-AdpBbuCmd-recent.txt',
+      'megacli/check_raid-3-ldinfo-WB.txt',
+    );
+    const plan = planRaid(policy({ diskWriteCache: 'disabled' }), obs);
+    expect(plan.changes).toEqual([]);
+    expect(plan.warnings).toEqual([
+      'megacli:/a0/l0: diskWriteCache is default, which megacli cannot set back on rollback; left as is',
+    ]);
+  });
+});
