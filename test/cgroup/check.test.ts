@@ -1,0 +1,112 @@
+// check's thread classification over a fixture /proc tree (the real-kernel behaviour is in test/vm).
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { audit, EXIT_CHECK, formatCheck, numaBytes } from '../../src/cgroup/check.js';
+import type { WorkloadAllocation } from '../../src/planner/types.js';
+import { CpuSet } from '../../src/topology/cpuset.js';
+
+let root: string;
+
+async function put(rel: string, content: string): Promise<void> {
+  const f = path.join(root, rel);
+  await mkdir(path.dirname(f), { recursive: true });
+  await writeFile(f, content);
+}
+
+async function proc(
+  pid: number,
+  opts: { ppid: number; name: string; cgroup: string; threads: [number, string][] },
+) {
+  await put(`proc/${pid}/cgroup`, `0::${opts.cgroup}\n`);
+  for (const [tid, cpus] of opts.threads) {
+    await put(
+      `proc/${pid}/task/${tid}/status`,
+      `Name:\t${opts.name}\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t${pid}\nPid:\t${tid}\nPPid:\t${opts.ppid}\nCpus_allowed:\tff\nCpus_allowed_list:\t${cpus}\nMems_allowed_list:\t0-1\n`,
+    );
+  }
+}
+
+const kafka: WorkloadAllocation = {
+  name: 'kafka',
+  class: 'exclusive',
+  target: '/kafka.slice',
+  cpus: CpuSet.parse('2-3'),
+  cores: [2],
+  nodes: [0],
+  mems: [0],
+  memory: {},
+};
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'isolate-check-'));
+  await proc(1, { ppid: 0, name: 'systemd', cgroup: '/init.scope', threads: [[1, '0-1,4-7']] });
+  await proc(2, { ppid: 0, name: 'kthreadd', cgroup: '/', threads: [[2, '0-1,4-7']] });
+  await proc(10, { ppid: 2, name: 'ksoftirqd/2', cgroup: '/', threads: [[10, '2']] });
+  await proc(11, { ppid: 2, name: 'kworker/u16:1', cgroup: '/', threads: [[11, '0-7']] });
+  await proc(100, {
+    ppid: 1,
+    name: 'java',
+    cgroup: '/kafka.slice/kafka.service',
+    threads: [
+      [100, '2-3'],
+      [101, '2-3'],
+    ],
+  });
+  await proc(200, { ppid: 1, name: 'java', cgroup: '/hadoop-yarn/c1', threads: [[200, '0-1,4-7']] });
+  await put('sys/fs/cgroup/kafka.slice/cpuset.cpus.effective', '2-3\n');
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('audit', () => {
+  it('passes a fenced host; lists kernel threads apart', () => {
+    const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(r.status).toBe('OK');
+    expect(EXIT_CHECK[r.status]).toBe(0);
+    expect(r.workloads[0]?.threads).toBe(2);
+    expect(r.violations).toEqual([]);
+    expect(r.perCpuKernelThreads.count).toBe(1);
+    expect(r.unboundWorkqueueWorkers.map((t) => t.comm)).toEqual(['kworker/u16:1']);
+    expect(r.stats).toMatchObject({ processes: 6, threads: 7 });
+    expect(formatCheck(r)).toMatch(/^ISOLATE OK - kafka alone on CPUs 2-3/);
+  });
+
+  it('is CRITICAL when another thread may run on the exclusive CPUs, or a workload thread strays', async () => {
+    await proc(300, { ppid: 1, name: 'flink', cgroup: '/', threads: [[300, '0-7']] });
+    await put('proc/100/task/102/status', 'Name:\tjava\nPPid:\t1\nCpus_allowed_list:\t0-7\n');
+    const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(r.status).toBe('CRITICAL');
+    expect(r.violations.map((t) => t.tid)).toEqual([300]);
+    expect(r.workloads[0]?.outside.map((t) => t.tid)).toEqual([102]);
+  });
+
+  it('warns about pending changes, a stopped workload and unbound kernel threads', async () => {
+    await proc(12, { ppid: 2, name: 'rcu_gp', cgroup: '/', threads: [[12, '0-7']] });
+    await rm(path.join(root, 'proc/100'), { recursive: true });
+    const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 3 });
+    expect(r.status).toBe('WARNING');
+    expect(r.findings.map((f) => f.message).join('\n')).toMatch(
+      /not running[\s\S]*unbound kernel[\s\S]*3 change/,
+    );
+  });
+
+  it('reports a partition the kernel made invalid as CRITICAL', async () => {
+    await put(
+      'sys/fs/cgroup/kafka.slice/cpuset.cpus.partition',
+      'root invalid (Cpu list in cpuset.cpus not exclusive)\n',
+    );
+    const r = audit({ root, allocation: [kafka], partitions: true, pendingChanges: 0 });
+    expect(r.status).toBe('CRITICAL');
+    expect(r.summary).toMatch(/not exclusive/);
+  });
+
+  it('reads per-node memory from memory.numa_stat', () => {
+    expect(numaBytes('anon N0=100 N1=5\nfile N0=10 N1=0\nkernel_stack N0=7 N1=7\n')).toEqual({
+      '0': 110,
+      '1': 5,
+    });
+  });
+});
