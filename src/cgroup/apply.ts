@@ -110,7 +110,9 @@ const noLog: LogFn = () => {};
 
 /** Whether an interrupted apply/rollback left work to finish. */
 export function needsRecovery(j: Journal | null): boolean {
-  return j !== null && (j.state === 'applying' || j.state === 'rolling-back');
+  return (
+    j !== null && (j.state === 'applying' || j.state === 'rolling-back' || j.state === 'rollback-failed')
+  );
 }
 
 /**
@@ -158,58 +160,76 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
     log('info', 'apply started', { journal: journal.id, changes: changes.length, toWrite: todo.length });
 
     const steps: StepReport[] = [];
-    // Test hooks for the real-kernel tests: die (kill -9) or wait for a sabotage before step N.
-    const crashAt = Number(process.env.ISOLATE_TEST_CRASH_AT_STEP ?? '0');
-    const pauseAt = Number(process.env.ISOLATE_TEST_PAUSE_AT_STEP ?? '0');
-    const crashAfter = Number(process.env.ISOLATE_TEST_CRASH_AFTER_STEP ?? '0');
-    let seq = 0;
-    for (const [i, change] of changes.entries()) {
-      const exec = executorOf(execs, change);
-      const live = await safeRead(exec, change);
-      if (exec.satisfied(change, live)) {
-        steps.push({ seq: i + 1, change, previous: live, status: 'unchanged' });
-        continue;
-      }
-      seq++;
-      const entry: JournalEntry = { seq, change, previous: live, status: 'pending' };
-      journal.entries.push(entry);
+    const failAndUndo = async (err: unknown, i: number, change: Change): Promise<never> => {
+      const why = err instanceof Error ? err.message : String(err);
+      const failing = `step ${i + 1}/${changes.length} (${describe(change)})`;
+      journal.error = `${failing}: ${why}`;
+      journal.state = 'rolling-back';
       await writeJournal(root, journal);
-      try {
-        if (crashAt > 0 && seq === crashAt) process.kill(process.pid, 'SIGKILL');
-        if (pauseAt > 0 && seq === pauseAt) await pauseForTest(root);
-        await opts.beforeWrite?.(i + 1, change);
-        const r = await exec.apply(change, live);
-        if (crashAfter > 0 && seq === crashAfter) process.kill(process.pid, 'SIGKILL');
-        if (r.skipped) {
-          entry.status = 'skipped';
-          entry.note = r.skipped;
-          steps.push({ seq: i + 1, change, previous: live, status: 'skipped', note: r.skipped });
-          log('info', 'step skipped', { step: i + 1, change: describe(change), reason: r.skipped });
-        } else {
-          entry.status = 'done';
-          steps.push({ seq: i + 1, change, previous: live, status: 'applied' });
-          log('info', 'step applied', { step: i + 1, change: describe(change), previous: live });
+      log('error', 'step failed; rolling back', { step: i + 1, change: describe(change), error: why });
+      const undo = await undoJournal(root, journal, execs, log);
+      const clean = undo.clean;
+      const undoneText = clean
+        ? `rolled back ${undo.undone} change${undo.undone === 1 ? '' : 's'}; the host is as before`
+        : `ROLLBACK INCOMPLETE (${undo.notes.join('; ')}); run "isolate rollback" after fixing the cause`;
+      const notes = clean && undo.notes.length > 0 ? ` (note: ${undo.notes.join('; ')})` : '';
+      throw new ApplyFailedError(
+        `apply failed at ${failing}: ${why}; ${undoneText}${notes}`,
+        clean ? EXIT.rolledBack : EXIT.rollbackIncomplete,
+        steps,
+        undo.notes,
+      );
+    };
+    // SIGINT/SIGTERM mid-apply: finish the current write, then roll back everything (never half-applied).
+    let interrupted: string | null = null;
+    const onSignal = (sig: NodeJS.Signals) => {
+      interrupted = sig;
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      // Test hooks for the real-kernel tests: die (kill -9) or wait for a sabotage before step N.
+      const crashAt = Number(process.env.ISOLATE_TEST_CRASH_AT_STEP ?? '0');
+      const pauseAt = Number(process.env.ISOLATE_TEST_PAUSE_AT_STEP ?? '0');
+      const crashAfter = Number(process.env.ISOLATE_TEST_CRASH_AFTER_STEP ?? '0');
+      let seq = 0;
+      for (const [i, change] of changes.entries()) {
+        const exec = executorOf(execs, change);
+        const live = await safeRead(exec, change);
+        if (exec.satisfied(change, live)) {
+          steps.push({ seq: i + 1, change, previous: live, status: 'unchanged' });
+          continue;
         }
-      } catch (err) {
-        const why = err instanceof Error ? err.message : String(err);
-        const failing = `step ${i + 1}/${changes.length} (${describe(change)})`;
-        journal.error = `${failing}: ${why}`;
-        journal.state = 'rolling-back';
+        seq++;
+        if (interrupted) {
+          await failAndUndo(new StepError(`interrupted by ${interrupted}`), i, change);
+        }
+        const entry: JournalEntry = { seq, change, previous: live, status: 'pending' };
+        journal.entries.push(entry);
         await writeJournal(root, journal);
-        log('error', 'step failed; rolling back', { step: i + 1, change: describe(change), error: why });
-        const undo = await undoJournal(root, journal, execs, log);
-        const clean = undo.clean;
-        const undoneText = clean
-          ? `rolled back ${undo.undone} change${undo.undone === 1 ? '' : 's'}; the host is as before`
-          : `ROLLBACK INCOMPLETE (${undo.notes.join('; ')}); run "isolate rollback" after fixing the cause`;
-        const notes = clean && undo.notes.length > 0 ? ` (note: ${undo.notes.join('; ')})` : '';
-        throw new ApplyFailedError(
-          `apply failed at ${failing}: ${why}; ${undoneText}${notes}`,
-          clean ? EXIT.rolledBack : EXIT.rollbackIncomplete,
-          steps,
-          undo.notes,
-        );
+        try {
+          if (crashAt > 0 && seq === crashAt) process.kill(process.pid, 'SIGKILL');
+          if (pauseAt > 0 && seq === pauseAt) await pauseForTest(root);
+          await opts.beforeWrite?.(i + 1, change);
+          const r = await exec.apply(change, live);
+          if (crashAfter > 0 && seq === crashAfter) process.kill(process.pid, 'SIGKILL');
+          if (r.skipped) {
+            entry.status = 'skipped';
+            entry.note = r.skipped;
+            steps.push({ seq: i + 1, change, previous: live, status: 'skipped', note: r.skipped });
+            log('info', 'step skipped', { step: i + 1, change: describe(change), reason: r.skipped });
+          } else {
+            entry.status = 'done';
+            steps.push({ seq: i + 1, change, previous: live, status: 'applied' });
+            log('info', 'step applied', { step: i + 1, change: describe(change), previous: live });
+          }
+        } catch (err) {
+          await failAndUndo(err, i, change);
+        }
       }
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
     }
     journal.state = 'applied';
     await writeJournal(root, journal);
