@@ -1,6 +1,7 @@
 // Text for `raid show` / `raid check` and the monitoring-plugin verdict. JSON output is the model
 // itself (model.ts), so the two cannot drift apart.
 import type { Finding, ParsedOutput, RaidController, RaidObservation, Severity } from './model.js';
+import { writeBackVerdict } from './safety.js';
 
 export interface CheckVerdict {
   /** Monitoring-plugin exit code: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN. */
@@ -65,7 +66,7 @@ function renderController(c: RaidController): string[] {
   const out = [
     `${c.id}  ${c.model ?? '(model unknown)'}  status ${c.status ?? 'unknown'}${c.mode ? `  ${c.mode} mode` : ''}`,
     `  protection: ${prot}`,
-    `  write-back safe now: ${c.writeBackSafe ? 'yes' : 'no'}${c.readOnlyReason ? ` (read-only: ${c.readOnlyReason})` : ''}`,
+    `  write-back safe now: ${c.writeBackSafe ? 'yes' : `no (${writeBackVerdict(c).reasons.join('; ')})`}`,
   ];
   for (const d of c.logicalDrives) {
     out.push(

@@ -43,7 +43,11 @@ export function writeBackVerdict(
     if (p.replacementRequired === true) reasons.push('protection unit needs replacement');
     if (p.healthy === false && p.present !== false) reasons.push(`protection unit state ${p.state ?? 'bad'}`);
     if (p.healthy === null && p.present !== false) {
-      reasons.push(`protection unit health unknown (state ${p.state ?? 'not reported'})`);
+      reasons.push(
+        p.kind === 'cachevault' && p.replacementRequired === null
+          ? 'CacheVault "Replacement required" not reported (only /cN/cv show all prints it)'
+          : `protection unit health unknown (state ${p.state ?? 'not reported'})`,
+      );
     }
   }
   if (
