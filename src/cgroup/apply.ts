@@ -380,12 +380,13 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
     try {
       const exec = executorOf(execs, e.change);
       const r = await exec.undo(e.change, e.previous, { movedFrom });
+      // A pending entry's write may never have happened; only completed writes are counted.
+      if (e.status === 'done') undone++;
       e.status = 'undone';
       if (r.note) {
         e.note = r.note;
         notes.push(r.note);
       }
-      undone++;
       log('info', 'step undone', {
         step: e.seq,
         change: describe(e.change),

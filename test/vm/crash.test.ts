@@ -27,13 +27,14 @@ workloads:
     memory: { high: 512M }
 `;
 
-// An impossible cpuset: CPU 100 does not exist on an 8-CPU guest (EINVAL), after two good writes.
+// An impossible cpuset: CPU 100 does not exist on an 8-CPU guest (EINVAL), after four good writes.
 const BAD_PLAN = JSON.stringify({
   changes: [
+    { backend: 'cgroupfs', target: '/', setting: 'cgroup.subtree_control', from: '', to: 'cpuset' },
     { backend: 'cgroupfs', target: '/isolate-x', setting: 'mkdir', from: null, to: 'present' },
-    { backend: 'cgroupfs', target: '/isolate-x', setting: 'cpuset.mems', from: '', to: '0' },
-    { backend: 'cgroupfs', target: '/hadoop-yarn', setting: 'cpuset.cpus', from: '', to: '0-3' },
-    { backend: 'cgroupfs', target: '/isolate-x', setting: 'cpuset.cpus', from: '', to: '100' },
+    { backend: 'cgroupfs', target: '/isolate-x', setting: 'cpuset.mems', from: null, to: '0' },
+    { backend: 'cgroupfs', target: '/hadoop-yarn', setting: 'cpuset.cpus', from: null, to: '0-3' },
+    { backend: 'cgroupfs', target: '/isolate-x', setting: 'cpuset.cpus', from: null, to: '100' },
   ],
 });
 
@@ -72,30 +73,32 @@ crash afterN ISOLATE_TEST_CRASH_AFTER_STEP=$N rollback
 
 # Lock: a second apply while the first is paused fails at once naming the holder.
 rm -f /run/isolate.paused
-ISOLATE_TEST_PAUSE_AT_STEP=1 isolate apply --yes --policy $P > /tmp/first 2>&1 &
+( env ISOLATE_TEST_PAUSE_AT_STEP=1 node /opt/isolate/dist/cli.js apply --yes --policy $P > /tmp/first 2>&1; echo $? > /tmp/first-rc ) &
 FIRST=$!
 for i in $(seq 600); do [ -f /run/isolate.paused ] && break; sleep 0.2; done
-sec holder; echo $FIRST; endsec holder
+sec holder; cat /run/isolate.lock; endsec holder
 run second isolate apply --yes --policy $P
 rm -f /run/isolate.paused
 wait $FIRST
-sec first-rc; echo $?; endsec first-rc
+sec first-rc; cat /tmp/first-rc; endsec first-rc
 run lock-rollback isolate rollback
 sec lock-snap; snap; endsec lock-snap
 
 # A target cgroup removed mid-apply.
-ISOLATE_TEST_PAUSE_AT_STEP=$K isolate apply --yes --policy $P > /tmp/o 2>&1 &
+( env ISOLATE_TEST_PAUSE_AT_STEP=$K node /opt/isolate/dist/cli.js apply --yes --policy $P > /tmp/o 2>/tmp/e; echo $? > /tmp/rc ) &
 BG=$!
 for i in $(seq 600); do [ -f /run/isolate.paused ] && break; sleep 0.2; done
 rmdir $CG/isolate-flink
 rm -f /run/isolate.paused
 wait $BG
-sec removed-rc; echo $?; endsec removed-rc
-sec removed; cat /tmp/o; endsec removed
+sec removed-rc; cat /tmp/rc; endsec removed-rc
+sec removed; cat /tmp/e; endsec removed
 sec removed-snap; snap; endsec removed-snap
 
 # An impossible cpuset, from a saved plan.
-run badcpus isolate apply --yes --plan /etc/isolate/bad-plan.json
+isolate apply --yes --plan /etc/isolate/bad-plan.json > /tmp/o 2>/tmp/e
+sec badcpus-rc; echo $?; endsec badcpus-rc
+sec badcpus; cat /tmp/e; endsec badcpus
 sec badcpus-snap; snap; endsec badcpus-snap
 
 # A PID that exits between plan and apply: benign, recorded, not an error.
@@ -158,7 +161,8 @@ describe('kill -9, injected failures and the lock on a real kernel', () => {
 
   it('a second concurrent apply fails at once naming the holder PID', () => {
     expect(s('second-rc').trim()).toBe('1');
-    expect(s('second')).toContain(`PID ${s('holder').trim()}`);
+    const holder = JSON.parse(s('holder')).pid;
+    expect(s('second')).toContain(`another isolate apply is running (PID ${holder},`);
     expect(s('second').trim().split('\n')).toHaveLength(1);
     expect(s('first-rc').trim()).toBe('0');
     expect(snapDiff(s('before-snap'), s('lock-snap'))).toEqual([]);
@@ -175,8 +179,9 @@ describe('kill -9, injected failures and the lock on a real kernel', () => {
 
   it('an impossible cpuset ends in a clean rollback naming the errno meaning', () => {
     expect(s('badcpus-rc').trim(), s('badcpus')).toBe('2');
-    expect(s('badcpus')).toMatch(/step 4\/4 .*\/isolate-x cpuset\.cpus.*(EINVAL|ERANGE) \(/);
-    expect(s('badcpus')).toMatch(/rolled back 3 changes/);
+    expect(s('badcpus')).toMatch(/step 5\/5 .*\/isolate-x cpuset\.cpus.*(EINVAL|ERANGE) \(/);
+    expect(s('badcpus')).toMatch(/rolled back 4 changes; the host is as before/);
+    expect(s('badcpus').trim().split('\n')).toHaveLength(1);
     expect(snapDiff(s('before-snap'), s('badcpus-snap'))).toEqual([]);
   });
 
