@@ -29,14 +29,19 @@ async function makeLogger(): Promise<LogFn> {
   return (level, msg, fields) => logger[level](fields ?? {}, msg);
 }
 
-/**
- * Backends besides cgroupfs. RAID changes plug in here once src/raid exposes its executor
- * (applyRaidChange / inverseRaidChange wrapped as a ChangeExecutor); until then they are refused
- * before any write.
- */
-async function extraExecutors(changes: Change[]): Promise<Executors> {
+/** Backends besides cgroupfs: RAID changes go through src/raid (loaded only when a plan has them). */
+async function extraExecutors(root: string, changes: Change[], policyPath?: string): Promise<Executors> {
   if (!changes.some((c) => c.backend === 'raid')) return {};
-  return {};
+  const { raidExecutor } = await import('../cgroup/raid-executor.js');
+  let allowWithoutBattery: boolean | undefined;
+  if (policyPath && existsSync(policyPath)) {
+    const { loadPolicyFile } = await import('../policy/load.js');
+    const raid = loadPolicyFile(policyPath).raid as { allowWithoutBattery?: boolean } | undefined;
+    allowWithoutBattery = raid?.allowWithoutBattery === true ? true : undefined;
+  }
+  return {
+    raid: await raidExecutor({ root, ...(allowWithoutBattery !== undefined ? { allowWithoutBattery } : {}) }),
+  };
 }
 
 function describeChange(c: Change): string {
@@ -132,11 +137,13 @@ export function registerApply(program: Command): void {
 
       let changes: Change[];
       let warnings: string[] = [];
+      let policyUsed: string | undefined = opts.policy;
       let requireFrom = false;
       if (opts.plan) {
         const saved = readSavedPlan(opts.plan);
         changes = saved.changes;
         requireFrom = true;
+        policyUsed = opts.policy ?? saved.policy;
         if (saved.fingerprint) {
           const policyPath = opts.policy ?? saved.policy;
           if (policyPath && existsSync(policyPath)) {
@@ -156,6 +163,7 @@ export function registerApply(program: Command): void {
         const built = await buildPlan({ root, ...(opts.policy ? { policyPath: opts.policy } : {}), notice });
         changes = built.plan.changes;
         warnings = built.plan.warnings;
+        policyUsed = built.policy.source;
       }
 
       if (changes.length === 0) {
@@ -182,7 +190,7 @@ export function registerApply(program: Command): void {
       }
 
       const log = await makeLogger();
-      const executors = await extraExecutors(changes);
+      const executors = await extraExecutors(root, changes, policyUsed);
       const run = (cs: Change[]) =>
         eng.applyChanges({ root, changes: cs, requireFrom, force: !!opts.force, executors, log });
       try {
@@ -235,7 +243,12 @@ export function registerApply(program: Command): void {
       const { rollbackLast } = await import('../cgroup/apply.js');
       const { readJournal } = await import('../cgroup/journal.js');
       const j = await readJournal(root);
-      const executors = j ? await extraExecutors(j.entries.map((e) => e.change)) : {};
+      const executors = j
+        ? await extraExecutors(
+            root,
+            j.entries.map((e) => e.change),
+          )
+        : {};
       const r = await rollbackLast({ root, executors, log: await makeLogger() });
       if (opts.json) printJson({ ok: true, ...r });
       else if (r.nothing) process.stdout.write('Nothing to roll back: no apply to undo.\n');
