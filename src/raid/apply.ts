@@ -13,6 +13,7 @@ import {
 import { DEFAULT_TIMEOUT_MS, describeCall, runTool, ToolCallError, type ToolResult } from './exec.js';
 import type { LogicalDrive, RaidController, RaidTool } from './model.js';
 import { type ObserveOptions, readController } from './observe.js';
+import { controllerBlock } from './plan.js';
 import { writeBackVerdict } from './safety.js';
 import { findTool } from './tools.js';
 
@@ -37,7 +38,8 @@ export async function applyRaidChange(change: Change, opts: ApplyOptions): Promi
       `${change.target}: ${setting} is ${now ?? 'unknown'} now, the plan expected ${change.from ?? 'unknown'}; re-run isolate plan`,
     );
   }
-  if (before.readOnlyReason) fail(`${change.target}: not changed: ${before.readOnlyReason}`);
+  const blocked = controllerBlock(before);
+  if (blocked) fail(`${change.target}: not changed: ${blocked}`);
   if (setting === 'writeCache' && change.to === 'write-back') {
     const verdict = writeBackVerdict(before, { allowWithoutBattery: opts.allowWithoutBattery });
     if (!verdict.safe) fail(`${change.target}: refusing to enable write-back: ${verdict.reasons.join('; ')}`);

@@ -46,8 +46,8 @@ export function planRaid(
   return { changes, warnings };
 }
 
-/** Reasons to leave a whole controller alone (raid-cli.md §8.1, §8.4). */
-function controllerBlock(c: RaidController): string | null {
+/** Reasons to leave a whole controller alone (raid-cli.md §8.1, §8.4); apply re-checks the same. */
+export function controllerBlock(c: RaidController): string | null {
   if (c.readOnlyReason) return c.readOnlyReason;
   if (c.mode === 'hba') return 'HBA mode, no controller cache';
   if (c.healthy !== true) return `controller status ${c.status ?? 'unknown'}`;

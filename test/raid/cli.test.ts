@@ -1,19 +1,29 @@
 // The real bundled CLI (dist/cli.js) against simulated hosts and saved captures: exit codes, JSON
 // shape, one-line errors.
 import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fixturePath, HAVE_FIXTURES } from './fixtures.js';
 import { CV_9270, CV_9270_DETAIL, M5015_BBU, makeHost, type SimHost } from './host.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = join(repo, 'dist/cli.js');
+let CLI = join(repo, 'dist/cli.js');
 let host: SimHost | null = null;
+let snapshot: string | null = null;
 
 beforeAll(() => {
   execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repo, stdio: 'inherit' });
+  // Other work in this tree rebuilds dist/ at any time; run a private copy of this build (inside the
+  // repo so its external packages still resolve from node_modules).
+  snapshot = mkdtempSync(join(repo, 'test/raid/.cli-'));
+  copyFileSync(join(repo, 'dist/cli.js'), join(snapshot, 'cli.js'));
+  CLI = join(snapshot, 'cli.js');
+});
+afterAll(() => {
+  if (snapshot) rmSync(snapshot, { recursive: true, force: true });
 });
 afterEach(() => {
   host?.cleanup();
