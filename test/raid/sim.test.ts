@@ -299,6 +299,21 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
     );
   });
 
+  it('a set that storcli refuses with exit status 0 is reported as failed', async () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { refuse: { pdcache: 'SSD Pd is present' }, controllers: [{ showAll: M5015_BBU }] } },
+    });
+    const { changes } = await planOn(policy({ diskWriteCache: 'enabled' }));
+    expect(changes).toEqual([
+      expect.objectContaining({ setting: 'diskWriteCache', from: 'disabled', to: 'enabled' }),
+    ]);
+    await expect(applyRaidChange(changes[0]!, opts())).rejects.toThrow(
+      'storcli:/c0/v0: storcli64 /c0/v0 set pdcache=On J failed: SSD Pd is present',
+    );
+    expect(host.log().at(-1)).toBe('storcli /c0/v0 set pdcache=On J');
+  });
+
   it('a controller without its tool gives a warning naming the tool to install', async () => {
     host = makeHost({ drivers: ['megaraid_sas', 'hpsa', 'aacraid'] });
     const obs = await observeRaid(opts());

@@ -52,6 +52,8 @@ simulate(family, (args, state) => {
     if (!cache) return failure(ci, `VD ${vd} not found`);
     const parts = /^(NR|R)(AWB|WB|WT)(C|D)$/.exec(cache);
     const [key, value] = rest[0].split('=');
+    // e.g. pdcache on an SSD VD: "Failure" with exit status 0, "SSD Pd is present" (libstoragemgmt [R7]).
+    if (state.refuse?.[key]) return failure(ci, state.refuse[key]);
     const v = (value ?? '').toUpperCase();
     const next = parts.slice(1);
     if (key === 'wrcache' && ['WB', 'WT', 'AWB'].includes(v)) next[1] = v;
