@@ -38,7 +38,12 @@ export async function applyRaidChange(change: Change, opts: ApplyOptions): Promi
       `${change.target}: ${setting} is ${now ?? 'unknown'} now, the plan expected ${change.from ?? 'unknown'}; re-run isolate plan`,
     );
   }
-  const blocked = controllerBlock(before);
+  // Going to write-through only lowers the risk (it is also what a rollback of write-back does), so a
+  // learn cycle or charge does not hold it up; everything else waits for a quiet, known controller.
+  const towardSafety = setting === 'writeCache' && change.to === 'write-through';
+  const blocked = towardSafety
+    ? (before.readOnlyReason ?? (before.mode === 'hba' ? 'HBA mode' : null))
+    : controllerBlock(before);
   if (blocked) fail(`${change.target}: not changed: ${blocked}`);
   if (setting === 'writeCache' && change.to === 'write-back') {
     const verdict = writeBackVerdict(before, { allowWithoutBattery: opts.allowWithoutBattery });

@@ -27,12 +27,15 @@ export function parseTarget(target: string): RaidTarget | null {
 }
 
 /**
- * The write policy a set changes: storcli's `Cache` word and MegaCli's policy lines are the
- * configured policy of the drive; ssacli and arcconf separate the setting (`Caching` + nbwc,
- * `Write-cache setting`) from what the cache does now, and a set changes the setting.
+ * The write policy a set changes — the configured one, not what the firmware does right now:
+ * storcli 7.x prints a single `Cache` word per VD, the configured policy (raid-cli.md §3.2); MegaCli's
+ * `Default Cache Policy` is the configured one while `Current` drops to WriteThrough on a bad BBU or
+ * during a learn (§4, check_raid-issue65-ldinfo-old-format-WT.txt); storcli2 has the same
+ * Current/Default pair (§3.6); ssacli and arcconf separate the setting (`Caching` + nbwc,
+ * `Write-cache setting`) from what the cache does now.
  */
 export function configuredWrite(tool: RaidTool, d: LogicalDrive): WritePolicy {
-  return tool === 'ssacli' || tool === 'arcconf' ? d.defaultWrite : d.currentWrite;
+  return tool === 'storcli' || tool === 'perccli' ? d.currentWrite : d.defaultWrite;
 }
 
 /** Current value of a setting in policy words; null = not reported. */

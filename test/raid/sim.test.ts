@@ -1,5 +1,7 @@
 // End-to-end against vendor simulators that replay real captures and model the tools' set syntax:
 // observe → plan → apply → verify, and every refusal the safety rules require.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import type { Change } from '../../src/planner/types.js';
@@ -385,6 +387,21 @@ describe.skipIf(!HAVE_FIXTURES)('MegaCli simulator', () => {
     expect(changes).toEqual([]);
     expect(warnings.join('\n')).toMatch(why);
     expect(sets()).toEqual([]);
+  });
+
+  it('rolling write-back back to write-through still works while a learn cycle runs', async () => {
+    host = makeHost({ drivers: ['megaraid_sas'], tools: { megacli: megacli() } });
+    const { changes } = await planOn(WB);
+    await applyRaidChange(changes[0]!, opts());
+    const state = host.state('megacli');
+    writeFileSync(join(host.dir, 'state-megacli.json'), JSON.stringify({ ...state, learnActive: true }));
+    await applyRaidChange(inverseRaidChange(changes[0]!), opts());
+    expect(sets().slice(-2)).toEqual([
+      'megacli -LDSetProp NoCachedBadBBU -L0 -a0 -NoLog',
+      'megacli -LDSetProp WT -L0 -a0 -NoLog',
+    ]);
+    // ...but nothing moves toward write-back during the learn cycle.
+    await expect(applyRaidChange(changes[0]!, opts())).rejects.toThrow(/learn cycle running/);
   });
 
   it('CachedBadBBU is CRITICAL and left alone for a write-back policy', async () => {
