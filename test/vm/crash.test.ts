@@ -97,7 +97,8 @@ sec removed-snap; snap; endsec removed-snap
 
 # An impossible cpuset, from a saved plan.
 isolate apply --yes --plan /etc/isolate/bad-plan.json > /tmp/o 2>/tmp/e
-sec badcpus-rc; echo $?; endsec badcpus-rc
+rc=$?
+sec badcpus-rc; echo $rc; endsec badcpus-rc
 sec badcpus; cat /tmp/e; endsec badcpus
 sec badcpus-snap; snap; endsec badcpus-snap
 
