@@ -54,7 +54,7 @@ export function registerRaid(program: Command): void {
     .action(async (files: string[], o: { tool: string; json?: boolean; check?: boolean }) => {
       const { PARSE_TOOLS } = await import('../raid/model.js');
       if (!(PARSE_TOOLS as readonly string[]).includes(o.tool)) {
-        throw new UserError(`raid parse: --tool ${o.tool}: expected one of ${PARSE_TOOLS.join(', ')}`, 2);
+        throw new UserError(`raid parse: --tool ${o.tool}: expected one of ${PARSE_TOOLS.join(', ')}`, 1);
       }
       const { readFile } = await import('node:fs/promises');
       const outputs = [];
@@ -65,7 +65,7 @@ export function registerRaid(program: Command): void {
           const code = (err as NodeJS.ErrnoException).code ?? 'error';
           throw new UserError(
             `raid parse: cannot read ${file} (${code}); give saved output files of ${o.tool}`,
-            2,
+            1,
           );
         }
       }
@@ -101,7 +101,7 @@ function withLiveOptions(cmd: Command): Command {
 async function observeOptions(o: LiveOptions) {
   const seconds = Number(o.timeout);
   if (!Number.isFinite(seconds) || seconds < 1 || seconds > 3600) {
-    throw new UserError(`--timeout ${o.timeout}: expected seconds from 1 to 3600`, 2);
+    throw new UserError(`--timeout ${o.timeout}: expected seconds from 1 to 3600`, 1);
   }
   const fromEnv = (process.env.ISOLATE_RAID_TOOL_PATH ?? '').split(',').filter((s) => s.trim() !== '');
   const { parseToolPaths } = await import('../raid/tools.js');
@@ -112,6 +112,6 @@ async function observeOptions(o: LiveOptions) {
       toolPaths: parseToolPaths([...fromEnv, ...o.toolPath].map((v) => v.trim())),
     };
   } catch (err) {
-    throw new UserError((err as Error).message, 2);
+    throw new UserError((err as Error).message, 1);
   }
 }

@@ -135,17 +135,19 @@ describe.skipIf(!HAVE_FIXTURES)('isolate raid (bundled CLI)', () => {
     expect(r.exitCode).toBe(2);
   });
 
-  it('one-line errors with a usage exit code', async () => {
+  it('one-line errors with exit code 1, like every other isolate command', async () => {
     const bad = await isolate(['raid', 'parse', '--tool', 'hpacu', '/x']);
     expect(bad.stderr.trim().split('\n')).toEqual([
       'isolate: raid parse: --tool hpacu: expected one of storcli, perccli, megacli, ssacli, arcconf',
     ]);
-    expect(bad.exitCode).toBe(2);
+    expect(bad.exitCode).toBe(1);
     const missing = await isolate(['raid', 'parse', '--tool', 'ssacli', '/nonexistent/ssacli.txt']);
     expect(missing.stderr.trim()).toBe(
       'isolate: raid parse: cannot read /nonexistent/ssacli.txt (ENOENT); give saved output files of ssacli',
     );
+    expect(missing.exitCode).toBe(1);
     const timeout = await isolate(['raid', 'show', '--timeout', 'soon']);
     expect(timeout.stderr.trim()).toBe('isolate: --timeout soon: expected seconds from 1 to 3600');
+    expect(timeout.exitCode).toBe(1);
   });
 });
