@@ -1,0 +1,59 @@
+// RAID cache changes in `isolate plan`: a simulated storcli host (replaying a real capture of an IBM
+// M5015 with a healthy iBBU08) whose drive is in write-through; the policy asks for write-back.
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HAVE_FIXTURES } from '../raid/fixtures.js';
+import { M5015_BBU, makeHost, type SimHost } from '../raid/host.js';
+import { isolate } from './run.js';
+
+let host: SimHost | null = null;
+afterEach(() => {
+  host?.cleanup();
+  host = null;
+});
+
+describe.skipIf(!HAVE_FIXTURES)('isolate plan with a raid: section', () => {
+  it('lists the safe write-back change and runs only read commands', () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }] } },
+    });
+    cpSync(
+      join(import.meta.dirname, '../fixtures/sysfs/qemu-nosmt/sys/devices'),
+      join(host.root, 'sys/devices'),
+      {
+        recursive: true,
+      },
+    );
+    const policy = join(mkdtempSync(join(tmpdir(), 'isolate-raidplan-')), 'policy.yaml');
+    writeFileSync(
+      policy,
+      `apiVersion: isolate/v1
+kind: HostPolicy
+reserved: { cores: 1 }
+workloads:
+  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+raid: { writeCache: write-back }
+`,
+    );
+    const env = { RAID_SIM_DIR: host.dir, ISOLATE_RAID_LOCK: join(host.dir, 'isolate-raid.lock') };
+    const r = isolate(['plan', '--dry-run', '--json', '--root', host.root, '--policy', policy], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const plan = JSON.parse(r.stdout);
+    expect(plan.changes.filter((c: { backend: string }) => c.backend === 'raid')).toEqual([
+      expect.objectContaining({
+        target: 'storcli:/c0/v0',
+        setting: 'writeCache',
+        from: 'write-through',
+        to: 'write-back',
+      }),
+    ]);
+    // A dry run reads the controller and sets nothing.
+    const commands = host.log();
+    expect(commands.length).toBeGreaterThan(0);
+    expect(commands.filter((c) => / set /.test(c))).toEqual([]);
+  });
+});
