@@ -164,6 +164,12 @@ export function registerApply(program: Command): void {
         changes = built.plan.changes;
         warnings = built.plan.warnings;
         policyUsed = built.policy.source;
+        const fs = built.observed.cgroup;
+        if (!fs.writable && changes.some((c) => c.backend === 'cgroupfs')) {
+          throw new UserError(
+            `cannot apply: ${fs.reason ?? 'no writable cgroup v2 hierarchy'}; "isolate plan" still works`,
+          );
+        }
       }
 
       if (changes.length === 0) {
