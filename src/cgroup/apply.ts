@@ -331,6 +331,22 @@ async function preflight(
         );
       }
     }
+    if (
+      c.backend === 'cgroupfs' &&
+      (c.setting === 'cpuset.cpus' || c.setting === 'cpuset.mems') &&
+      c.to.trim() === '' &&
+      !done &&
+      live !== null &&
+      live.trim() !== ''
+    ) {
+      const events = await readTrim(path.join(cgroupMount(root), normCgPath(c.target), 'cgroup.events'));
+      if (events && /^populated 1$/m.test(events)) {
+        throw new UserError(
+          `refusing step ${i + 1}: emptying ${c.target} ${c.setting} ("${live}") while the cgroup has processes is refused by the kernel (ENOSPC) and would leave them without ${c.setting === 'cpuset.cpus' ? 'CPUs' : 'memory nodes'}; widen it instead`,
+          EXIT.refused,
+        );
+      }
+    }
     if (c.backend === 'cgroupfs' && c.setting === 'memory.max' && !done && !opts.force) {
       const limit = parseBytes(c.to);
       const dir = path.join(cgroupMount(root), normCgPath(c.target));

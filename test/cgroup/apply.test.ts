@@ -237,3 +237,20 @@ describe('sameValue', () => {
     expect(sameValue('cgroup.subtree_control', 'cpu memory', 'memory cpu')).toBe(true);
   });
 });
+
+describe('pre-flight on cpusets', () => {
+  it('refuses to empty the cpuset of a populated cgroup', async () => {
+    const cg = path.join(root, 'sys/fs/cgroup');
+    await mkdir(path.join(cg, 'busy'), { recursive: true });
+    await writeFile(path.join(cg, 'cgroup.controllers'), 'cpuset cpu memory\n');
+    await writeFile(path.join(cg, 'busy/cgroup.events'), 'populated 1\nfrozen 0\n');
+    await writeFile(path.join(cg, 'busy/cpuset.cpus'), '0-3\n');
+    const err = await applyChanges({
+      root,
+      changes: [{ backend: 'cgroupfs', target: '/busy', setting: 'cpuset.cpus', from: '0-3', to: '' }],
+    }).catch((e) => e);
+    expect(err.exitCode).toBe(EXIT.refused);
+    expect(err.message).toMatch(/emptying \/busy cpuset.cpus \("0-3"\) while the cgroup has processes/);
+    expect((await readFile(path.join(cg, 'busy/cpuset.cpus'), 'utf8')).trim()).toBe('0-3');
+  });
+});
