@@ -24,11 +24,9 @@ registerCore(program);
 registerApply(program);
 registerRaid(program);
 
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
+program.parseAsync(process.argv).catch((err: unknown) => {
   process.exitCode = reportError(err);
-}
+});
 
 function reportError(err: unknown): number {
   if (err instanceof CommanderError) {

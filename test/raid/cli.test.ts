@@ -1,7 +1,7 @@
 // The real bundled CLI (dist/cli.js) against simulated hosts and saved captures: exit codes, JSON
 // shape, one-line errors.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -19,7 +19,7 @@ beforeAll(() => {
   // Other work in this tree rebuilds dist/ at any time; run a private copy of this build (inside the
   // repo so its external packages still resolve from node_modules).
   snapshot = mkdtempSync(join(repo, 'test/raid/.cli-'));
-  copyFileSync(join(repo, 'dist/cli.js'), join(snapshot, 'cli.js'));
+  cpSync(join(repo, 'dist'), snapshot, { recursive: true });
   CLI = join(snapshot, 'cli.js');
 });
 afterAll(() => {
