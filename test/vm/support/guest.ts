@@ -3,12 +3,9 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { CpuSet } from '../../../src/topology/cpuset.js';
-import { VM_CACHE } from '../harness/paths.js';
-
-const HERE = dirname(fileURLToPath(import.meta.url));
+import { REPO_ROOT, VM_CACHE } from '../harness/paths.js';
 
 /** Keep a scenario's whole console for debugging when ISOLATE_VM_CONSOLE_DIR is set. */
 export function keepConsole(name: string, text: string): void {
@@ -20,7 +17,7 @@ export function keepConsole(name: string, text: string): void {
 
 /** Static stand-in binary (busy/sleeping threads), compiled once per source hash. */
 export function standinBinary(): Buffer {
-  const src = join(HERE, 'standin.c');
+  const src = join(REPO_ROOT, 'test/vm/support/standin.c');
   const key = createHash('sha256').update(readFileSync(src)).digest('hex').slice(0, 12);
   const out = join(VM_CACHE, `standin-${key}`);
   if (!existsSync(out)) {
