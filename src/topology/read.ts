@@ -302,40 +302,52 @@ function buildCores(cpus: Cpu[], warnings: string[]): Core[] {
 }
 
 /** Walk up from a device directory to the nearest `numa_node` file (PCI parents carry it). */
-function deviceNode(fs: SysfsReader, rel: string): number | null {
-  let abs: string;
+function deviceNode(fs: SysfsReader, rel: string, sysReal: string): number | null {
+  let dir: string;
   try {
-    abs = realpathSync(fs.path(rel));
+    dir = realpathSync(fs.path(rel));
   } catch {
     return null;
   }
-  const stop = realpathSync(fs.path('sys'));
-  for (let dir = abs, i = 0; i < 12 && dir.startsWith(stop) && dir !== stop; dir = dirname(dir), i++) {
-    const relDir = relative(realpathSync(fs.root), dir);
-    const n = fs.int(`${relDir}/numa_node`);
-    if (n !== null) return n < 0 ? null : n;
+  for (let i = 0; i < 12 && dir.startsWith(`${sysReal}/`); dir = dirname(dir), i++) {
+    let text: string;
+    try {
+      text = readFileSync(join(dir, 'numa_node'), 'utf8').replace(/\0/g, '').trim();
+    } catch {
+      continue;
+    }
+    if (!/^-?\d+$/.test(text))
+      throw fs.bad(`${relative(fs.root, dir)}/numa_node`, new Error(`expected an integer, found "${text}"`));
+    const n = Number(text);
+    return n < 0 ? null : n;
   }
   return null;
 }
 
 function readDevices(fs: SysfsReader): Device[] {
   const out: Device[] = [];
+  let sysReal: string;
+  try {
+    sysReal = realpathSync(fs.path('sys'));
+  } catch {
+    return out;
+  }
   for (const name of fs.entries('sys/class/net').sort()) {
     if (!existsSync(fs.path(`sys/class/net/${name}/device`))) continue; // lo, bridges, veth: no hardware
-    out.push({ kind: 'nic', name, node: deviceNode(fs, `sys/class/net/${name}/device`) });
+    out.push({ kind: 'nic', name, node: deviceNode(fs, `sys/class/net/${name}/device`, sysReal) });
   }
   for (const name of fs.entries('sys/class/block').sort()) {
     const base = `sys/class/block/${name}`;
     if (existsSync(fs.path(`${base}/partition`))) continue;
     if (!existsSync(fs.path(`${base}/device`))) continue; // loop, ram, dm-*: virtual
-    out.push({ kind: 'disk', name, node: deviceNode(fs, `${base}/device`) });
+    out.push({ kind: 'disk', name, node: deviceNode(fs, `${base}/device`, sysReal) });
   }
   for (const name of fs
     .entries('sys/class/scsi_host')
     .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))) {
     const base = `sys/class/scsi_host/${name}`;
     const driver = fs.text(`${base}/proc_name`) ?? undefined;
-    const node = existsSync(fs.path(`${base}/device`)) ? deviceNode(fs, `${base}/device`) : null;
+    const node = existsSync(fs.path(`${base}/device`)) ? deviceNode(fs, `${base}/device`, sysReal) : null;
     out.push({ kind: 'scsi', name, node, ...(driver ? { driver } : {}) });
   }
   return out;
