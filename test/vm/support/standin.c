@@ -4,7 +4,8 @@
  * SIGUSR1 allocates and touches MEM_MB of anonymous memory (to check NUMA placement after a move).
  *
  *   standin LABEL THREADS busy|sleep [MEM_MB]      one process (LABEL is only for cmdline matching)
- *   standin --fanout PROCS THREADS                 PROCS sleeping processes of THREADS threads each
+ *   standin --fanout PROCS THREADS                 PROCS sleeping processes of THREADS threads each;
+ *                                                  prints their PIDs, one a line, then "fanout ready"
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -62,6 +63,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < procs; i++) {
       pid_t p = fork();
       if (p == 0) {
+        /* raw closes: do not flush the parent's buffered output, do not hold its pipes open */
+        close(0);
+        close(1);
+        close(2);
         start_threads(threads);
         for (;;) pause();
       }
@@ -69,6 +74,7 @@ int main(int argc, char **argv) {
         perror("fork");
         return 1;
       }
+      printf("%d\n", (int)p);
     }
     printf("fanout ready\n");
     fflush(stdout);
