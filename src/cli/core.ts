@@ -73,14 +73,10 @@ export function registerCore(program: Command): void {
       else process.stdout.write(formatPlan(built.plan, built.policy.source));
       if (!opts.dryRun) {
         const out = opts.out ?? `${root.replace(/\/$/, '')}/var/lib/isolate/plan.json`;
-        const { saveJsonAtomic } = await import('./save.js');
+        const { writeFileAtomic } = await import('../cgroup/journal.js');
+        const saved = { ...json, policy: built.policy.source, root, createdAt: new Date().toISOString() };
         try {
-          saveJsonAtomic(out, {
-            ...json,
-            policy: built.policy.source,
-            root,
-            createdAt: new Date().toISOString(),
-          });
+          await writeFileAtomic(out, `${JSON.stringify(saved, null, 2)}\n`);
         } catch (err) {
           throw new UserError(
             `cannot save the plan to ${out} (${(err as Error).message}); use --out FILE or --dry-run`,
