@@ -32,8 +32,8 @@ isolate apply --yes --policy ${P} > /dev/null 2>&1 || echo "apply failed"
 sec noop; isolate apply --yes --policy ${P}; endsec noop
 sec timing
 RUNS=${runs} node /bench/timer.mjs \\
-  plan=node,/opt/isolate/dist/cli.js,plan,--dry-run,--policy,${P} \\
-  apply=node,/opt/isolate/dist/cli.js,apply,--yes,--policy,${P}
+  'plan=node|/opt/isolate/dist/cli.js|plan|--dry-run|--policy|${P}' \\
+  'apply=node|/opt/isolate/dist/cli.js|apply|--yes|--policy|${P}'
 endsec timing
 `;
 const r = await runTimed(kit, script, { '/etc/isolate/policy.yaml': POLICY });

@@ -31,18 +31,20 @@ standin kafka.Kafka 8 sleep &
 standin --fanout ${procs} ${threads - 1}
 isolate apply --yes --policy /etc/isolate/policy.yaml > /dev/null 2>&1 || echo "apply failed"
 sleep 2
-sec counts; echo "$(ls -d /proc/[0-9]* | wc -l) $(ls -d /proc/[0-9]*/task/[0-9]* | wc -l)"; endsec counts
+sec counts; echo "$(ls -d /proc/[0-9]* | wc -l) $(ls -d /proc/[0-9]*/task/[0-9]* | wc -l) $(/opt/procps/bin/ps -eLo pid,tid,psr,comm | wc -l)"; endsec counts
 sec check-json; isolate check --json --policy /etc/isolate/policy.yaml | grep -A4 '"stats"'; endsec check-json
 sec timing
 RUNS=${runs} node /bench/timer.mjs \\
-  ps=ps,-eLo,pid,tid,psr,comm \\
-  check=node,/opt/isolate/dist/cli.js,check,--policy,/etc/isolate/policy.yaml
+  'ps=/bin/sh|-c|exec /opt/procps/bin/ps -eLo pid,tid,psr,comm </dev/console' \
+  'check=node|/opt/isolate/dist/cli.js|check|--policy|/etc/isolate/policy.yaml'
 endsec timing
 `;
 const r = await runTimed(kit, script, { '/etc/isolate/policy.yaml': POLICY });
-const [p, t] = (r.sections.counts ?? '').trim().split(/\s+/).map(Number);
+const [p, t, psLines] = (r.sections.counts ?? '').trim().split(/\s+/).map(Number);
 const timing = JSON.parse(r.sections.timing ?? '{}');
-console.log(`guest process table: ${p} processes, ${t} threads (qemu TCG, ${kit.layoutName})`);
+console.log(
+  `guest process table: ${p} processes, ${t} threads; ps printed ${psLines} lines (qemu TCG, ${kit.layoutName})`,
+);
 console.log(
   `  ps -eLo pid,tid,psr,comm : median ${timing.ps?.median.toFixed(0)} ms (min ${timing.ps?.min.toFixed(0)})`,
 );
