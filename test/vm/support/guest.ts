@@ -79,7 +79,7 @@ threads() {
 # pid cgroup-path, for every process.
 pcgroups() { awk -F'::' '/^0::/{ split(FILENAME,a,"/"); print a[3], $2 }' /proc/[0-9]*/cgroup 2>/dev/null; }
 # pid cmdline, for user-space processes.
-cmdlines() { for p in /proc/[0-9]*; do c=$(tr '\0' ' ' < $p/cmdline 2>/dev/null); [ -n "$c" ] && echo "\${p#/proc/} $c"; done; }
+cmdlines() { for p in /proc/[0-9]*; do c=$(tr '\0' ' ' < $p/cmdline 2>/dev/null); [ -n "$c" ] && echo "$(basename $p) $c"; done; }
 # Dump everything a scenario asserts on, under one name.
 state() {
   sec "$1-snap"; snap; endsec "$1-snap"
@@ -96,7 +96,7 @@ fake_host() {
   sleep 100000 & echo $! > $CG/system.slice/sshd.service/cgroup.procs
   sleep 100000 & echo $! > $CG/user.slice/user-1000.slice/cgroup.procs
 }
-`.replace('\\${p#/proc/}', '${p#/proc/}');
+`;
 
 export interface ThreadRow {
   pid: number;
