@@ -34,13 +34,20 @@ async function extraExecutors(root: string, changes: Change[], policyPath?: stri
   if (!changes.some((c) => c.backend === 'raid')) return {};
   const { raidExecutor } = await import('../cgroup/raid-executor.js');
   let allowWithoutBattery: boolean | undefined;
+  let timeoutMs: number | undefined;
   if (policyPath && existsSync(policyPath)) {
     const { loadPolicyFile } = await import('../policy/load.js');
-    const raid = loadPolicyFile(policyPath).raid as { allowWithoutBattery?: boolean } | undefined;
+    const raid = loadPolicyFile(policyPath).raid;
     allowWithoutBattery = raid?.allowWithoutBattery === true ? true : undefined;
+    // The policy's per-call timeout bounds the sets and re-reads of apply as it bounds plan's reads.
+    timeoutMs = raid ? raid.timeoutSeconds * 1000 : undefined;
   }
   return {
-    raid: await raidExecutor({ root, ...(allowWithoutBattery !== undefined ? { allowWithoutBattery } : {}) }),
+    raid: await raidExecutor({
+      root,
+      ...(allowWithoutBattery !== undefined ? { allowWithoutBattery } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    }),
   };
 }
 
