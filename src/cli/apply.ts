@@ -131,7 +131,7 @@ export function registerApply(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (opts: ApplyOpts) => {
       const root = rootOption(opts.root);
-      requireDir(root, existsSync);
+      requireDir(root);
       const eng = await import('../cgroup/apply.js');
 
       // An interrupted apply is undone first: every plan must be made against a whole host.
@@ -252,7 +252,7 @@ export function registerApply(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (opts: { root?: string; json?: boolean }) => {
       const root = rootOption(opts.root);
-      requireDir(root, existsSync);
+      requireDir(root);
       const { rollbackLast } = await import('../cgroup/apply.js');
       const { readJournal } = await import('../cgroup/journal.js');
       const j = await readJournal(root);
@@ -284,7 +284,7 @@ export function registerApply(program: Command): void {
     .action(async (opts: { root?: string; policy?: string; json?: boolean }) => {
       try {
         const root = rootOption(opts.root);
-        requireDir(root, existsSync);
+        requireDir(root);
         const { runCheck, formatCheck, EXIT_CHECK } = await import('../cgroup/check.js');
         const report = await runCheck({ root, ...(opts.policy ? { policyPath: opts.policy } : {}), notice });
         if (opts.json) printJson(report);

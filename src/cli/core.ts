@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UserError } from '../errors.js';
 import { notice, printJson, requireDir, rootOption } from './options.js';
@@ -18,7 +17,7 @@ export function registerCore(program: Command): void {
     .option('--json', 'machine-readable output')
     .action(async (opts: CommonOpts) => {
       const root = rootOption(opts.root);
-      requireDir(root, existsSync);
+      requireDir(root);
       const { readTopology } = await import('../topology/read.js');
       const { topologyToJson, formatTopology } = await import('../topology/format.js');
       const topology = readTopology(root);
@@ -38,7 +37,7 @@ export function registerCore(program: Command): void {
       if (opts.root) {
         // A policy can be valid YAML and still not fit the host (too many cores, unknown CPUs).
         const root = rootOption(opts.root);
-        requireDir(root, existsSync);
+        requireDir(root);
         const { readTopology } = await import('../topology/read.js');
         const { allocate } = await import('../planner/allocate.js');
         allocate(readTopology(root), p, undefined, []);
@@ -63,7 +62,7 @@ export function registerCore(program: Command): void {
     )
     .action(async (opts: CommonOpts & { dryRun?: boolean; out?: string; detailedExitcode?: boolean }) => {
       const root = rootOption(opts.root);
-      requireDir(root, existsSync);
+      requireDir(root);
       const { buildPlan } = await import('../planner/build.js');
       const { planToJson } = await import('../planner/json.js');
       const { formatPlan } = await import('../planner/format.js');

@@ -98,7 +98,7 @@ function reservedCpus(topology: Topology, policy: Policy): CpuSet {
     const ids: number[] = [];
     for (const id of r.cpus) {
       const cpu = topology.cpus.find((c) => c.id === id);
-      if (!cpu || !cpu.online || cpu.core === null) {
+      if (!cpu?.online || cpu.core === null) {
         throw policyError(
           policy,
           ['reserved', 'cpus'],
@@ -141,7 +141,7 @@ function currentCores(
     const cpu = topology.cpus[id]?.id === id ? topology.cpus[id] : topology.cpus.find((c) => c.id === id);
     if (!cpu || cpu.core === null || cpu.core !== id) continue;
     const core = coreById.get(cpu.core);
-    if (core && core.cpus.isSubsetOf(cpus) && eligible(core)) out.push(core);
+    if (core?.cpus.isSubsetOf(cpus) && eligible(core)) out.push(core);
   }
   return out;
 }
@@ -176,12 +176,7 @@ function fillOrder(cores: Core[], keep: Set<number>): Core[] {
   );
 }
 
-function nearScore(
-  topology: Topology,
-  policy: Policy,
-  w: WorkloadSpec,
-  warnings: string[],
-): Map<number, number> {
+function nearScore(topology: Topology, w: WorkloadSpec, warnings: string[]): Map<number, number> {
   const score = new Map<number, number>();
   for (const ref of w.near) {
     const dev = topology.devices.find((d) => d.kind === ref.kind && d.name === ref.name);
@@ -197,7 +192,6 @@ function nearScore(
     }
     score.set(dev.node, (score.get(dev.node) ?? 0) + 1);
   }
-  void policy;
   return score;
 }
 
@@ -228,7 +222,7 @@ function pickSingleNode(
     node = fits.find((n) => n.id === currentNodes[0]);
   }
   if (!node) {
-    const score = nearScore(topology, policy, w, warnings);
+    const score = nearScore(topology, w, warnings);
     const ranked = [...fits].sort(
       (a, b) =>
         (score.get(b.id) ?? 0) - (score.get(a.id) ?? 0) ||
