@@ -90,7 +90,7 @@ describe('apply on a real kernel: two sockets SMT2, strict, Kafka + Flink stand-
         '/harness/lib.sh': LIB,
         '/etc/isolate/policy.yaml': POLICY,
       },
-      timeoutMs: 1_500_000,
+      timeoutMs: 600_000,
     });
     keepConsole('apply-two-socket', r.console);
     if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);

@@ -128,7 +128,7 @@ describe('kill -9, injected failures and the lock on a real kernel', () => {
         '/etc/isolate/policy.yaml': POLICY,
         '/etc/isolate/bad-plan.json': BAD_PLAN,
       },
-      timeoutMs: 1_700_000,
+      timeoutMs: 800_000,
     });
     keepConsole('crash', r.console);
     if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);

@@ -92,7 +92,7 @@ for (const c of CASES) {
           '/harness/lib.sh': LIB,
           '/etc/isolate/policy.yaml': POLICY,
         },
-        timeoutMs: 1_200_000,
+        timeoutMs: 420_000,
       });
       keepConsole(`layout-${c.layout.name}${c.prep ? '-offline' : ''}`, r.console);
       if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
