@@ -35,3 +35,13 @@ export function colonPair(line: string): [string, string] | null {
   if (key === '') return null;
   return [key, line.slice(i + 1).trim()];
 }
+
+/** The value under `key`, made by `make` and stored on first use: parsers merge facts per controller. */
+export function getOrCreate<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}

@@ -12,7 +12,7 @@ import {
   type WritePolicy,
   unknownProtection,
 } from '../model.js';
-import { colonPair, normKey, text } from '../words.js';
+import { colonPair, getOrCreate, normKey, text } from '../words.js';
 
 type Section = 'controller' | 'ld' | 'pd' | 'task' | null;
 
@@ -148,21 +148,11 @@ export class ArcconfReader {
 
   private sub(ctl: CtlFacts, name: string): Map<string, string> {
     const key = normKey(name);
-    let m = ctl.subs.get(key);
-    if (!m) {
-      m = new Map();
-      ctl.subs.set(key, m);
-    }
-    return m;
+    return getOrCreate(ctl.subs, key, () => new Map());
   }
 
   private ld(ctl: CtlFacts, n: string): LdFacts {
-    let ld = ctl.lds.get(n);
-    if (!ld) {
-      ld = { ld: n, props: new Map(), task: null };
-      ctl.lds.set(n, ld);
-    }
-    return ld;
+    return getOrCreate(ctl.lds, n, () => ({ ld: n, props: new Map(), task: null }));
   }
 
   result(): ParsedOutput {

@@ -11,7 +11,7 @@ import {
   type WritePolicy,
   unknownProtection,
 } from '../model.js';
-import { colonPair, normKey, text, yesNo } from '../words.js';
+import { colonPair, getOrCreate, normKey, text, yesNo } from '../words.js';
 
 interface VdFacts {
   vd: string;
@@ -141,12 +141,14 @@ export class MegacliReader {
   }
 
   private facts(adapter: string): AdapterFacts {
-    let f = this.adapters.get(adapter);
-    if (!f) {
-      f = { adapter, adp: new Map(), bbu: null, bbuFailed: false, bbuAbsent: false, vds: new Map() };
-      this.adapters.set(adapter, f);
-    }
-    return f;
+    return getOrCreate(this.adapters, adapter, () => ({
+      adapter,
+      adp: new Map(),
+      bbu: null,
+      bbuFailed: false,
+      bbuAbsent: false,
+      vds: new Map(),
+    }));
   }
 
   result(): ParsedOutput {

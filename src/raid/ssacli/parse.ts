@@ -12,7 +12,7 @@ import {
   type WritePolicy,
   unknownProtection,
 } from '../model.js';
-import { colonPair, normKey, text } from '../words.js';
+import { colonPair, getOrCreate, normKey, text } from '../words.js';
 
 interface LdFacts {
   ld: string;
@@ -89,21 +89,17 @@ export class SsacliReader {
   }
 
   private facts(slot: string, model: string, flags: string): CtlFacts {
-    let f = this.ctls.get(slot);
-    if (!f) {
-      f = { slot, model, headerFlags: flags, props: new Map(), lds: new Map() };
-      this.ctls.set(slot, f);
-    }
-    return f;
+    return getOrCreate(this.ctls, slot, () => ({
+      slot,
+      model,
+      headerFlags: flags,
+      props: new Map(),
+      lds: new Map(),
+    }));
   }
 
   private ld(ctl: CtlFacts, n: string): LdFacts {
-    let ld = ctl.lds.get(n);
-    if (!ld) {
-      ld = { ld: n, props: new Map(), summary: null };
-      ctl.lds.set(n, ld);
-    }
-    return ld;
+    return getOrCreate(ctl.lds, n, () => ({ ld: n, props: new Map(), summary: null }));
   }
 
   result(): ParsedOutput {

@@ -13,7 +13,7 @@ import {
   type RaidTool,
   unknownProtection,
 } from '../model.js';
-import { normKey, text, yesNo } from '../words.js';
+import { getOrCreate, normKey, text, yesNo } from '../words.js';
 import { type CacheWords, decodeCacheList, decodeCacheString, decodeInitialWrite } from './cache.js';
 import { storcliTextToJson } from './text.js';
 
@@ -141,31 +141,26 @@ export class StorcliReader {
   }
 
   private facts(ctl: string): CtlFacts {
-    let f = this.ctls.get(ctl);
-    if (!f) {
-      f = {
-        ctl,
-        schema2: false,
-        model: null,
-        status: null,
-        personality: null,
-        driver: null,
-        onBoardMemory: null,
-        packHw: null,
-        packStatus: undefined,
-        nextBatteryLearn: null,
-        protKind: null,
-        prot: new Map(),
-        bbuPathRefused: false,
-        overviewBbu: null,
-        overviewHealth: null,
-        vds: new Map(),
-        pdcByDg: new Map(),
-        failures: [],
-      };
-      this.ctls.set(ctl, f);
-    }
-    return f;
+    return getOrCreate(this.ctls, ctl, () => ({
+      ctl,
+      schema2: false,
+      model: null,
+      status: null,
+      personality: null,
+      driver: null,
+      onBoardMemory: null,
+      packHw: null,
+      packStatus: undefined,
+      nextBatteryLearn: null,
+      protKind: null,
+      prot: new Map(),
+      bbuPathRefused: false,
+      overviewBbu: null,
+      overviewHealth: null,
+      vds: new Map(),
+      pdcByDg: new Map(),
+      failures: [],
+    }));
   }
 
   private readOverview(rows: Json[]): void {
@@ -265,23 +260,18 @@ export class StorcliReader {
   }
 
   private vd(f: CtlFacts, vdNumber: string): VdFacts {
-    let vd = f.vds.get(vdNumber);
-    if (!vd) {
-      vd = {
-        vd: vdNumber,
-        dg: null,
-        type: null,
-        state: null,
-        name: null,
-        current: null,
-        defaults: null,
-        initialWrite: null,
-        diskCachePolicy: null,
-        activeOps: null,
-      };
-      f.vds.set(vdNumber, vd);
-    }
-    return vd;
+    return getOrCreate(f.vds, vdNumber, () => ({
+      vd: vdNumber,
+      dg: null,
+      type: null,
+      state: null,
+      name: null,
+      current: null,
+      defaults: null,
+      initialWrite: null,
+      diskCachePolicy: null,
+      activeOps: null,
+    }));
   }
 
   /**
