@@ -1,7 +1,8 @@
 // Entry point of the `isolate` command. Kept small: each command's module is imported only when that
 // command runs, so `isolate plan --dry-run` does not pay for RAID adapters, pino or execa.
 import { Command, CommanderError } from 'commander';
-import { oneLine, UserError } from './errors.js';
+import pkg from '../package.json' with { type: 'json' };
+import { oneLine, UserError } from './model/errors.js';
 import { registerApply } from './cli/apply.js';
 import { registerCore } from './cli/core.js';
 import { registerRaid } from './cli/raid.js';
@@ -12,7 +13,10 @@ program
   .description(
     'Give Kafka whole physical cores on one NUMA node, fence batch jobs off them, keep RAID cache safe.',
   )
-  .version('0.1.0')
+  .version(pkg.version, '-V, --version', 'print the version')
+  // Global: works before or after the subcommand (`isolate --root R plan`, `isolate plan --root R`).
+  .option('--root <dir>', 'host root: sysfs, /proc, the cgroup2 mount, /etc/isolate, /var/lib/isolate, /run')
+  .configureHelp({ showGlobalOptions: true })
   // One line per error, like every other isolate error; usage is one --help away.
   .configureOutput({
     outputError: (str, write) =>

@@ -1,46 +1,22 @@
 // The cgroupfs backend: reads, writes, verifies and undoes one Change on the cgroup2 filesystem.
+import {
+  type ChangeExecutor,
+  type PreflightOptions,
+  type PreflightStep,
+  StepError,
+  type UndoContext,
+  type WriteResult,
+} from '../apply/executor.js';
+import { UserError } from '../model/errors.js';
+import { formatBytes, pageAlign, parseBytes } from '../model/units.js';
 import { constants } from 'node:fs';
 import { mkdir, open, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Change } from '../planner/types.js';
-import { CpuSet } from '../topology/cpuset.js';
+import type { Change } from '../model/plan.js';
+import { CpuSet } from '../model/cpuset.js';
 import { errCode, errnoMeaning } from './errno.js';
-import { cgroupDir, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
-
-/** A step failed: says which, with the errno and its meaning for that file. */
-export class StepError extends Error {
-  override name = 'StepError';
-  constructor(
-    message: string,
-    readonly code?: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Outcome of a write: `skipped` when a benign race made it a no-op (e.g. the PID exited). */
-export interface WriteResult {
-  skipped?: string;
-}
-
-/** How the engine drives one backend. Every method may throw StepError. */
-export interface ChangeExecutor {
-  /** The live value now (null: the target or file does not exist). */
-  read(change: Change): Promise<string | null>;
-  /** True when the live value already is what the change wants. */
-  satisfied(change: Change, live: string | null): boolean;
-  /** True when `a` and `b` denote the same setting value (for drift checks against a saved plan). */
-  same(change: Change, a: string | null, b: string | null): boolean;
-  /** Make the change, then read it back; throw when the kernel did not take it. */
-  apply(change: Change, previous: string | null): Promise<WriteResult>;
-  /** Restore `previous`; idempotent (the write may or may not have happened before a crash). */
-  undo(change: Change, previous: string | null, ctx: UndoContext): Promise<{ note?: string }>;
-}
-
-export interface UndoContext {
-  /** Cgroups PIDs were moved out of, by destination cgroup (to re-home stragglers before rmdir). */
-  movedFrom: Map<string, string>;
-}
+import { cgroupDir, cgroupMount, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
+import { detectLayout } from './observe.js';
 
 const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.exclusive']);
 const MEMORY = new Set(['memory.min', 'memory.low', 'memory.high', 'memory.max']);
@@ -66,18 +42,6 @@ function tokens(v: string | null): string[] {
   return v ? v.split(/\s+/).filter(Boolean) : [];
 }
 
-/** Bytes from `1234`, `4K`, `1G` ...; `max` stays `max`. */
-export function parseBytes(v: string): number | 'max' | null {
-  const s = v.trim();
-  if (s === 'max' || s === 'infinity') return 'max';
-  const m = /^(\d+)\s*([KMGT]?)(i?B?)?$/i.exec(s);
-  if (!m) return null;
-  const mult = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 }[m[2]!.toUpperCase()] ?? 1;
-  return Number(m[1]) * mult;
-}
-
-const PAGE = 4096;
-
 export function sameValue(setting: string, a: string | null, b: string | null): boolean {
   if (a === null || b === null) return a === b;
   if (CPU_LISTS.has(setting)) {
@@ -93,7 +57,7 @@ export function sameValue(setting: string, a: string | null, b: string | null): 
     if (x === null || y === null) return a.trim() === b.trim();
     if (x === 'max' || y === 'max') return x === y;
     // The kernel stores page counts: a written value reads back rounded down to the page.
-    return Math.floor(x / PAGE) === Math.floor(y / PAGE);
+    return pageAlign(x) === pageAlign(y);
   }
   if (setting === 'cgroup.subtree_control') {
     const ta = new Set(tokens(a));
@@ -117,8 +81,84 @@ function describe(change: Change): string {
   return change.setting === 'mkdir' ? `mkdir ${change.target}` : `${change.target} ${change.setting}`;
 }
 
+/** Cgroups PIDs were moved out of, by destination cgroup (to re-home stragglers before rmdir). */
+function movedFrom(ctx: UndoContext): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of ctx.entries) {
+    if (e.change.setting === 'cgroup.procs' && e.previous && !out.has(normCgPath(e.change.target))) {
+      out.set(normCgPath(e.change.target), e.previous);
+    }
+  }
+  return out;
+}
+
 export class CgroupFsExecutor implements ChangeExecutor {
   constructor(readonly root: string) {}
+
+  /** isolate writes only to the unified hierarchy, and only with the cpuset controller on it. */
+  async ready(): Promise<void> {
+    const layout = await detectLayout(this.root);
+    const mount = cgroupMount(this.root);
+    if (layout !== 'unified') {
+      throw new UserError(
+        `cannot apply: ${mount} is ${layout === 'none' ? 'not a cgroup v2 hierarchy' : `a ${layout} cgroup layout`}; isolate writes only to the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all); "isolate plan" still works`,
+        1,
+      );
+    }
+    const ctrls = (await readTrim(path.join(mount, 'cgroup.controllers')))?.split(/\s+/) ?? [];
+    if (!ctrls.includes('cpuset')) {
+      throw new UserError(
+        `cannot apply: the cpuset controller is not available in ${mount}/cgroup.controllers (bound to cgroup v1 or disabled); boot with cgroup_no_v1=all`,
+        1,
+      );
+    }
+  }
+
+  /** Files of a cgroup an earlier step creates appear with the mkdir; PIDs still have to be moved. */
+  createdBy(change: Change, creator: Change): boolean {
+    if (creator.setting !== 'mkdir' || change === creator || change.setting === 'cgroup.procs') return false;
+    const made = normCgPath(creator.target);
+    const t = normCgPath(change.target);
+    return t === made || t.startsWith(`${made}/`);
+  }
+
+  /** Refusals the kernel would otherwise turn into a half-made change or an OOM kill. */
+  async preflight(steps: PreflightStep[], opts: PreflightOptions): Promise<void> {
+    for (const { index, change: c, live, done } of steps) {
+      if (!isKnownSetting(c.setting)) {
+        throw new UserError(`step ${index + 1}: unknown cgroupfs setting "${c.setting}" for ${c.target}`, 1);
+      }
+      if (c.target.split('/').includes('..')) {
+        throw new UserError(`step ${index + 1}: cgroup path "${c.target}" must not contain ".."`, 1);
+      }
+      if (done) continue;
+      if (
+        (c.setting === 'cpuset.cpus' || c.setting === 'cpuset.mems') &&
+        c.to.trim() === '' &&
+        live?.trim()
+      ) {
+        const events = await readTrim(path.join(this.dir(c.target), 'cgroup.events'));
+        if (events && /^populated 1$/m.test(events)) {
+          throw new UserError(
+            `refusing step ${index + 1}: emptying ${c.target} ${c.setting} ("${live}") while the cgroup has processes is refused by the kernel (ENOSPC) and would leave them without ${c.setting === 'cpuset.cpus' ? 'CPUs' : 'memory nodes'}; widen it instead`,
+            1,
+          );
+        }
+      }
+      if (c.setting === 'memory.max' && !opts.force) {
+        const limit = parseBytes(c.to);
+        const dir = this.dir(c.target);
+        const current = (await isDir(dir)) ? await readTrim(path.join(dir, 'memory.current')) : null;
+        const usage = current === null ? null : Number(current);
+        if (typeof limit === 'number' && usage !== null && Number.isFinite(usage) && limit < usage) {
+          throw new UserError(
+            `refusing to set ${c.target} memory.max to ${formatBytes(limit)} (${limit} bytes): the cgroup uses ${formatBytes(usage)} (${usage} bytes) now (memory.current); the kernel would reclaim and may OOM-kill its processes; raise the limit in the policy or pass --force`,
+            1,
+          );
+        }
+      }
+    }
+  }
 
   dir(target: string): string {
     return cgroupDir(this.root, normCgPath(target));
@@ -332,7 +372,7 @@ export class CgroupFsExecutor implements ChangeExecutor {
     const dir = this.dir(target);
     const procs = await readTrim(path.join(dir, 'cgroup.procs'));
     if (!procs) return;
-    const home = ctx.movedFrom.get(normCgPath(target)) ?? path.posix.dirname(normCgPath(target));
+    const home = movedFrom(ctx).get(normCgPath(target)) ?? path.posix.dirname(normCgPath(target));
     for (const pid of procs.split('\n').filter(Boolean)) {
       try {
         await this.write(

@@ -2,8 +2,8 @@
 import { closeSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { CgroupLayout, ObservedCgroupFs, ObservedGroup, ObservedState } from './observed.js';
-import { unavailableCgroupFs } from './observed.js';
+import type { CgroupLayout, ObservedCgroupFs, ObservedGroup, ObservedState } from '../model/observed.js';
+import { unavailableCgroupFs } from '../model/observed.js';
 import {
   cgroupDir,
   cgroupMount,

@@ -1,54 +1,48 @@
+// `isolate topology`, `policy validate`, `plan`: flags → one call → rendering.
 import type { Command } from 'commander';
-import { UserError } from '../errors.js';
-import { notice, printJson, requireDir, rootOption } from './options.js';
+import { hostRoot, notice, printJson, printText, requireDir, rootOption } from './options.js';
 
 interface CommonOpts {
-  root?: string;
   json?: boolean;
   policy?: string;
 }
 
-/** `isolate topology`, `isolate policy validate`, `isolate plan`. */
 export function registerCore(program: Command): void {
   program
     .command('topology')
     .description('show packages, NUMA nodes, physical cores, CPUs, memory and devices per node')
-    .option('--root <dir>', 'read sysfs under this directory instead of /', '/')
+    .option('--root <dir>', 'read sysfs under this directory instead of /')
     .option('--json', 'machine-readable output')
-    .action(async (opts: CommonOpts) => {
-      const root = rootOption(opts.root);
-      requireDir(root);
+    .action(async (opts: CommonOpts, cmd: Command) => {
+      const root = hostRoot(cmd);
       const { readTopology } = await import('../topology/read.js');
       const { topologyToJson, formatTopology } = await import('../topology/format.js');
       const topology = readTopology(root);
       if (opts.json) printJson(topologyToJson(topology));
-      else process.stdout.write(formatTopology(topology, root === '/' ? await hostFacts() : undefined));
+      else printText(formatTopology(topology, root === '/' ? await hostFacts() : undefined));
     });
 
   const policy = program.command('policy').description('work with policy files');
   policy
     .command('validate')
-    .description('check a policy file; prints nothing but "ok" when it is valid')
+    .description(
+      'check a policy file; prints "FILE: ok (N workloads)" when it is valid, one error line otherwise',
+    )
     .argument('<file>', 'policy YAML file')
     .option('--root <dir>', 'also check it against the topology under this directory')
-    .action(async (file: string, opts: CommonOpts) => {
-      const { loadPolicyFile } = await import('../policy/load.js');
-      const p = loadPolicyFile(file);
-      if (opts.root) {
-        // A policy can be valid YAML and still not fit the host (too many cores, unknown CPUs).
-        const root = rootOption(opts.root);
-        requireDir(root);
-        const { readTopology } = await import('../topology/read.js');
-        const { allocate } = await import('../planner/allocate.js');
-        allocate(readTopology(root), p, undefined, []);
-      }
+    .action(async (file: string, _opts: CommonOpts, cmd: Command) => {
+      const given = cmd.optsWithGlobals<{ root?: string }>().root;
+      const root = given === undefined ? undefined : rootOption(given);
+      if (root) requireDir(root);
+      const { validatePolicy } = await import('../ops/policy.js');
+      const p = validatePolicy(file, root);
       process.stdout.write(`${file}: ok (${p.workloads.length} workloads)\n`);
     });
 
   program
     .command('plan')
     .description('compute the allocation and the changes that apply would make')
-    .option('--root <dir>', 'host root: sysfs, cgroupfs, /proc and /etc/isolate are read under it', '/')
+    .option('--root <dir>', 'host root: sysfs, cgroupfs, /proc and /etc/isolate are read under it')
     .option('--policy <file>', 'policy file (default /etc/isolate/policy.yaml, else the bundled default)')
     .option('--dry-run', 'only print the plan; write nothing anywhere')
     .option(
@@ -60,32 +54,40 @@ export function registerCore(program: Command): void {
       '--detailed-exitcode',
       'exit 0 when there is nothing to change, 2 when there are changes, 1 on error',
     )
-    .action(async (opts: CommonOpts & { dryRun?: boolean; out?: string; detailedExitcode?: boolean }) => {
-      const root = rootOption(opts.root);
-      requireDir(root);
-      const { buildPlan } = await import('../planner/build.js');
-      const { planToJson } = await import('../planner/json.js');
-      const { formatPlan } = await import('../planner/format.js');
-      const built = await buildPlan({ root, ...(opts.policy ? { policyPath: opts.policy } : {}), notice });
-      const json = planToJson(built.plan);
-      if (opts.json) printJson(json);
-      else process.stdout.write(formatPlan(built.plan, built.policy.source));
-      if (!opts.dryRun) {
-        const out = opts.out ?? `${root.replace(/\/$/, '')}/var/lib/isolate/plan.json`;
-        const { writeFileAtomic } = await import('../cgroup/journal.js');
-        const saved = { ...json, policy: built.policy.source, root, createdAt: new Date().toISOString() };
-        try {
-          await writeFileAtomic(out, `${JSON.stringify(saved, null, 2)}\n`);
-        } catch (err) {
-          throw new UserError(
-            `cannot save the plan to ${out} (${(err as Error).message}); use --out FILE or --dry-run`,
+    .option(
+      '--tool-path <tool=path>',
+      'RAID tool path (repeatable; also ISOLATE_RAID_TOOL_PATH)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
+    .action(
+      async (
+        opts: CommonOpts & { dryRun?: boolean; out?: string; detailedExitcode?: boolean; toolPath: string[] },
+        cmd: Command,
+      ) => {
+        const root = hostRoot(cmd);
+        const { plan } = await import('../ops/plan.js');
+        const { toolPaths } = await import('../ops/raid.js');
+        const { formatPlan } = await import('../planner/format.js');
+        const out = await plan({
+          root,
+          notice,
+          ...(opts.policy ? { policyPath: opts.policy } : {}),
+          raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
+          ...(opts.dryRun
+            ? {}
+            : { saveTo: opts.out ?? `${root.replace(/\/$/, '')}/var/lib/isolate/plan.json` }),
+        });
+        if (opts.json) printJson(out.json);
+        else printText(formatPlan(out.built.plan, out.built.source.path));
+        if (out.savedTo && !opts.json) {
+          process.stdout.write(
+            `Plan saved to ${out.savedTo}; apply it with: isolate apply --plan ${out.savedTo}\n`,
           );
         }
-        if (!opts.json)
-          process.stdout.write(`Plan saved to ${out}; apply it with: isolate apply --plan ${out}\n`);
-      }
-      if (opts.detailedExitcode) process.exitCode = json.changes.length > 0 ? 2 : 0;
-    });
+        if (opts.detailedExitcode) process.exitCode = out.json.changes.length > 0 ? 2 : 0;
+      },
+    );
 }
 
 /** CPU model and memory from systeminformation, for the human view on a live host only. */

@@ -1,10 +1,21 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { UserError } from '../errors.js';
+import type { Command } from 'commander';
+import { UserError } from '../model/errors.js';
 
 /** `--root` must name a directory; resolving here makes every later path absolute. */
 export function rootOption(value: string | undefined): string {
   return resolve(value ?? '/');
+}
+
+/**
+ * The host root of a command: `--root` given before or after the subcommand
+ * (`isolate --root R plan` and `isolate plan --root R`), checked to be a directory.
+ */
+export function hostRoot(cmd: Command): string {
+  const root = rootOption(cmd.optsWithGlobals<{ root?: string }>().root);
+  requireDir(root);
+  return root;
 }
 
 export function printJson(value: unknown): void {
@@ -18,4 +29,9 @@ export function notice(message: string): void {
 export function requireDir(root: string): void {
   if (!existsSync(root))
     throw new UserError(`--root ${root}: no such directory; pass the root of a host or fixture tree`);
+}
+
+/** Every line isolate prints ends with a newline, whatever the renderer returned. */
+export function printText(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 }

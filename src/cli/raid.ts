@@ -1,7 +1,13 @@
+// `isolate raid show|check|parse`: flags → one op from src/ops/raid.ts → rendering.
 import type { Command } from 'commander';
-import { UserError } from '../errors.js';
+import { hostRoot, printJson, printText } from './options.js';
 
-/** `isolate raid ...` commands. Owned by the RAID work (issue 4). Heavy modules load only when run. */
+interface LiveOptions {
+  timeout: string;
+  toolPath: string[];
+  json?: boolean;
+}
+
 export function registerRaid(program: Command): void {
   const raid = program
     .command('raid')
@@ -9,40 +15,26 @@ export function registerRaid(program: Command): void {
 
   withLiveOptions(
     raid.command('show').description('detect RAID controllers and show cache policy and battery state'),
-  )
-    .option('--json', 'print JSON')
-    .action(async (o: LiveOptions & { json?: boolean }) => {
-      const { observeRaid } = await import('../raid/observe.js');
-      const { renderShow } = await import('../raid/report.js');
-      const obs = await observeRaid(await observeOptions(o));
-      process.stdout.write(o.json ? `${JSON.stringify(obs, null, 2)}\n` : `${renderShow(obs)}\n`);
-    });
+  ).action(async (o: LiveOptions, cmd: Command) => {
+    const { raidCallOptions, raidShow } = await import('../ops/raid.js');
+    const { renderShow } = await import('./raid-render.js');
+    const obs = await raidShow(await callOptions(o, cmd, raidCallOptions));
+    if (o.json) printJson(obs);
+    else printText(renderShow(obs));
+  });
 
   withLiveOptions(
     raid
       .command('check')
       .description('monitoring check: exit 0 OK, 1 WARNING, 2 CRITICAL (unsafe cache policy), 3 UNKNOWN'),
-  )
-    .option('--json', 'print JSON')
-    .action(async (o: LiveOptions & { json?: boolean }) => {
-      const { observeRaid } = await import('../raid/observe.js');
-      const { checkVerdict, renderCheck } = await import('../raid/report.js');
-      let obs: Awaited<ReturnType<typeof observeRaid>>;
-      try {
-        obs = await observeRaid(await observeOptions(o));
-      } catch (err) {
-        // A monitoring plugin must not die with exit 1 ("WARNING") on its own failure.
-        if (err instanceof UserError) throw new UserError(err.message, 3);
-        throw err;
-      }
-      const v = checkVerdict(obs);
-      process.stdout.write(
-        o.json
-          ? `${JSON.stringify({ status: v.label, code: v.code, ...obs }, null, 2)}\n`
-          : `${renderCheck(v, obs.controllers.length)}\n`,
-      );
-      process.exitCode = v.code;
-    });
+  ).action(async (o: LiveOptions, cmd: Command) => {
+    const { raidCallOptions, raidCheck } = await import('../ops/raid.js');
+    const { renderCheck } = await import('./raid-render.js');
+    const { verdict, observation } = await raidCheck(await callOptions(o, cmd, raidCallOptions));
+    if (o.json) printJson({ status: verdict.status, code: verdict.code, ...observation });
+    else printText(renderCheck(verdict, observation.controllers.length));
+    process.exitCode = verdict.code;
+  });
 
   raid
     .command('parse')
@@ -52,66 +44,32 @@ export function registerRaid(program: Command): void {
     .option('--json', 'print JSON')
     .option('--check', 'exit with the monitoring-plugin code of the findings')
     .action(async (files: string[], o: { tool: string; json?: boolean; check?: boolean }) => {
-      const { PARSE_TOOLS } = await import('../raid/model.js');
-      if (!(PARSE_TOOLS as readonly string[]).includes(o.tool)) {
-        throw new UserError(`raid parse: --tool ${o.tool}: expected one of ${PARSE_TOOLS.join(', ')}`, 1);
-      }
-      const { readFile } = await import('node:fs/promises');
-      const outputs = [];
-      for (const file of files) {
-        try {
-          outputs.push({ text: await readFile(file, 'latin1'), source: file });
-        } catch (err) {
-          const code = (err as NodeJS.ErrnoException).code ?? 'error';
-          throw new UserError(
-            `raid parse: cannot read ${file} (${code}); give saved output files of ${o.tool}`,
-            1,
-          );
-        }
-      }
-      const { parseSaved } = await import('../raid/offline.js');
-      const { checkVerdict, renderShow } = await import('../raid/report.js');
-      const parsed = parseSaved(o.tool as (typeof PARSE_TOOLS)[number], outputs);
-      const v = checkVerdict(parsed);
-      process.stdout.write(
-        o.json ? `${JSON.stringify({ status: v.label, ...parsed }, null, 2)}\n` : `${renderShow(parsed)}\n`,
-      );
-      if (o.check) process.exitCode = v.code;
+      const { raidParse } = await import('../ops/raid.js');
+      const { renderShow } = await import('./raid-render.js');
+      const { verdict, parsed } = await raidParse(o.tool, files);
+      if (o.json) printJson({ status: verdict.status, ...parsed });
+      else printText(renderShow(parsed));
+      if (o.check) process.exitCode = verdict.code;
     });
-}
-
-interface LiveOptions {
-  root: string;
-  timeout: string;
-  toolPath: string[];
 }
 
 function withLiveOptions(cmd: Command): Command {
   return cmd
-    .option('--root <dir>', 'host root: sysfs and tool paths are read under it', '/')
+    .option('--root <dir>', 'host root: sysfs and tool paths are read under it')
     .option('--timeout <seconds>', 'hard timeout for one vendor-tool call', '60')
     .option(
       '--tool-path <tool=path>',
       'use this absolute path for a tool (repeatable; also ISOLATE_RAID_TOOL_PATH="storcli=/p,...")',
       (v: string, acc: string[]) => [...acc, v],
       [] as string[],
-    );
+    )
+    .option('--json', 'print JSON');
 }
 
-async function observeOptions(o: LiveOptions) {
-  const seconds = Number(o.timeout);
-  if (!Number.isFinite(seconds) || seconds < 1 || seconds > 3600) {
-    throw new UserError(`--timeout ${o.timeout}: expected seconds from 1 to 3600`, 1);
-  }
-  const fromEnv = (process.env.ISOLATE_RAID_TOOL_PATH ?? '').split(',').filter((s) => s.trim() !== '');
-  const { parseToolPaths } = await import('../raid/tools.js');
-  try {
-    return {
-      root: o.root,
-      timeoutMs: seconds * 1000,
-      toolPaths: parseToolPaths([...fromEnv, ...o.toolPath].map((v) => v.trim())),
-    };
-  } catch (err) {
-    throw new UserError((err as Error).message, 1);
-  }
+async function callOptions(
+  o: LiveOptions,
+  cmd: Command,
+  make: typeof import('../ops/raid.js').raidCallOptions,
+) {
+  return make(hostRoot(cmd), o.timeout, o.toolPath, process.env.ISOLATE_RAID_TOOL_PATH);
 }

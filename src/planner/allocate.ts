@@ -1,16 +1,16 @@
 // Allocation: which whole physical cores each exclusive workload gets, on which NUMA node, and
 // what the batch workloads keep. Pure: same topology, policy and observation give the same answer.
-import type { ObservedState } from '../cgroup/observed.js';
-import { UserError } from '../errors.js';
-import { type FieldPath, formatPath } from '../policy/field.js';
-import type { MemoryAmount, MemoryKey, Policy, WorkloadSpec } from '../policy/types.js';
-import { CpuSet } from '../topology/cpuset.js';
-import type { Core, NumaNode, Topology } from '../topology/model.js';
+import { pageAlign } from '../model/units.js';
+import type { ObservedState } from '../model/observed.js';
+import { UserError } from '../model/errors.js';
+import { type FieldPath, formatPath } from '../model/field.js';
+import type { MemoryAmount, MemoryKey, Policy, WorkloadSpec } from '../model/policy.js';
+import { CpuSet } from '../model/cpuset.js';
+import type { Core, NumaNode, Topology } from '../model/topology.js';
 import { workloadTarget } from './targets.js';
-import type { Allocation, WorkloadAllocation } from './types.js';
+import type { Allocation, WorkloadAllocation } from '../model/plan.js';
 
 /** The kernel stores memory limits in pages; aligning keeps read-back exact. */
-const PAGE = 4096;
 
 export function policyError(policy: Policy, path: FieldPath, message: string): UserError {
   return new UserError(`${policy.locate(path)}: ${formatPath(path)}: ${message}`);
@@ -339,7 +339,7 @@ function resolveMemory(
   const resolve = (a: MemoryAmount): number | 'max' => {
     if ('unlimited' in a) return 'max';
     const bytes = 'bytes' in a ? a.bytes : (scope * a.percent) / 100;
-    return Math.floor(bytes / PAGE) * PAGE;
+    return pageAlign(bytes);
   };
   for (const key of ['min', 'low', 'high', 'max'] as MemoryKey[]) {
     const a = w.memory[key];

@@ -2,12 +2,12 @@
 // kernel reports. The order follows the kernel's rules (docs/cgroup-v2 §2.4, §9): controllers
 // top-down, donors shrink before receivers grow, partitions last, process moves after the target
 // is fully configured.
-import type { ObservedGroup, ObservedState } from '../cgroup/observed.js';
-import type { Policy } from '../policy/types.js';
-import { CpuSet } from '../topology/cpuset.js';
-import type { Topology } from '../topology/model.js';
+import type { ObservedGroup, ObservedState } from '../model/observed.js';
+import type { Policy } from '../model/policy.js';
+import { CpuSet } from '../model/cpuset.js';
+import type { Topology } from '../model/topology.js';
 import { ancestors, parentOf } from './targets.js';
-import type { Allocation, Change } from './types.js';
+import type { Allocation, CgroupSetting, Change } from '../model/plan.js';
 
 type Role = 'exclusive' | 'batch' | 'fence';
 
@@ -122,7 +122,7 @@ export function cgroupChanges(
   const changes: Change[] = [];
   const push = (
     d: Desired | { path: string; workload?: string },
-    setting: string,
+    setting: CgroupSetting,
     from: string | null,
     to: string,
   ) => {

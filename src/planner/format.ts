@@ -1,5 +1,5 @@
-import { formatBytes } from '../policy/size.js';
-import type { Plan } from './types.js';
+import { formatBytes } from '../model/units.js';
+import type { Plan } from '../model/plan.js';
 
 /** Human view of a plan: allocation per workload, then each change as target setting: from → to. */
 export function formatPlan(plan: Plan, policySource: string): string {

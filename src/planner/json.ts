@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Plan, WorkloadAllocation } from './types.js';
+import type { Plan, WorkloadAllocation } from '../model/plan.js';
 
 /** The `--json` shape of a plan; also what `isolate plan` saves for `isolate apply --plan FILE`. */
 export interface PlanJson {

@@ -1,10 +1,12 @@
-// The planner: topology + policy + observed state → allocation → ordered changes. Pure.
-import type { ObservedState } from '../cgroup/observed.js';
-import type { Policy } from '../policy/types.js';
-import type { Topology } from '../topology/model.js';
+// The planner: topology + policy + observed state (cgroup and RAID) → allocation → ordered changes.
+// Pure: everything it knows comes in as arguments, so `plan`, `apply`, `check` and the agent agree.
+import type { ObservedState } from '../model/observed.js';
+import type { Plan } from '../model/plan.js';
+import type { Policy } from '../model/policy.js';
+import type { Topology } from '../model/topology.js';
 import { allocate } from './allocate.js';
 import { cgroupChanges } from './changes.js';
-import type { Plan } from './types.js';
+import { planRaid } from './raid/plan.js';
 
 export function planHost(topology: Topology, policy: Policy, observed: ObservedState): Plan {
   const warnings = [...topology.warnings];
@@ -15,5 +17,14 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
   }
   const allocation = allocate(topology, policy, observed, warnings);
   const changes = cgroupChanges(topology, policy, allocation, observed, warnings);
+  if (policy.raid && observed.raid) {
+    // RAID changes join the same plan, journal and rollback as the cgroup changes, after them.
+    const r = planRaid(policy.raid, observed.raid);
+    changes.push(...r.changes);
+    warnings.push(
+      ...observed.raid.findings.filter((f) => f.severity !== 'info').map((f) => `raid: ${f.message}`),
+      ...r.warnings.map((w) => `raid: ${w}`),
+    );
+  }
   return { allocation, changes, warnings };
 }

@@ -1,5 +1,5 @@
-import type { ObservedState } from '../cgroup/observed.js';
-import type { WorkloadSpec } from '../policy/types.js';
+import type { ObservedState } from '../model/observed.js';
+import type { WorkloadSpec } from '../model/policy.js';
 
 /**
  * The cgroup a workload's settings go to, relative to the cgroup2 mount.

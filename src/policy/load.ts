@@ -2,26 +2,29 @@
 // line:column, the field path and what was expected, as one line (exit code 1).
 import { readFileSync } from 'node:fs';
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
-import { UserError } from '../errors.js';
-import { parseRaidPolicy } from '../raid/policy.js';
-import { CpuSet } from '../topology/cpuset.js';
-import { type FieldErrors, type FieldPath, formatPath } from './field.js';
+import { UserError } from '../model/errors.js';
+import { parseRaidPolicy } from './raid.js';
+import { CpuSet } from '../model/cpuset.js';
+import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { describe, parseMemoryAmount } from './size.js';
-import type { DeviceRef, Match, MemorySpec, Policy, WorkloadSpec } from './types.js';
+import type { DeviceRef, Match, MemorySpec, Policy, WorkloadSpec } from '../model/policy.js';
 
 type Obj = Record<string, unknown>;
 
 export function loadPolicyFile(file: string): Policy {
-  let text: string;
+  return parsePolicy(readPolicyText(file), file);
+}
+
+/** The policy file's text, or a one-line error naming the file. */
+export function readPolicyText(file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why =
       code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
     throw new UserError(`${file}: cannot read policy (${why}); pass an existing file with --policy`);
   }
-  return parsePolicy(text, file);
 }
 
 export function parsePolicy(text: string, source: string): Policy {

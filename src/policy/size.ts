@@ -1,13 +1,5 @@
-import type { MemoryAmount } from './types.js';
-
-const UNITS: Record<string, number> = {
-  '': 1,
-  K: 1024,
-  M: 1024 ** 2,
-  G: 1024 ** 3,
-  T: 1024 ** 4,
-  P: 1024 ** 5,
-};
+import type { MemoryAmount } from '../model/policy.js';
+import { parseSize } from '../model/units.js';
 
 /**
  * Parse a memory amount: bytes (`1073741824`), a size with a base-1024 unit as systemd writes them
@@ -31,10 +23,9 @@ export function parseMemoryAmount(value: unknown, allowUnlimited: boolean): Memo
     if (p <= 0 || p > 100) return `percentage must be above 0% and at most 100%; got ${s}`;
     return { percent: p };
   }
-  const m = /^(\d+(?:\.\d+)?)\s*([KMGTP]?)(?:i?B)?$/i.exec(s);
-  if (!m) return `${expected}; got "${s}"`;
-  const bytes = Math.floor(Number(m[1]) * UNITS[m[2]!.toUpperCase()]!);
-  if (!Number.isSafeInteger(bytes)) return `size ${s} is too large`;
+  if (!/^\d+(?:\.\d+)?\s*[KMGTP]?(?:i?B)?$/i.test(s)) return `${expected}; got "${s}"`;
+  const bytes = parseSize(s);
+  if (bytes === null) return `size ${s} is too large`;
   return { bytes };
 }
 
@@ -44,18 +35,4 @@ export function describe(value: unknown): string {
   if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'string') return `"${value}"`;
   return `${typeof value} ${String(value)}`;
-}
-
-/** `34359738368` → `32G`, for human output. */
-export function formatBytes(bytes: number): string {
-  for (const [unit, size] of [
-    ['T', 1024 ** 4],
-    ['G', 1024 ** 3],
-    ['M', 1024 ** 2],
-    ['K', 1024],
-  ] as const) {
-    if (bytes < size) continue;
-    return bytes % size === 0 ? `${bytes / size}${unit}` : `${(bytes / size).toFixed(1)}${unit}`;
-  }
-  return `${bytes}`;
 }

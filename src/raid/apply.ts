@@ -1,7 +1,7 @@
 // Carries out one planned RAID change: re-read, re-check safety, issue the set, read the verdict,
 // re-read and verify. Any doubt stops with a one-line UserError and nothing further is changed.
-import { UserError } from '../errors.js';
-import type { Change } from '../planner/types.js';
+import { UserError } from '../model/errors.js';
+import type { Change } from '../model/plan.js';
 import {
   currentValue,
   parseTarget,
@@ -9,12 +9,12 @@ import {
   RAID_SETTINGS,
   type RaidTarget,
   setCommands,
-} from './commands.js';
+} from '../planner/raid/commands.js';
 import { DEFAULT_TIMEOUT_MS, describeCall, runTool, ToolCallError, type ToolResult } from './exec.js';
-import type { LogicalDrive, RaidController, RaidTool } from './model.js';
+import type { LogicalDrive, RaidController, RaidTool } from '../model/raid.js';
 import { type ObserveOptions, readController } from './observe.js';
-import { controllerBlock } from './plan.js';
-import { writeBackVerdict } from './safety.js';
+import { controllerBlock } from '../planner/raid/plan.js';
+import { writeBackVerdict } from '../planner/raid/safety.js';
 import { findTool } from './tools.js';
 
 /** Exit code for RAID apply failures (a vendor tool refused, timed out, or did not take the change). */
@@ -73,6 +73,19 @@ export async function applyRaidChange(change: Change, opts: ApplyOptions): Promi
       `${change.target}: ${t.tool} reported success but ${setting} reads ${got ?? 'unknown'} afterwards, not ${change.to}`,
     );
   }
+}
+
+/**
+ * What the controller reports for the change's setting right now — read from the tool, never taken
+ * from the plan, so the journal records the controller's word.
+ */
+export async function readRaidSetting(change: Change, opts: ApplyOptions): Promise<string | null> {
+  const t = checkedTarget(change);
+  const bin = await findTool(t.tool, opts.root, opts.toolPaths);
+  if (!bin)
+    fail(`${change.target}: ${t.tool} is not installed under ${opts.root}; cannot read ${change.setting}`);
+  const c = await reread(change, t, opts, 'before the change');
+  return settingValue(c, t, change.setting as RaidSetting);
 }
 
 /**

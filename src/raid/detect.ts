@@ -2,7 +2,7 @@
 // RAID. No vendor tool is run here.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { HostAdapter, MdArray, RaidTool } from './model.js';
+import type { HostAdapter, MdArray, RaidTool } from '../model/raid.js';
 
 /**
  * `scsi_host/host*\/proc_name` → tool families that manage the driver's cache (raid-cli.md §1 table).

@@ -4,7 +4,7 @@
 import { ArcconfReader } from './arcconf/parse.js';
 import { describeCall, runTool, ToolCallError } from './exec.js';
 import { MegacliReader } from './megacli/parse.js';
-import type { Finding, ParsedOutput, RaidTool } from './model.js';
+import type { Finding, ParsedOutput, RaidTool } from '../model/raid.js';
 import { SsacliReader } from './ssacli/parse.js';
 import { StorcliReader } from './storcli/parse.js';
 

@@ -2,8 +2,8 @@
 // read, without running anything.
 import { parseArcconf } from './arcconf/parse.js';
 import { parseMegacli } from './megacli/parse.js';
-import type { ParsedOutput, ParseTool } from './model.js';
-import { assess } from './safety.js';
+import type { ParsedOutput, ParseTool } from '../model/raid.js';
+import { assess } from '../planner/raid/safety.js';
 import { parseSsacli } from './ssacli/parse.js';
 import { parseStorcli } from './storcli/parse.js';
 

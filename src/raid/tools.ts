@@ -4,7 +4,7 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import type { RaidTool } from './model.js';
+import type { RaidTool } from '../model/raid.js';
 
 export const TOOL_PATHS: Record<RaidTool, string[]> = {
   storcli: [

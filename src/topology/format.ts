@@ -1,5 +1,5 @@
-import { formatBytes } from '../policy/size.js';
-import type { Topology } from './model.js';
+import { formatBytes } from '../model/units.js';
+import type { Topology } from '../model/topology.js';
 
 /** The `--json` shape of `isolate topology`. */
 export function topologyToJson(t: Topology) {

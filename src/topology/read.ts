@@ -3,9 +3,9 @@
 // few hundred tiny files read in a tight loop is faster than as many promises, and `plan` must start fast.
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { UserError } from '../errors.js';
-import { CpuSet, CpuSetParseError } from './cpuset.js';
-import type { Core, Cpu, Device, NumaNode, Topology } from './model.js';
+import { UserError } from '../model/errors.js';
+import { CpuSet, CpuSetParseError } from '../model/cpuset.js';
+import type { Core, Cpu, Device, NumaNode, Topology } from '../model/topology.js';
 
 const CPU_DIR = 'sys/devices/system/cpu';
 const NODE_DIR = 'sys/devices/system/node';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parsePolicy } from '../../src/policy/load.js';
 import { planHost } from '../../src/planner/plan.js';
-import type { Change } from '../../src/planner/types.js';
+import type { Change } from '../../src/model/plan.js';
 import { afterChanges, freshHost, noCgroupHost } from '../support/observed.js';
 import { synthTopology } from '../support/synthetic.js';
 

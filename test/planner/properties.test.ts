@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UserError } from '../../src/errors.js';
+import { UserError } from '../../src/model/errors.js';
 import { parsePolicy } from '../../src/policy/load.js';
 import { planHost } from '../../src/planner/plan.js';
-import type { Plan } from '../../src/planner/types.js';
-import { CpuSet } from '../../src/topology/cpuset.js';
-import type { Topology } from '../../src/topology/model.js';
+import type { Plan } from '../../src/model/plan.js';
+import { CpuSet } from '../../src/model/cpuset.js';
+import type { Topology } from '../../src/model/topology.js';
 import { afterChanges, freshHost } from '../support/observed.js';
 import { type SynthSpec, synthTopology } from '../support/synthetic.js';
 

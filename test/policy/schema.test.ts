@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { UserError } from '../../src/errors.js';
+import { UserError } from '../../src/model/errors.js';
 import { parsePolicy } from '../../src/policy/load.js';
 
 const repo = join(import.meta.dirname, '../..');

@@ -1,7 +1,7 @@
 // Expected values for every vendor capture, written by reading each capture (the line quoted in the
 // comment), not by running the parser. `raid-fixtures.test.ts` checks the parser against them and
 // checks that no capture is left out.
-import type { ParseTool, Protection, WritePolicy } from '../../src/raid/model.js';
+import type { ParseTool, Protection, WritePolicy } from '../../src/model/raid.js';
 
 /** [target, currentWrite, defaultWrite, writeBackIfBadBattery] */
 export type DriveRow = [string, WritePolicy, WritePolicy, boolean | null];

@@ -2,11 +2,11 @@
 // per-tool success verdicts, checked against real captured verdicts.
 import { describe, expect, it } from 'vitest';
 import { inverseRaidChange, refusalOf } from '../../src/raid/apply.js';
-import { setCommands } from '../../src/raid/commands.js';
-import type { RaidObservation } from '../../src/raid/model.js';
+import { setCommands } from '../../src/planner/raid/commands.js';
+import type { RaidObservation } from '../../src/model/raid.js';
 import { parseSaved } from '../../src/raid/offline.js';
-import { DEFAULT_RAID_POLICY, type RaidPolicy } from '../../src/raid/policy.js';
-import { planRaid } from '../../src/raid/plan.js';
+import { DEFAULT_RAID_POLICY, type RaidPolicy } from '../../src/model/raid-policy.js';
+import { planRaid } from '../../src/planner/raid/plan.js';
 import { fixture, HAVE_FIXTURES } from './fixtures.js';
 
 type Tool = Parameters<typeof parseSaved>[0];
@@ -197,7 +197,7 @@ describe('set commands and rollback', () => {
     const c = {
       backend: 'raid' as const,
       target: 'storcli:/c0/v0',
-      setting: 'writeCache',
+      setting: 'writeCache' as const,
       from: 'write-through',
       to: 'write-back',
     };

@@ -5,8 +5,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { formatPath, type FieldErrors, type FieldPath } from '../../src/policy/field.js';
-import { DEFAULT_RAID_POLICY, parseRaidPolicy, settingsFor } from '../../src/raid/policy.js';
+import { formatPath, type FieldErrors, type FieldPath } from '../../src/model/field.js';
+import { DEFAULT_RAID_POLICY, settingsFor } from '../../src/model/raid-policy.js';
+import { parseRaidPolicy } from '../../src/policy/raid.js';
 
 class Collected extends Error {}
 const errors: FieldErrors = {

@@ -3,14 +3,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UserError } from '../../src/errors.js';
-import type { Change } from '../../src/planner/types.js';
+import { UserError } from '../../src/model/errors.js';
+import type { Change } from '../../src/model/plan.js';
 import { applyRaidChange, inverseRaidChange } from '../../src/raid/apply.js';
 import { resetHungTools } from '../../src/raid/exec.js';
 import { observeRaid } from '../../src/raid/observe.js';
-import { DEFAULT_RAID_POLICY, type RaidPolicy } from '../../src/raid/policy.js';
-import { planRaid } from '../../src/raid/plan.js';
-import { checkVerdict } from '../../src/raid/report.js';
+import { DEFAULT_RAID_POLICY, type RaidPolicy } from '../../src/model/raid-policy.js';
+import { planRaid } from '../../src/planner/raid/plan.js';
+import { checkVerdict } from '../../src/audit/raid.js';
 import { HAVE_FIXTURES } from './fixtures.js';
 import { CV_9270, CV_9270_DETAIL, M5015_BBU, MR216I_NO_BATTERY, makeHost, type SimHost } from './host.js';
 
@@ -168,7 +168,7 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
       tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RAWBD' } }] } },
     });
     const first = await planOn(WB);
-    expect(checkVerdict(first.obs).label).toBe('CRITICAL');
+    expect(checkVerdict(first.obs).status).toBe('CRITICAL');
     expect(first.changes).toEqual([]);
     expect(first.warnings.join('\n')).toMatch(/always-write-back/);
     const second = await planOn(WT);
@@ -197,7 +197,7 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
     expect(obs.findings.map((f) => f.message).join('\n')).toMatch(
       /storcli64 \/call show all J nolog timed out after 2s.*nothing will be changed/,
     );
-    expect(checkVerdict(obs).label).toBe('UNKNOWN');
+    expect(checkVerdict(obs).status).toBe('UNKNOWN');
     expect(planRaid(WB, obs).changes).toEqual([]);
   });
 
@@ -325,7 +325,7 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
     );
     expect(text).toMatch(/host1: hpsa .*install ssacli \(HPE\)/);
     expect(text).toMatch(/host2: aacraid .*install arcconf/);
-    expect(checkVerdict(obs).label).toBe('WARNING');
+    expect(checkVerdict(obs).status).toBe('WARNING');
   });
 
   it('runs vendor calls one at a time even when asked concurrently', async () => {
@@ -471,7 +471,7 @@ describe.skipIf(!HAVE_FIXTURES)('arcconf and ssacli simulators', () => {
       tools: { ssacli: { ...base, caching: { 1: 'Enabled' }, nbwc: 'Enabled' } },
     });
     const unsafe = await planOn(WB);
-    expect(checkVerdict(unsafe.obs).label).toBe('CRITICAL');
+    expect(checkVerdict(unsafe.obs).status).toBe('CRITICAL');
     expect(unsafe.changes).toEqual([]);
     expect(host.log().join('\n')).not.toMatch(/nobatterywritecache=enable|nbwc=enable/);
   });

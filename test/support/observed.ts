@@ -1,8 +1,8 @@
 // Observed-state helpers for planner tests: a fresh cgroup v2 host, and the host after a list of
 // changes was written (each write sets the file to the value, as the kernel reports it back).
-import type { ObservedGroup, ObservedState } from '../../src/cgroup/observed.js';
-import { unavailableCgroupFs } from '../../src/cgroup/observed.js';
-import type { Change } from '../../src/planner/types.js';
+import type { ObservedGroup, ObservedState } from '../../src/model/observed.js';
+import { unavailableCgroupFs } from '../../src/model/observed.js';
+import type { Change } from '../../src/model/plan.js';
 
 export function freshHost(topLevel: string[] = [], partition = true): ObservedState {
   const groups: Record<string, ObservedGroup> = {};

@@ -2,8 +2,8 @@
 // numbering adjacent as on POWER/qemu or N/N+half as on Intel servers, several L3 groups per node
 // as on EPYC, uneven thread counts, memory-less nodes, offline threads), built straight into the
 // model so thousands of cases run in seconds.
-import { CpuSet } from '../../src/topology/cpuset.js';
-import type { Core, Cpu, NumaNode, Topology } from '../../src/topology/model.js';
+import { CpuSet } from '../../src/model/cpuset.js';
+import type { Core, Cpu, NumaNode, Topology } from '../../src/model/topology.js';
 
 export interface SynthSpec {
   packages: number;

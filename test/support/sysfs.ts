@@ -3,8 +3,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { CpuSet } from '../../src/topology/cpuset.js';
-import type { Topology } from '../../src/topology/model.js';
+import { CpuSet } from '../../src/model/cpuset.js';
+import type { Topology } from '../../src/model/topology.js';
 
 function put(root: string, rel: string, content: string): void {
   const file = join(root, rel);

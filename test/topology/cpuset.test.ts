@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CpuSet, CpuSetParseError } from '../../src/topology/cpuset.js';
+import { CpuSet, CpuSetParseError } from '../../src/model/cpuset.js';
 
 describe('CpuSet', () => {
   it.each([

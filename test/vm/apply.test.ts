@@ -14,7 +14,7 @@ import {
   snapLines,
   standinBinary,
 } from './support/guest.js';
-import { CpuSet } from '../../src/topology/cpuset.js';
+import { CpuSet } from '../../src/model/cpuset.js';
 
 const POLICY = `apiVersion: isolate/v1
 kind: HostPolicy

@@ -11,7 +11,7 @@ import {
   type RaidController,
   type WritePolicy,
   unknownProtection,
-} from '../model.js';
+} from '../../model/raid.js';
 import { colonPair, getOrCreate, normKey, text } from '../words.js';
 
 type Section = 'controller' | 'ld' | 'pd' | 'task' | null;

@@ -10,7 +10,7 @@ import {
   type RaidController,
   type WritePolicy,
   unknownProtection,
-} from '../model.js';
+} from '../../model/raid.js';
 import { colonPair, getOrCreate, normKey, text, yesNo } from '../words.js';
 
 interface VdFacts {
@@ -196,7 +196,7 @@ function protectionOf(f: AdapterFacts): Protection {
     return p;
   }
   p.kind = 'bbu';
-  p.present = yesNo(b.get('battery pack missing')) === true ? false : true;
+  p.present = yesNo(b.get('battery pack missing')) !== true;
   p.state = text(b.get('battery state'));
   const replace = yesNo(b.get('battery replacement required'));
   const aboutToFail = yesNo(b.get('pack is about to fail & should be replaced'));

@@ -1,5 +1,5 @@
 // Decoding of storcli's per-VD cache words.
-import type { IoPolicy, ReadAhead, WritePolicy } from '../model.js';
+import type { IoPolicy, ReadAhead, WritePolicy } from '../../model/raid.js';
 
 export interface CacheWords {
   write: WritePolicy;

@@ -12,7 +12,7 @@ import {
   type RaidController,
   type RaidTool,
   unknownProtection,
-} from '../model.js';
+} from '../../model/raid.js';
 import { getOrCreate, normKey, text, yesNo } from '../words.js';
 import { type CacheWords, decodeCacheList, decodeCacheString, decodeInitialWrite } from './cache.js';
 import { storcliTextToJson } from './text.js';

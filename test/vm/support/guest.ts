@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CpuSet } from '../../../src/topology/cpuset.js';
+import { CpuSet } from '../../../src/model/cpuset.js';
 import { REPO_ROOT, VM_CACHE } from '../harness/paths.js';
 
 /** Keep a scenario's whole console for debugging when ISOLATE_VM_CONSOLE_DIR is set. */

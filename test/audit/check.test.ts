@@ -3,9 +3,12 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { audit, EXIT_CHECK, formatCheck, numaBytes } from '../../src/cgroup/check.js';
-import type { WorkloadAllocation } from '../../src/planner/types.js';
-import { CpuSet } from '../../src/topology/cpuset.js';
+import { audit } from '../../src/audit/audit.js';
+import { formatCheck } from '../../src/audit/format.js';
+import { numaBytes } from '../../src/audit/numa.js';
+import { EXIT_STATUS as EXIT_CHECK } from '../../src/model/finding.js';
+import type { WorkloadAllocation } from '../../src/model/plan.js';
+import { CpuSet } from '../../src/model/cpuset.js';
 
 let root: string;
 

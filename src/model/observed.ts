@@ -1,5 +1,7 @@
+import type { RaidObservation } from './raid.js';
+
 /**
- * What the cgroup backend saw on the host. The planner is pure: it receives this snapshot and
+ * What the backends saw on the host. The planner is pure: it receives this snapshot and
  * diffs the desired state against it. Produced by the cgroup backend's observer (src/cgroup).
  */
 export interface ObservedState {
@@ -8,6 +10,8 @@ export interface ObservedState {
   processes: Record<string, number[]>;
   /** Current cgroup (path relative to the mount) of every matched PID, for `cgroup.procs` changes. */
   processCgroups?: Record<number, string>;
+  /** RAID controllers as their vendor tools reported them; absent when the policy asks no RAID setting. */
+  raid?: RaidObservation;
 }
 
 export type CgroupLayout = 'unified' | 'hybrid' | 'legacy' | 'none';

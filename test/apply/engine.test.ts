@@ -4,13 +4,14 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApplyFailedError, applyChanges, EXIT, rollbackLast } from '../../src/cgroup/apply.js';
-import { type ChangeExecutor, StepError, sameValue } from '../../src/cgroup/cgroupfs.js';
+import { ApplyFailedError, applyChanges, EXIT, rollbackLast } from '../../src/apply/engine.js';
+import { type ChangeExecutor, StepError } from '../../src/apply/executor.js';
+import { CgroupFsExecutor, sameValue } from '../../src/cgroup/cgroupfs.js';
 import { errnoMeaning } from '../../src/cgroup/errno.js';
-import { journalPath, readJournal, writeJournal } from '../../src/cgroup/journal.js';
-import { acquireLock, lockPath } from '../../src/cgroup/lock.js';
-import { UserError } from '../../src/errors.js';
-import type { Change } from '../../src/planner/types.js';
+import { journalPath, readJournal, writeJournal } from '../../src/apply/journal.js';
+import { acquireLock, lockPath } from '../../src/apply/lock.js';
+import { UserError } from '../../src/model/errors.js';
+import type { Change, RaidSetting } from '../../src/model/plan.js';
 
 let root: string;
 
@@ -49,7 +50,7 @@ class MemExec implements ChangeExecutor {
 const ch = (target: string, setting: string, from: string | null, to: string): Change => ({
   backend: 'raid',
   target,
-  setting,
+  setting: setting as RaidSetting,
   from,
   to,
 });
@@ -173,14 +174,16 @@ describe('applyChanges', () => {
     const err = await applyChanges({
       root,
       changes: [{ backend: 'systemd', target: 'kafka.service', setting: 'AllowedCPUs', from: '', to: '2-5' }],
+      executors: { cgroupfs: new CgroupFsExecutor(root) },
     }).catch((e) => e);
-    expect(err.message).toMatch(/systemd backend is not supported yet/);
+    expect(err.message).toMatch(/no systemd backend is available/);
   });
 
   it('refuses cgroupfs changes without a cgroup v2 hierarchy', async () => {
     const err = await applyChanges({
       root,
       changes: [{ backend: 'cgroupfs', target: '/kafka', setting: 'mkdir', from: null, to: 'present' }],
+      executors: { cgroupfs: new CgroupFsExecutor(root) },
     }).catch((e) => e);
     expect(err.exitCode).toBe(EXIT.refused);
     expect(err.message).toMatch(/not a cgroup v2 hierarchy/);
@@ -195,10 +198,11 @@ describe('applyChanges', () => {
     const changes: Change[] = [
       { backend: 'cgroupfs', target: '/batch', setting: 'memory.max', from: 'max', to: String(2 ** 30) },
     ];
-    const err = await applyChanges({ root, changes }).catch((e) => e);
-    expect(err.message).toMatch(/uses 3\.0 GiB/);
+    const executors = { cgroupfs: new CgroupFsExecutor(root) };
+    const err = await applyChanges({ root, changes, executors }).catch((e) => e);
+    expect(err.message).toMatch(/uses 3G \(3221225472 bytes\)/);
     expect(err.message).toMatch(/--force/);
-    const ok = await applyChanges({ root, changes, force: true });
+    const ok = await applyChanges({ root, changes, force: true, executors });
     expect(ok.changed).toBe(1);
     expect((await readFile(path.join(cg, 'batch/memory.max'), 'utf8')).trim()).toBe(String(2 ** 30));
   });
@@ -248,6 +252,7 @@ describe('pre-flight on cpusets', () => {
     const err = await applyChanges({
       root,
       changes: [{ backend: 'cgroupfs', target: '/busy', setting: 'cpuset.cpus', from: '0-3', to: '' }],
+      executors: { cgroupfs: new CgroupFsExecutor(root) },
     }).catch((e) => e);
     expect(err.exitCode).toBe(EXIT.refused);
     expect(err.message).toMatch(/emptying \/busy cpuset.cpus \("0-3"\) while the cgroup has processes/);

@@ -1,32 +1,30 @@
 // Adapts src/raid's applyRaidChange / inverseRaidChange to the apply engine's ChangeExecutor, so
 // RAID changes are journaled, ordered and rolled back with the cgroup writes.
-import type { Change } from '../planner/types.js';
-import type { ChangeExecutor } from './cgroupfs.js';
+import type { ChangeExecutor } from '../apply/executor.js';
+import type { Change } from '../model/plan.js';
+import type { RaidTool } from '../model/raid.js';
+import { type ApplyOptions, applyRaidChange, inverseRaidChange, readRaidSetting } from './apply.js';
 
+/** How RAID changes are carried out; saved in the plan so `apply --plan` and `rollback` agree with `plan`. */
 export interface RaidExecutorOptions {
   root: string;
   allowWithoutBattery?: boolean;
   timeoutMs?: number;
+  /** `--tool-path` / ISOLATE_RAID_TOOL_PATH, as `raid show` takes them. */
+  toolPaths?: Partial<Record<RaidTool, string>>;
 }
 
-export async function raidExecutor(opts: RaidExecutorOptions): Promise<ChangeExecutor> {
-  const { applyRaidChange, inverseRaidChange } = await import('../raid/apply.js');
-  const applyOpts = {
+export function raidExecutor(opts: RaidExecutorOptions): ChangeExecutor {
+  const applyOpts: ApplyOptions = {
     root: opts.root,
     ...(opts.allowWithoutBattery !== undefined ? { allowWithoutBattery: opts.allowWithoutBattery } : {}),
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.toolPaths ? { toolPaths: opts.toolPaths } : {}),
   };
   return {
-    // applyRaidChange re-reads the controller itself (and is idempotent): the plan's value stands in.
-    async read(change: Change) {
-      return change.from;
-    },
-    satisfied() {
-      return false;
-    },
-    same(_change: Change, a: string | null, b: string | null) {
-      return a === b;
-    },
+    read: (change: Change) => readRaidSetting(change, applyOpts),
+    satisfied: (change: Change, live: string | null) => live === change.to,
+    same: (_change: Change, a: string | null, b: string | null) => a === b,
     async apply(change: Change) {
       await applyRaidChange(change, applyOpts);
       return {};

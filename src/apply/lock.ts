@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { UserError } from '../errors.js';
+import { UserError } from '../model/errors.js';
 
 export function lockPath(root: string): string {
   return path.join(root, 'run/isolate.lock');

@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nicIrqs } from '../../src/cgroup/check.js';
-import { CpuSet } from '../../src/topology/cpuset.js';
+import { nicIrqs } from '../../src/audit/irqs.js';
+import { CpuSet } from '../../src/model/cpuset.js';
 
 function host(): string {
   const root = mkdtempSync(join(tmpdir(), 'isolate-irq-'));

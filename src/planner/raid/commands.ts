@@ -2,10 +2,18 @@
 // the self-protecting form: storcli WB (never AWB), MegaCli NoCachedBadBBU then WB (never
 // CachedBadBBU/ForcedWB), ssacli caching=enable (no-battery write cache is never enabled), arcconf
 // wbb (never wb). Learn cycles are never started.
-import type { DiskCache, IoPolicy, LogicalDrive, RaidTool, ReadAhead, WritePolicy } from './model.js';
+import type {
+  DiskCache,
+  IoPolicy,
+  LogicalDrive,
+  RaidTool,
+  ReadAhead,
+  WritePolicy,
+} from '../../model/raid.js';
 
-export type RaidSetting = 'writeCache' | 'readAhead' | 'ioPolicy' | 'diskWriteCache';
-export const RAID_SETTINGS: RaidSetting[] = ['writeCache', 'readAhead', 'ioPolicy', 'diskWriteCache'];
+import { RAID_SETTINGS, type RaidSetting } from '../../model/plan.js';
+
+export { RAID_SETTINGS, type RaidSetting };
 
 /** A parsed change target: `storcli:/c0/v0`, `megacli:/a0/l0`, `ssacli:slot=0/ld1`, `ssacli:slot=0`, `arcconf:1/ld0`. */
 export interface RaidTarget {

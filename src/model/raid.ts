@@ -1,3 +1,4 @@
+import type { Finding } from './finding.js';
 /**
  * One model for every RAID tool family. Adapters (storcli/, megacli/, ssacli/, arcconf/) map vendor
  * output into it; safety, planning, `raid show` and `raid check` only ever look at this model.
@@ -40,14 +41,7 @@ export interface Protection {
   nextLearn: string | null;
 }
 
-export type Severity = 'critical' | 'warning' | 'unknown' | 'info';
-
-export interface Finding {
-  severity: Severity;
-  message: string;
-  /** Controller or logical drive the finding is about (`storcli:/c0/v0`). */
-  target?: string;
-}
+export type { Finding, Severity } from './finding.js';
 
 export interface LogicalDrive {
   /** Tool-native id: `v0` (storcli), `l0` (MegaCli), `ld1` (ssacli), `ld0` (arcconf). */

@@ -1,5 +1,5 @@
-import type { RaidPolicy } from '../raid/policy.js';
-import type { CpuSet } from '../topology/cpuset.js';
+import type { RaidPolicy } from './raid-policy.js';
+import type { CpuSet } from './cpuset.js';
 import type { FieldPath } from './field.js';
 
 /** A memory amount as written in the policy: bytes, or a percentage resolved at plan time. */

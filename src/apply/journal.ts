@@ -1,9 +1,9 @@
 // The apply journal: before every write isolate records what it is about to change and the value
 // it found, so a failed or interrupted apply (kill -9) can be undone exactly, in reverse order.
-import { constants } from 'node:fs';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Change } from '../planner/types.js';
+import type { Change } from '../model/plan.js';
+import { writeFileAtomic } from '../sys/write.js';
 
 export type JournalState =
   /** Writes are being made; seen at start-up it means the apply was interrupted. */
@@ -39,6 +39,8 @@ export interface Journal {
   startedAt: string;
   updatedAt: string;
   state: JournalState;
+  /** How the changes were carried out (backend options), so a rollback needs no policy file. */
+  context?: Record<string, unknown>;
   /** Set when an apply failed: the failing step. */
   error?: string;
   entries: JournalEntry[];
@@ -70,38 +72,12 @@ export async function readJournal(root: string): Promise<Journal | null> {
   }
 }
 
-/** Atomic, durable replace: write a temp file, fsync it, rename over, fsync the directory. */
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
-  const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, file);
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
-  const dh = await open(dir, constants.O_RDONLY);
-  try {
-    await dh.sync();
-  } finally {
-    await dh.close();
-  }
-}
-
 export async function writeJournal(root: string, j: Journal): Promise<void> {
   j.updatedAt = new Date().toISOString();
   await writeFileAtomic(journalPath(root), `${JSON.stringify(j, null, 1)}\n`);
 }
 
-export function newJournal(): Journal {
+export function newJournal(context?: Record<string, unknown>): Journal {
   const now = new Date().toISOString();
   return {
     version: 1,
@@ -111,5 +87,6 @@ export function newJournal(): Journal {
     updatedAt: now,
     state: 'applying',
     entries: [],
+    ...(context ? { context } : {}),
   };
 }

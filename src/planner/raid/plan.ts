@@ -1,12 +1,22 @@
 // Policy + observation → RAID changes. Pure: no I/O, so `isolate plan` can show exactly what
 // `isolate apply` will do, and tests can drive it with parsed captures.
-import type { Change } from '../planner/types.js';
+import type { Change } from '../../model/plan.js';
 import { currentValue, parseTarget, type RaidSetting, setCommands, supports } from './commands.js';
-import type { LogicalDrive, RaidController, RaidObservation } from './model.js';
-import { type RaidCacheSettings, type RaidPolicy, settingsFor } from './policy.js';
+import type { LogicalDrive, RaidController, RaidObservation } from '../../model/raid.js';
+import { type RaidCacheSettings, type RaidPolicy, settingsFor } from '../../model/raid-policy.js';
 import { writeBackVerdict } from './safety.js';
 
 const UNCHANGED = 'unchanged';
+
+/** Whether the policy asks for any RAID setting: only then are vendor tools run at all. */
+export function wantsRaidChange(raid: RaidPolicy | undefined): raid is RaidPolicy {
+  if (!raid) return false;
+  const { writeCache, readAhead, ioPolicy, diskWriteCache } = raid;
+  const anyOverride = Object.values(raid.controllers).some((o) =>
+    Object.values(o).some((v) => v !== UNCHANGED),
+  );
+  return ![writeCache, readAhead, ioPolicy, diskWriteCache].every((v) => v === UNCHANGED) || anyOverride;
+}
 
 export function planRaid(
   policy: RaidPolicy,

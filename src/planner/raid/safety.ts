@@ -1,6 +1,6 @@
 // Decides, per controller, whether isolate may turn on self-protecting write-back now, and what an
 // SRE must hear about (raid-cli.md §8). Pure: reads the model, writes `writeBackSafe`/`findings`.
-import type { Finding, LogicalDrive, RaidController } from './model.js';
+import type { Finding, LogicalDrive, RaidController } from '../../model/raid.js';
 
 export interface SafetyVerdict {
   safe: boolean;

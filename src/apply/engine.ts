@@ -1,0 +1,396 @@
+// The apply engine: runs a plan's changes in the given order, journaling each previous value
+// before writing it, reading every value back, and undoing everything on the first failure.
+// Backend-neutral: every read, write and backend rule goes through an injected ChangeExecutor.
+import { mkdir, rename } from 'node:fs/promises';
+import path from 'node:path';
+import { describeChange } from '../model/describe.js';
+import { UserError } from '../model/errors.js';
+import { type LogFn, noLog } from '../model/log.js';
+import type { Change } from '../model/plan.js';
+import type { ChangeExecutor, Executors, PreflightStep } from './executor.js';
+import { StepError } from './executor.js';
+import {
+  type Journal,
+  type JournalEntry,
+  journalDir,
+  journalPath,
+  newJournal,
+  readJournal,
+  writeJournal,
+} from './journal.js';
+import { acquireLock, type Lock } from './lock.js';
+
+/** Exit codes of apply/rollback (0 = done). */
+export const EXIT = {
+  /** Refused before any write: bad input, pre-flight check, lock held. */
+  refused: 1,
+  /** A step failed; every write made was undone. */
+  rolledBack: 2,
+  /** A step failed and the undo did not complete: the host is half-applied; run `isolate rollback`. */
+  rollbackIncomplete: 3,
+} as const;
+
+/**
+ * Points where a test may stop the engine: the real-kernel crash tests kill the process or pause it
+ * for a sabotage at an exact step. Production callers pass none.
+ */
+export interface EngineHooks {
+  /** Before the write of journal entry `seq` (1-based count of writes, not of plan steps). */
+  beforeWrite?(seq: number, step: number, change: Change): Promise<void> | void;
+  /** After the write of journal entry `seq`. */
+  afterWrite?(seq: number, step: number, change: Change): Promise<void> | void;
+}
+
+export interface EngineOptions {
+  /** Host root: the journal lives in `<root>/var/lib/isolate`, the lock in `<root>/run`. */
+  root: string;
+  executors: Executors;
+  log?: LogFn;
+  /** Aborting finishes the current write, then rolls back every write made (never half-applied). */
+  signal?: AbortSignal;
+  hooks?: EngineHooks;
+}
+
+export interface ApplyOptions extends EngineOptions {
+  changes: Change[];
+  /** Allow risky but legal changes (memory.max below the current usage). */
+  force?: boolean;
+  /** Applying a saved plan: refuse when a live value is neither the plan's `from` nor its `to`. */
+  requireFrom?: boolean;
+  /** Saved in the journal for `rollback` and recovery (the backends' options). */
+  context?: Record<string, unknown>;
+}
+
+export interface StepReport {
+  seq: number;
+  change: Change;
+  previous: string | null;
+  status: 'applied' | 'unchanged' | 'skipped';
+  note?: string;
+}
+
+export interface RecoveryReport {
+  journalId: string;
+  undone: number;
+  notes: string[];
+  /** Every entry was undone. */
+  clean: boolean;
+}
+
+export interface ApplyResult {
+  changed: number;
+  steps: StepReport[];
+  journalId?: string;
+  recovered?: RecoveryReport;
+}
+
+/** An apply that failed; `exitCode` tells whether the undo completed. */
+export class ApplyFailedError extends UserError {
+  override name = 'ApplyFailedError';
+  constructor(
+    message: string,
+    exitCode: number,
+    readonly steps: StepReport[],
+    readonly undoNotes: string[],
+  ) {
+    super(message, exitCode);
+  }
+}
+
+function executorOf(execs: Executors, c: Change): ChangeExecutor {
+  const e = execs[c.backend];
+  if (!e) {
+    throw new UserError(
+      `${describeChange(c)}: no ${c.backend} backend is available here; this change cannot be applied on this host`,
+      EXIT.refused,
+    );
+  }
+  return e;
+}
+
+/** Whether an interrupted apply/rollback left work to finish. */
+export function needsRecovery(j: Journal | null): boolean {
+  return (
+    j !== null && (j.state === 'applying' || j.state === 'rolling-back' || j.state === 'rollback-failed')
+  );
+}
+
+function abortReason(signal: AbortSignal | undefined): string | null {
+  if (!signal?.aborted) return null;
+  const r: unknown = signal.reason;
+  return typeof r === 'string' ? r : r instanceof Error && r.message ? r.message : 'abort';
+}
+
+/**
+ * Apply `changes` in order. No-op when every change is already in place (no journal, no lock
+ * beyond a check for an interrupted run). Throws UserError (refused) or ApplyFailedError.
+ */
+export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
+  const { root, changes } = opts;
+  const log = opts.log ?? noLog;
+  const execs = opts.executors;
+
+  // Fast path: a converged host with no interrupted run needs neither the lock nor a journal.
+  const before = await readJournal(root);
+  if (changes.length === 0 && !needsRecovery(before)) return { changed: 0, steps: [] };
+
+  const lock = await acquireLock(root, 'apply');
+  try {
+    let recovered: RecoveryReport | undefined;
+    const j0 = await readJournal(root);
+    if (needsRecovery(j0)) {
+      log('warn', 'completing the undo of an interrupted run', { journal: j0!.id, state: j0!.state });
+      recovered = await undoJournal(root, j0!, execs, log);
+      if (!recovered.clean) throw incompleteRecovery(j0!, recovered);
+      // The plan was computed against the half-applied host: the caller must re-plan.
+      if (changes.length > 0 && !opts.requireFrom) {
+        return { changed: 0, steps: [], recovered };
+      }
+    }
+
+    const pre = await preflight(changes, execs, opts);
+    const todo = pre.filter((s) => s.status !== 'unchanged');
+    if (todo.length === 0) return { changed: 0, steps: pre, ...(recovered ? { recovered } : {}) };
+
+    // Keep the last journal for forensics; a new apply starts a new one.
+    await archiveJournal(root);
+    const journal = newJournal(opts.context);
+    await writeJournal(root, journal);
+    log('info', 'apply started', { journal: journal.id, changes: changes.length, toWrite: todo.length });
+
+    const steps: StepReport[] = [];
+    const failAndUndo = async (err: unknown, i: number, change: Change): Promise<never> => {
+      const why = err instanceof Error ? err.message : String(err);
+      const failing = `step ${i + 1}/${changes.length} (${describeChange(change)})`;
+      journal.error = `${failing}: ${why}`;
+      journal.state = 'rolling-back';
+      await writeJournal(root, journal);
+      log('error', 'step failed; rolling back', { step: i + 1, ...changeFields(change), error: why });
+      const undo = await undoJournal(root, journal, execs, log);
+      const clean = undo.clean;
+      const undoneText = clean
+        ? `rolled back ${undo.undone} change${undo.undone === 1 ? '' : 's'}; the host is as before`
+        : `ROLLBACK INCOMPLETE (${undo.notes.join('; ')}); run "isolate rollback" after fixing the cause`;
+      const notes = clean && undo.notes.length > 0 ? ` (note: ${undo.notes.join('; ')})` : '';
+      throw new ApplyFailedError(
+        `apply failed at ${failing}: ${why}; ${undoneText}${notes}`,
+        clean ? EXIT.rolledBack : EXIT.rollbackIncomplete,
+        steps,
+        undo.notes,
+      );
+    };
+
+    let seq = 0;
+    for (const [i, change] of changes.entries()) {
+      const exec = executorOf(execs, change);
+      const live = await safeRead(exec, change);
+      if (exec.satisfied(change, live)) {
+        steps.push({ seq: i + 1, change, previous: live, status: 'unchanged' });
+        continue;
+      }
+      seq++;
+      const aborted = abortReason(opts.signal);
+      if (aborted) await failAndUndo(new StepError(`interrupted by ${aborted}`), i, change);
+      const entry: JournalEntry = { seq, change, previous: live, status: 'pending' };
+      journal.entries.push(entry);
+      await writeJournal(root, journal);
+      try {
+        await opts.hooks?.beforeWrite?.(seq, i + 1, change);
+        const r = await exec.apply(change, live);
+        await opts.hooks?.afterWrite?.(seq, i + 1, change);
+        if (r.skipped) {
+          entry.status = 'skipped';
+          entry.note = r.skipped;
+          steps.push({ seq: i + 1, change, previous: live, status: 'skipped', note: r.skipped });
+          log('info', 'step skipped', { step: i + 1, ...changeFields(change), reason: r.skipped });
+        } else {
+          entry.status = 'done';
+          steps.push({ seq: i + 1, change, previous: live, status: 'applied' });
+          log('info', 'step applied', { step: i + 1, ...changeFields(change), from: live });
+        }
+      } catch (err) {
+        await failAndUndo(err, i, change);
+      }
+    }
+    journal.state = 'applied';
+    await writeJournal(root, journal);
+    const changed = steps.filter((s) => s.status === 'applied').length;
+    log('info', 'apply finished', { journal: journal.id, changed });
+    return { changed, steps, journalId: journal.id, ...(recovered ? { recovered } : {}) };
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The fields every log line about a change carries, so journald can filter on them. */
+function changeFields(c: Change): Record<string, unknown> {
+  return {
+    backend: c.backend,
+    target: c.target,
+    setting: c.setting,
+    to: c.to,
+    ...(c.workload ? { workload: c.workload } : {}),
+  };
+}
+
+async function safeRead(exec: ChangeExecutor, c: Change): Promise<string | null> {
+  try {
+    return await exec.read(c);
+  } catch {
+    return null;
+  }
+}
+
+async function archiveJournal(root: string): Promise<void> {
+  const j = await readJournal(root);
+  if (!j) return;
+  const dir = path.join(journalDir(root), 'history');
+  await mkdir(dir, { recursive: true });
+  await rename(journalPath(root), path.join(dir, `journal-${j.id}.json`)).catch(() => {});
+}
+
+/**
+ * Checks made before the first write: every backend is present and ready, a saved plan still
+ * matches the host, then each backend's own refusals. Returns which changes are already in place.
+ */
+async function preflight(changes: Change[], execs: Executors, opts: ApplyOptions): Promise<StepReport[]> {
+  const backends = [...new Set(changes.map((c) => c.backend))];
+  for (const b of backends) await executorOf(execs, changes.find((c) => c.backend === b)!).ready?.();
+
+  const perBackend = new Map<ChangeExecutor, PreflightStep[]>();
+  const out: StepReport[] = [];
+  const earlier: Change[] = [];
+  for (const [i, c] of changes.entries()) {
+    const exec = executorOf(execs, c);
+    // Settings of something an earlier step creates cannot be read (or drift) yet.
+    const underNew = exec.createdBy
+      ? earlier.some((e) => e.backend === c.backend && exec.createdBy!(c, e))
+      : false;
+    earlier.push(c);
+    if (underNew) {
+      out.push({ seq: i + 1, change: c, previous: null, status: 'applied' });
+      continue;
+    }
+    const live = await safeRead(exec, c);
+    const done = exec.satisfied(c, live);
+    if (opts.requireFrom && !done && !exec.same(c, live, c.from)) {
+      if (!(c.setting === 'cgroup.procs' && live === null)) {
+        throw new UserError(
+          `the host changed since the plan was saved: ${describeChange(c)} expected "${c.from ?? '(absent)'}" now, found "${live ?? '(absent)'}"; run "isolate plan" again`,
+          EXIT.refused,
+        );
+      }
+    }
+    const list = perBackend.get(exec) ?? [];
+    list.push({ index: i, change: c, live, done });
+    perBackend.set(exec, list);
+    out.push({ seq: i + 1, change: c, previous: live, status: done ? 'unchanged' : 'applied' });
+  }
+  for (const [exec, steps] of perBackend) await exec.preflight?.(steps, { force: !!opts.force });
+  return out;
+}
+
+/**
+ * Undo a journal's entries in reverse order, persisting progress after each so a crash during
+ * the undo resumes where it stopped. Sets `state` to rolled-back or rollback-failed.
+ */
+async function undoJournal(root: string, j: Journal, execs: Executors, log: LogFn): Promise<RecoveryReport> {
+  j.state = 'rolling-back';
+  await writeJournal(root, j);
+  const ctx = { entries: j.entries };
+  const notes: string[] = [];
+  let undone = 0;
+  let failed = false;
+  for (const e of [...j.entries].reverse()) {
+    if (e.status === 'undone' || e.status === 'skipped') continue;
+    try {
+      const exec = executorOf(execs, e.change);
+      const r = await exec.undo(e.change, e.previous, ctx);
+      // A pending entry's write may never have happened; only completed writes are counted.
+      if (e.status === 'done') undone++;
+      e.status = 'undone';
+      if (r.note) {
+        e.note = r.note;
+        notes.push(r.note);
+      }
+      log('info', 'step undone', {
+        step: e.seq,
+        ...changeFields(e.change),
+        restored: e.previous,
+        note: r.note,
+      });
+    } catch (err) {
+      failed = true;
+      const why = err instanceof Error ? err.message : String(err);
+      notes.push(`undo of ${describeChange(e.change)} failed: ${why}`);
+      log('error', 'undo failed', { step: e.seq, ...changeFields(e.change), error: why });
+    }
+    await writeJournal(root, j);
+  }
+  j.state = failed ? 'rollback-failed' : 'rolled-back';
+  await writeJournal(root, j);
+  return { journalId: j.id, undone, notes, clean: !failed };
+}
+
+function incompleteRecovery(j: Journal, r: RecoveryReport): ApplyFailedError {
+  return new ApplyFailedError(
+    `an interrupted apply (journal ${j.id}) could not be fully undone: ${r.notes.join('; ')}; fix the cause and run "isolate rollback"`,
+    EXIT.rollbackIncomplete,
+    [],
+    r.notes,
+  );
+}
+
+/**
+ * Finish undoing an interrupted apply/rollback (kill -9) before anything plans against the host.
+ * Returns null when there was nothing to recover. Cheap when the journal is clean (no lock).
+ */
+export async function recoverIfNeeded(opts: EngineOptions): Promise<RecoveryReport | null> {
+  if (!needsRecovery(await readJournal(opts.root))) return null;
+  const log = opts.log ?? noLog;
+  const lock = await acquireLock(opts.root, 'recovery');
+  try {
+    const j = await readJournal(opts.root);
+    if (!needsRecovery(j)) return null;
+    log('warn', 'completing the undo of an interrupted run', { journal: j!.id, state: j!.state });
+    const r = await undoJournal(opts.root, j!, opts.executors, log);
+    if (!r.clean) throw incompleteRecovery(j!, r);
+    return r;
+  } finally {
+    await lock.release();
+  }
+}
+
+export interface RollbackResult {
+  journalId: string | null;
+  undone: number;
+  notes: string[];
+  /** Nothing to do: no journal, or it was already rolled back. */
+  nothing: boolean;
+}
+
+/** `isolate rollback`: undo the last apply (or finish undoing an interrupted one). */
+export async function rollbackLast(opts: EngineOptions): Promise<RollbackResult> {
+  const log = opts.log ?? noLog;
+  let lock: Lock | undefined;
+  try {
+    lock = await acquireLock(opts.root, 'rollback');
+    const j = await readJournal(opts.root);
+    if (!j || j.state === 'rolled-back') {
+      return { journalId: j?.id ?? null, undone: 0, notes: [], nothing: true };
+    }
+    log('info', 'rollback started', { journal: j.id, state: j.state });
+    const r = await undoJournal(opts.root, j, opts.executors, log);
+    if (!r.clean) {
+      throw new ApplyFailedError(
+        `rollback of journal ${j.id} did not complete: ${r.notes.join('; ')}; fix the cause and run "isolate rollback" again`,
+        EXIT.rollbackIncomplete,
+        [],
+        r.notes,
+      );
+    }
+    return { journalId: j.id, undone: r.undone, notes: r.notes, nothing: false };
+  } finally {
+    await lock?.release();
+  }
+}

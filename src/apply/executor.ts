@@ -1,0 +1,69 @@
+// What the engine needs from a backend (cgroupfs, systemd, a RAID tool). Each backend implements
+// it in its own folder; the engine knows nothing of files, units or controllers.
+import type { Change, ChangeBackend } from '../model/plan.js';
+
+/** A step failed: says which, with the errno (or tool status) and its meaning. */
+export class StepError extends Error {
+  override name = 'StepError';
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Outcome of a write: `skipped` when a benign race made it a no-op (e.g. the PID exited). */
+export interface WriteResult {
+  skipped?: string;
+}
+
+/** A change as it stood in the journal, for backends whose undo depends on its neighbours. */
+export interface UndoEntry {
+  change: Change;
+  previous: string | null;
+}
+
+export interface UndoContext {
+  /** Every entry of the journal being undone, in apply order. */
+  entries: readonly UndoEntry[];
+}
+
+/** What pre-flight knows about one change before anything is written. */
+export interface PreflightStep {
+  index: number;
+  change: Change;
+  live: string | null;
+  /** Already in place. */
+  done: boolean;
+}
+
+export interface PreflightOptions {
+  /** The operator allowed a risky but legal change (e.g. memory.max below the current usage). */
+  force: boolean;
+}
+
+/** How the engine drives one backend. Every method may throw StepError. */
+export interface ChangeExecutor {
+  /** The live value now, as the backend reports it (null: the target or setting does not exist). */
+  read(change: Change): Promise<string | null>;
+  /** True when the live value already is what the change wants. */
+  satisfied(change: Change, live: string | null): boolean;
+  /** True when `a` and `b` denote the same setting value (for drift checks against a saved plan). */
+  same(change: Change, a: string | null, b: string | null): boolean;
+  /** Refuse (UserError) when this host cannot take this backend's changes at all. */
+  ready?(): Promise<void>;
+  /**
+   * The backend's own refusals, before the first write of any backend: throw a UserError naming the
+   * step and the fix. Gets only this backend's steps.
+   */
+  preflight?(steps: PreflightStep[], opts: PreflightOptions): Promise<void>;
+  /** True when `change` acts on something an earlier `creator` change creates (so it cannot be read yet). */
+  createdBy?(change: Change, creator: Change): boolean;
+  /** Make the change, then read it back; throw when it did not take. */
+  apply(change: Change, previous: string | null): Promise<WriteResult>;
+  /** Restore `previous`; idempotent (the write may or may not have happened before a crash). */
+  undo(change: Change, previous: string | null, ctx: UndoContext): Promise<{ note?: string }>;
+}
+
+export type Executors = Partial<Record<ChangeBackend, ChangeExecutor>>;

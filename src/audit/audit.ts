@@ -1,0 +1,122 @@
+// The host check: reads /proc and the cgroup files (never isolate's own journal) and judges them
+// against the allocation the planner made.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { cgroupDir, normCgPath } from '../cgroup/fsutil.js';
+import { CpuSet } from '../model/cpuset.js';
+import { type Finding, verdictOf } from '../model/finding.js';
+import type { WorkloadAllocation } from '../model/plan.js';
+import { nicIrqs } from './irqs.js';
+import { numaBytes } from './numa.js';
+import type { CheckReport, WorkloadCheck } from './report.js';
+import { hostFindings, offNodeBytes, type WorkloadFacts, workloadFindings } from './rules.js';
+import { type ScanResult, type ScanSpec, scanThreads } from './threads.js';
+
+function readOr(file: string): string | null {
+  try {
+    return readFileSync(file, 'latin1').trim();
+  } catch {
+    return null;
+  }
+}
+
+export interface AuditInput {
+  root: string;
+  allocation: WorkloadAllocation[];
+  /** Whether the kernel has cpuset partitions (exclusive top-level targets should be roots). */
+  partitions: boolean;
+  pendingChanges: number;
+  policy?: string;
+  extraFindings?: Finding[];
+}
+
+/** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
+export function audit(input: AuditInput): CheckReport {
+  const t0 = performance.now();
+  const excl = input.allocation.filter((a) => a.class === 'exclusive');
+  const spec: ScanSpec = { exclusive: excl.map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })) };
+  const all = excl.reduce((acc, a) => acc.union(a.cpus), CpuSet.EMPTY);
+  const scan = scanThreads(input.root, spec);
+  const scanMs = performance.now() - t0;
+  const findings: Finding[] = [...(input.extraFindings ?? [])];
+
+  const workloads: WorkloadCheck[] = excl.map((a, i) => {
+    const facts = workloadFacts(input.root, a, scan.perWorkload[i]!);
+    findings.push(...workloadFindings(a, facts, input.partitions));
+    return {
+      name: a.name,
+      class: a.class,
+      target: a.target,
+      cpus: a.cpus.toString(),
+      mems: a.mems,
+      threads: facts.threads,
+      outside: facts.outside.slice(0, 100),
+      partition: facts.partition,
+      effectiveCpus: facts.effectiveText,
+      memoryByNode: facts.memoryByNode,
+      offNodeBytes: offNodeBytes(a, facts.memoryByNode),
+    };
+  });
+  findings.push(...hostFindings(scan, all, input.pendingChanges));
+
+  const irqs = nicIrqs(input.root, all);
+  let wqMask: string | null = null;
+  const wqRaw = readOr(path.join(input.root, 'sys/devices/virtual/workqueue/cpumask'));
+  if (wqRaw) {
+    try {
+      wqMask = CpuSet.parseMask(wqRaw).toString();
+    } catch {}
+  }
+
+  const verdict = verdictOf(findings);
+  const summary =
+    verdict.findings.length > 0
+      ? verdict.findings
+          .filter((f) => f.severity === verdict.findings[0]!.severity)
+          .map((f) => f.message)
+          .join('; ')
+      : excl.length === 0
+        ? 'no exclusive workloads in the policy'
+        : `${excl.map((a) => `${a.name} alone on CPUs ${a.cpus}`).join(', ')}; ${scan.threads} threads checked`;
+  return {
+    status: verdict.status,
+    summary,
+    ...(input.policy ? { policy: input.policy } : {}),
+    exclusiveCpus: all.toString(),
+    workloads,
+    violations: scan.violations.slice(0, 1000),
+    kernelViolations: scan.kernelViolations.slice(0, 1000),
+    perCpuKernelThreads: scan.perCpu,
+    unboundWorkqueueWorkers: scan.unboundWorkers.slice(0, 100),
+    workqueueCpumask: wqMask,
+    irqs,
+    pendingChanges: input.pendingChanges,
+    findings,
+    stats: { processes: scan.processes, threads: scan.threads, scanMs: Math.round(scanMs) },
+  };
+}
+
+function workloadFacts(
+  root: string,
+  a: WorkloadAllocation,
+  scanned: ScanResult['perWorkload'][number],
+): WorkloadFacts {
+  const dir = cgroupDir(root, a.target);
+  const effectiveText = readOr(path.join(dir, 'cpuset.cpus.effective'));
+  let effectiveCpus: CpuSet | null = null;
+  if (effectiveText !== null) {
+    try {
+      effectiveCpus = CpuSet.parse(effectiveText);
+    } catch {}
+  }
+  const numa = readOr(path.join(dir, 'memory.numa_stat'));
+  return {
+    partition: readOr(path.join(dir, 'cpuset.cpus.partition')),
+    effectiveCpus,
+    effectiveText,
+    memoryByNode: numa ? numaBytes(numa) : {},
+    threads: scanned.threads,
+    outside: scanned.outside,
+    topLevel: normCgPath(a.target).split('/').length === 2,
+  };
+}

@@ -1,0 +1,43 @@
+// `isolate check` for people: a monitoring-plugin first line, then the details.
+import type { CheckReport } from './report.js';
+
+export function formatCheck(r: CheckReport): string {
+  const lines: string[] = [];
+  lines.push(
+    `ISOLATE ${r.status} - ${r.summary} | processes=${r.stats.processes} threads=${r.stats.threads} violations=${r.violations.length} kernel_violations=${r.kernelViolations.length} scan_ms=${r.stats.scanMs}`,
+  );
+  for (const w of r.workloads) {
+    const mem = Object.entries(w.memoryByNode)
+      .map(([n, b]) => `N${n}=${(b / 2 ** 20).toFixed(1)}MiB`)
+      .join(' ');
+    lines.push(
+      `  ${w.name} (${w.class}) ${w.target}: cpus ${w.cpus} (effective ${w.effectiveCpus ?? '?'}), mems ${w.mems.join(',')}, partition ${w.partition ?? '-'}, ${w.threads} threads, ${w.outside.length} outside its CPUs${mem ? `, memory ${mem}` : ''}`,
+    );
+    for (const t of w.outside.slice(0, 10))
+      lines.push(`    outside: pid ${t.pid} tid ${t.tid} ${t.comm} Cpus_allowed_list ${t.cpus}`);
+  }
+  for (const f of r.findings) lines.push(`  ${f.severity.toUpperCase()}: ${f.message}`);
+  for (const t of r.violations.slice(0, 20)) {
+    lines.push(
+      `    violation: pid ${t.pid} tid ${t.tid} ${t.comm} in ${t.cgroup ?? '?'} Cpus_allowed_list ${t.cpus}`,
+    );
+  }
+  if (r.violations.length > 20) lines.push(`    ... and ${r.violations.length - 20} more (use --json)`);
+  for (const t of r.kernelViolations.slice(0, 10))
+    lines.push(`    kernel thread: pid ${t.pid} ${t.comm} Cpus_allowed_list ${t.cpus}`);
+  lines.push(
+    `  per-CPU kernel threads (not counted): ${r.perCpuKernelThreads.count}, ${r.perCpuKernelThreads.onExclusive} on exclusive CPUs${r.perCpuKernelThreads.sample.length ? ` (e.g. ${r.perCpuKernelThreads.sample.slice(0, 4).join(', ')})` : ''}`,
+  );
+  if (r.unboundWorkqueueWorkers.length > 0) {
+    lines.push(
+      `  unbound workqueue workers on exclusive CPUs (not counted): ${r.unboundWorkqueueWorkers.length}; workqueue cpumask ${r.workqueueCpumask ?? '?'} (set /sys/devices/virtual/workqueue/cpumask to the housekeeping CPUs to move them)`,
+    );
+  }
+  if (r.irqs.length === 0) lines.push('  NIC IRQs: none found');
+  for (const q of r.irqs) {
+    lines.push(
+      `  NIC IRQ ${q.irq} (${q.nic}) → CPUs ${q.affinity}${q.overlapsExclusive ? ' (on exclusive CPUs)' : ''}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

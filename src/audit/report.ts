@@ -1,0 +1,45 @@
+// The host check's report: what `check --json` prints and the agent exports.
+import type { Finding, Status } from '../model/finding.js';
+import type { IrqInfo } from './irqs.js';
+import type { ThreadInfo } from './threads.js';
+
+export interface WorkloadCheck {
+  name: string;
+  class: 'exclusive' | 'batch';
+  target: string;
+  cpus: string;
+  mems: number[];
+  threads: number;
+  /** Threads of the workload allowed to run outside its CPUs. */
+  outside: ThreadInfo[];
+  partition: string | null;
+  effectiveCpus: string | null;
+  /** Resident anon + file bytes per NUMA node (memory.numa_stat). */
+  memoryByNode: Record<string, number>;
+  offNodeBytes: number;
+}
+
+export interface CheckReport {
+  status: Status;
+  summary: string;
+  policy?: string;
+  exclusiveCpus: string;
+  workloads: WorkloadCheck[];
+  /** Threads outside every exclusive workload that may run on an exclusive CPU (user space). */
+  violations: ThreadInfo[];
+  /** Unbound kernel threads allowed on exclusive CPUs (cgroupfs cannot move them; a partition does). */
+  kernelViolations: ThreadInfo[];
+  /** Per-CPU kernel threads (ksoftirqd/N, migration/N, kworker/N:M): listed apart, never violations. */
+  perCpuKernelThreads: { count: number; onExclusive: number; sample: string[] };
+  /**
+   * Unbound workqueue workers (kworker/uN:M) allowed on exclusive CPUs: listed apart, not counted.
+   * They follow `workqueueCpumask`, not cpusets (kernels before 6.8 keep them on partitions too).
+   */
+  unboundWorkqueueWorkers: ThreadInfo[];
+  /** /sys/devices/virtual/workqueue/cpumask as a list, when readable. */
+  workqueueCpumask: string | null;
+  irqs: IrqInfo[];
+  pendingChanges: number;
+  findings: Finding[];
+  stats: { processes: number; threads: number; scanMs: number };
+}

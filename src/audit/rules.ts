@@ -1,0 +1,97 @@
+// The findings rules of the host check. Pure: facts in, findings out, so each rule is tested with
+// a table and the agent can judge the same facts as `isolate check`.
+import type { CpuSet } from '../model/cpuset.js';
+import type { Finding } from '../model/finding.js';
+import type { WorkloadAllocation } from '../model/plan.js';
+import type { ScanResult, ThreadInfo } from './threads.js';
+
+/** What the cgroup files say about one exclusive workload's cgroup. */
+export interface WorkloadFacts {
+  partition: string | null;
+  effectiveCpus: CpuSet | null;
+  /** The raw `cpuset.cpus.effective`, for messages (may not parse). */
+  effectiveText: string | null;
+  /** Resident bytes per NUMA node. */
+  memoryByNode: Record<string, number>;
+  threads: number;
+  outside: ThreadInfo[];
+  /** A top-level cgroup: the kernel can make it a partition root. */
+  topLevel: boolean;
+}
+
+/** Memory off the workload's nodes beyond this share is worth a warning (page cache strays a little). */
+export const OFF_NODE_SHARE = 0.01;
+
+export function offNodeBytes(a: Pick<WorkloadAllocation, 'mems'>, byNode: Record<string, number>): number {
+  return Object.entries(byNode)
+    .filter(([n]) => !a.mems.includes(Number(n)))
+    .reduce((x, [, b]) => x + b, 0);
+}
+
+export function workloadFindings(a: WorkloadAllocation, f: WorkloadFacts, partitions: boolean): Finding[] {
+  const out: Finding[] = [];
+  if (f.threads === 0) {
+    out.push({ severity: 'warning', message: `${a.name} is not running: no threads in ${a.target}` });
+  }
+  if (f.outside.length > 0) {
+    const t = f.outside[0]!;
+    out.push({
+      severity: 'critical',
+      message: `${f.outside.length} thread(s) of ${a.name} may run outside its CPUs ${a.cpus} (e.g. tid ${t.tid} ${t.comm}: ${t.cpus})`,
+    });
+  }
+  if (f.partition?.includes('invalid')) {
+    out.push({ severity: 'critical', message: `${a.target} cpuset.cpus.partition is "${f.partition}"` });
+  } else if (partitions && f.topLevel && f.partition !== null && f.partition !== 'root') {
+    out.push({
+      severity: 'warning',
+      message: `${a.target} is not a cpuset partition root (cpuset.cpus.partition=${f.partition})`,
+    });
+  }
+  if (f.effectiveText !== null) {
+    if (f.effectiveCpus && !f.effectiveCpus.equals(a.cpus)) {
+      out.push({
+        severity: 'critical',
+        message: `${a.target} cpuset.cpus.effective is "${f.effectiveText}", the policy gives ${a.name} "${a.cpus}"`,
+      });
+    }
+  } else if (f.threads > 0) {
+    out.push({
+      severity: 'warning',
+      message: `${a.target} has no cpuset.cpus.effective (cpuset not enabled there)`,
+    });
+  }
+  const total = Object.values(f.memoryByNode).reduce((x, y) => x + y, 0);
+  const off = offNodeBytes(a, f.memoryByNode);
+  if (total > 0 && off > total * OFF_NODE_SHARE) {
+    out.push({
+      severity: 'warning',
+      message: `${((off / total) * 100).toFixed(1)}% of ${a.name}'s memory (${off} bytes) is off its node(s) ${a.mems.join(',')}`,
+    });
+  }
+  return out;
+}
+
+export function hostFindings(scan: ScanResult, exclusive: CpuSet, pendingChanges: number): Finding[] {
+  const out: Finding[] = [];
+  if (scan.violations.length > 0) {
+    const v = scan.violations[0]!;
+    out.push({
+      severity: 'critical',
+      message: `${scan.violations.length} thread(s) outside the exclusive workloads may run on their CPUs ${exclusive} (e.g. pid ${v.pid} tid ${v.tid} ${v.comm} in ${v.cgroup ?? '?'}: ${v.cpus})`,
+    });
+  }
+  if (scan.kernelViolations.length > 0) {
+    out.push({
+      severity: 'warning',
+      message: `${scan.kernelViolations.length} unbound kernel thread(s) may run on the exclusive CPUs ${exclusive} (a valid cpuset partition root removes them; cgroupfs cannot move kernel threads)`,
+    });
+  }
+  if (pendingChanges > 0) {
+    out.push({
+      severity: 'warning',
+      message: `${pendingChanges} change(s) pending: run "isolate plan" / "isolate apply"`,
+    });
+  }
+  return out;
+}

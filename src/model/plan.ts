@@ -1,0 +1,121 @@
+import type { CpuSet } from './cpuset.js';
+
+export type ChangeBackend = 'cgroupfs' | 'systemd' | 'raid';
+
+/** Files isolate writes in a cgroup it owns (and `mkdir` to create one). */
+export type CgroupSetting =
+  | 'mkdir'
+  | 'cgroup.subtree_control'
+  | 'cgroup.procs'
+  | 'cpuset.cpus'
+  | 'cpuset.mems'
+  | 'cpuset.cpus.exclusive'
+  | 'cpuset.cpus.partition'
+  | 'memory.min'
+  | 'memory.low'
+  | 'memory.high'
+  | 'memory.max'
+  | 'memory.oom.group'
+  | 'cpu.weight'
+  | 'cpu.idle';
+
+export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
+  'mkdir',
+  'cgroup.subtree_control',
+  'cgroup.procs',
+  'cpuset.cpus',
+  'cpuset.mems',
+  'cpuset.cpus.exclusive',
+  'cpuset.cpus.partition',
+  'memory.min',
+  'memory.low',
+  'memory.high',
+  'memory.max',
+  'memory.oom.group',
+  'cpu.weight',
+  'cpu.idle',
+];
+
+/** Unit properties isolate sets through systemd (`systemctl set-property`). */
+export type SystemdProperty =
+  | 'AllowedCPUs'
+  | 'AllowedMemoryNodes'
+  | 'MemoryMin'
+  | 'MemoryLow'
+  | 'MemoryHigh'
+  | 'MemoryMax'
+  | 'CPUWeight';
+
+/** RAID logical-drive (or controller-wide) cache settings. */
+export type RaidSetting = 'writeCache' | 'readAhead' | 'ioPolicy' | 'diskWriteCache';
+export const RAID_SETTINGS: readonly RaidSetting[] = [
+  'writeCache',
+  'readAhead',
+  'ioPolicy',
+  'diskWriteCache',
+];
+
+interface ChangeBase {
+  /**
+   * What is changed: a cgroup path relative to the cgroup2 mount (`/kafka.slice`), a systemd unit
+   * (`kafka.service`), or a RAID logical drive (`storcli:/c0/v0`).
+   */
+  target: string;
+  /** Value observed when planning; null when the target does not exist yet or could not be read. */
+  from: string | null;
+  to: string;
+  /** The policy workload this change serves, when it serves one. */
+  workload?: string;
+  /** Why the change is needed, or a caveat an SRE should read before applying it. */
+  note?: string;
+}
+
+export interface CgroupChange extends ChangeBase {
+  backend: 'cgroupfs';
+  setting: CgroupSetting;
+}
+export interface SystemdChange extends ChangeBase {
+  backend: 'systemd';
+  setting: SystemdProperty;
+}
+export interface RaidChange extends ChangeBase {
+  backend: 'raid';
+  setting: RaidSetting;
+}
+
+/**
+ * One setting to change on the host. Every backend consumes the same shape, so `plan` can show,
+ * and `apply` journal and roll back, all changes alike.
+ */
+export type Change = CgroupChange | SystemdChange | RaidChange;
+
+export type WorkloadClass = 'exclusive' | 'batch';
+
+/** What the planner decided a workload gets. */
+export interface WorkloadAllocation {
+  name: string;
+  class: WorkloadClass;
+  /** The cgroup the workload's settings are written to, relative to the cgroup2 mount. */
+  target: string;
+  cpus: CpuSet;
+  /** Physical cores, each identified by its lowest CPU id. Empty for batch workloads. */
+  cores: number[];
+  /** NUMA nodes the CPUs lie on. */
+  nodes: number[];
+  /** NUMA nodes memory may come from (cpuset.mems). */
+  mems: number[];
+  /** Resolved memory settings in bytes ("max" for no limit); absent keys are left alone. */
+  memory: Partial<Record<'min' | 'low' | 'high' | 'max', number | 'max'>>;
+}
+
+export interface Allocation {
+  workloads: WorkloadAllocation[];
+  /** Housekeeping CPUs no exclusive workload may take. */
+  reserved: CpuSet;
+}
+
+export interface Plan {
+  allocation: Allocation;
+  changes: Change[];
+  warnings: string[];
+}

@@ -1,0 +1,126 @@
+// `apply` and `rollback` as functions: recover an interrupted run, plan (or take a saved plan and
+// prove the host has not moved on), let the caller confirm, apply through the engine, re-plan once
+// when another run's crash was undone in between.
+import {
+  type ApplyResult,
+  applyChanges,
+  type RecoveryReport,
+  type RollbackResult,
+  recoverIfNeeded,
+  rollbackLast,
+} from '../apply/engine.js';
+import { readJournal } from '../apply/journal.js';
+import { UserError } from '../model/errors.js';
+import type { Change } from '../model/plan.js';
+import type { RaidTool } from '../model/raid.js';
+import { executorsFor } from './executors.js';
+import { buildPlan, type ExecutorOptions, firstDifference, readSavedPlan, samePlan } from './plan.js';
+import type { OpContext } from './ports.js';
+
+export interface ApplyRequest extends OpContext {
+  policyPath?: string;
+  /** Apply exactly this saved plan (refused when the host changed since). */
+  planFile?: string;
+  force?: boolean;
+  /** `--tool-path` / ISOLATE_RAID_TOOL_PATH. */
+  raidToolPaths?: Partial<Record<RaidTool, string>>;
+  /** Shown the changes before any write; returning false refuses the apply. */
+  confirm?: (changes: Change[], warnings: string[]) => Promise<boolean>;
+}
+
+export interface ApplyOutcome extends ApplyResult {
+  /** An interrupted run undone before this one planned. */
+  recoveredFirst: RecoveryReport | null;
+  changes: Change[];
+  warnings: string[];
+}
+
+export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
+  const { root, log } = req;
+  // An interrupted apply is undone first: every plan must be made against a whole host.
+  const journal = await readJournal(root);
+  const early = await recoverIfNeeded({
+    root,
+    executors: await executorsFor(root, journal?.entries.map((e) => e.change) ?? [], journalOptions(journal)),
+    ...(log ? { log } : {}),
+  });
+
+  const planReq = {
+    root,
+    ...(req.notice ? { notice: req.notice } : {}),
+    ...(req.raidToolPaths ? { raidToolPaths: req.raidToolPaths } : {}),
+  };
+  let changes: Change[];
+  let warnings: string[] = [];
+  let options: ExecutorOptions;
+  let fromSaved = false;
+  if (req.planFile) {
+    const saved = readSavedPlan(req.planFile);
+    // The saved plan's own policy text, never the file: it may have been edited or deleted since.
+    const now = await buildPlan({ ...planReq, policySource: saved.policy });
+    if (!samePlan(saved, now.plan)) {
+      throw new UserError(
+        `--plan ${req.planFile}: the host changed since the plan was saved (${firstDifference(saved.changes, now.plan.changes)}); run "isolate plan" again and review it`,
+      );
+    }
+    changes = saved.changes;
+    options = saved.executorOptions;
+    fromSaved = true;
+  } else {
+    const built = await buildPlan({ ...planReq, ...(req.policyPath ? { policyPath: req.policyPath } : {}) });
+    changes = built.plan.changes;
+    warnings = built.plan.warnings;
+    options = built.executorOptions;
+    const fs = built.observed.cgroup;
+    if (!fs.writable && changes.some((c) => c.backend === 'cgroupfs')) {
+      throw new UserError(
+        `cannot apply: ${fs.reason ?? 'no writable cgroup v2 hierarchy'}; "isolate plan" still works`,
+      );
+    }
+  }
+
+  if (changes.length === 0) {
+    return { changed: 0, steps: [], recoveredFirst: early, changes, warnings };
+  }
+  if (req.confirm && !(await req.confirm(changes, warnings))) {
+    throw new UserError('not applied: not confirmed');
+  }
+
+  const run = async (cs: Change[], opts: ExecutorOptions) =>
+    applyChanges({
+      root,
+      changes: cs,
+      requireFrom: fromSaved,
+      force: !!req.force,
+      executors: await executorsFor(root, cs, opts),
+      context: { executorOptions: opts },
+      ...(log ? { log } : {}),
+      ...(req.signal ? { signal: req.signal } : {}),
+      ...(req.hooks ? { hooks: req.hooks } : {}),
+    });
+  let result = await run(changes, options);
+  if (result.recovered && !fromSaved) {
+    // Another run was interrupted between our plan and our lock: plan again on the restored host.
+    const built = await buildPlan({ ...planReq, ...(req.policyPath ? { policyPath: req.policyPath } : {}) });
+    changes = built.plan.changes;
+    result = await run(changes, built.executorOptions);
+  }
+  return { ...result, recoveredFirst: early, changes, warnings };
+}
+
+function journalOptions(j: Awaited<ReturnType<typeof readJournal>>): ExecutorOptions {
+  const o = j?.context?.executorOptions;
+  return o && typeof o === 'object' ? (o as ExecutorOptions) : {};
+}
+
+/** `isolate rollback`: undo the last apply with the backend options it was made with. */
+export async function rollback(ctx: OpContext): Promise<RollbackResult> {
+  const j = await readJournal(ctx.root);
+  const executors = await executorsFor(ctx.root, j?.entries.map((e) => e.change) ?? [], journalOptions(j));
+  return rollbackLast({
+    root: ctx.root,
+    executors,
+    ...(ctx.log ? { log: ctx.log } : {}),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+}

@@ -1,0 +1,30 @@
+// `check` as a function: plan (to know the allocation), then audit the host against it.
+import { audit } from '../audit/audit.js';
+import type { CheckReport } from '../audit/report.js';
+import type { Finding } from '../model/finding.js';
+import { buildPlan } from './plan.js';
+import type { OpContext } from './ports.js';
+
+export interface CheckRequest extends OpContext {
+  policyPath?: string;
+}
+
+export async function check(req: CheckRequest): Promise<CheckReport> {
+  const built = await buildPlan({
+    root: req.root,
+    ...(req.policyPath ? { policyPath: req.policyPath } : {}),
+    ...(req.notice ? { notice: req.notice } : {}),
+  });
+  const extra: Finding[] = [];
+  if (built.observed.cgroup.layout !== 'unified') {
+    extra.push({ severity: 'warning', message: built.observed.cgroup.reason ?? 'no cgroup v2 hierarchy' });
+  }
+  return audit({
+    root: req.root,
+    allocation: built.plan.allocation.workloads,
+    partitions: built.observed.cgroup.features.partition,
+    pendingChanges: built.plan.changes.length,
+    policy: built.source.path,
+    extraFindings: extra,
+  });
+}

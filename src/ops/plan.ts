@@ -1,0 +1,223 @@
+// `plan` as a function: read the policy, sysfs, the cgroup tree and (when the policy asks for a RAID
+// setting) the RAID controllers under --root, then plan. `apply`, `check` and the agent call it too,
+// so they always agree; a saved plan carries everything `apply --plan` needs.
+import { readFileSync } from 'node:fs';
+import type { ObservedState } from '../model/observed.js';
+import { UserError } from '../model/errors.js';
+import { CGROUP_SETTINGS, type Change, type Plan, RAID_SETTINGS } from '../model/plan.js';
+import type { Policy } from '../model/policy.js';
+import type { RaidTool } from '../model/raid.js';
+import type { Topology } from '../model/topology.js';
+import { type PlanJson, planFingerprint, planToJson } from '../planner/json.js';
+import { planHost } from '../planner/plan.js';
+import { wantsRaidChange } from '../planner/raid/plan.js';
+import { ancestors, defaultUnitPath, workloadTarget } from '../planner/targets.js';
+import { writeFileAtomic } from '../sys/write.js';
+import { readTopology } from '../topology/read.js';
+import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath, sha256 } from './policy-source.js';
+
+/** How changes are carried out, fixed at plan time and saved with the plan and in the journal. */
+export interface ExecutorOptions {
+  raid?: {
+    timeoutMs: number;
+    allowWithoutBattery?: boolean;
+    toolPaths?: Partial<Record<RaidTool, string>>;
+  };
+}
+
+export interface PlanRequest {
+  root: string;
+  /** Explicit policy file; else `<root>/etc/isolate/policy.yaml`; else the bundled default. */
+  policyPath?: string;
+  /** A policy already read (a saved plan's embedded text): no file is read. */
+  policySource?: PolicySource;
+  /** `--tool-path` / ISOLATE_RAID_TOOL_PATH, as `raid show` takes them. */
+  raidToolPaths?: Partial<Record<RaidTool, string>>;
+  /** Notices for stderr (e.g. "using the bundled default policy"). */
+  notice?: (message: string) => void;
+}
+
+export interface BuiltPlan {
+  plan: Plan;
+  topology: Topology;
+  policy: Policy;
+  source: PolicySource;
+  observed: ObservedState;
+  executorOptions: ExecutorOptions;
+}
+
+export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
+  const source =
+    req.policySource ?? readPolicySource(resolvePolicyPath(req.root, req.policyPath, req.notice));
+  const policy = policyOf(source);
+  const topology = readTopology(req.root);
+  const executorOptions: ExecutorOptions = {};
+  if (wantsRaidChange(policy.raid)) {
+    executorOptions.raid = {
+      timeoutMs: policy.raid.timeoutSeconds * 1000,
+      ...(policy.raid.allowWithoutBattery ? { allowWithoutBattery: true } : {}),
+      ...(req.raidToolPaths && Object.keys(req.raidToolPaths).length > 0
+        ? { toolPaths: req.raidToolPaths }
+        : {}),
+    };
+  }
+  const observed = await observe(req.root, policy);
+  if (executorOptions.raid) {
+    const { observeRaid } = await import('../raid/observe.js');
+    observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid });
+  }
+  const plan = planHost(topology, policy, observed);
+  return { plan, topology, policy, source, observed, executorOptions };
+}
+
+/** What `isolate plan` saves: the plan, the policy it came from, and how to carry it out. */
+export interface SavedPlan extends PlanJson {
+  version: 1;
+  createdAt: string;
+  root: string;
+  policy: PolicySource;
+  executorOptions: ExecutorOptions;
+}
+
+export function toSavedPlan(built: BuiltPlan, root: string): SavedPlan {
+  return {
+    version: 1,
+    ...planToJson(built.plan),
+    createdAt: new Date().toISOString(),
+    root,
+    policy: built.source,
+    executorOptions: built.executorOptions,
+  };
+}
+
+export async function savePlan(file: string, saved: SavedPlan): Promise<void> {
+  try {
+    await writeFileAtomic(file, `${JSON.stringify(saved, null, 2)}\n`);
+  } catch (err) {
+    throw new UserError(
+      `cannot save the plan to ${file} (${(err as Error).message}); use --out FILE or --dry-run`,
+    );
+  }
+}
+
+const SETTINGS: Record<Change['backend'], readonly string[]> = {
+  cgroupfs: CGROUP_SETTINGS,
+  raid: RAID_SETTINGS,
+  systemd: [
+    'AllowedCPUs',
+    'AllowedMemoryNodes',
+    'MemoryMin',
+    'MemoryLow',
+    'MemoryHigh',
+    'MemoryMax',
+    'CPUWeight',
+  ],
+};
+
+/** A saved plan, checked field by field: it is input like any other. */
+export function readSavedPlan(file: string): SavedPlan {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    throw new UserError(`--plan ${file}: cannot read the saved plan (${why}); save one with "isolate plan"`);
+  }
+  const bad = (what: string) =>
+    new UserError(`--plan ${file}: ${what}; save a new plan with "isolate plan" and review it`);
+  const obj = data as Partial<SavedPlan>;
+  if (!obj || typeof obj !== 'object' || !Array.isArray(obj.changes)) {
+    throw bad('not a plan saved by "isolate plan" (no "changes" list)');
+  }
+  for (const [i, c] of obj.changes.entries()) {
+    if (
+      !c ||
+      typeof c.target !== 'string' ||
+      typeof c.to !== 'string' ||
+      !(c.from === null || typeof c.from === 'string') ||
+      !SETTINGS[c.backend]?.includes(c.setting)
+    ) {
+      throw bad(`changes[${i}] is malformed (needs backend, target, a known setting, from, to)`);
+    }
+    if (c.backend === 'cgroupfs' && c.target.split('/').includes('..')) {
+      throw bad(`changes[${i}].target "${c.target}" leaves the cgroup tree ("..")`);
+    }
+  }
+  const p = obj.policy;
+  if (!p || typeof p.text !== 'string' || typeof p.path !== 'string' || typeof p.sha256 !== 'string') {
+    throw bad('it does not embed its policy (saved by an older isolate?)');
+  }
+  if (sha256(p.text) !== p.sha256)
+    throw bad('its embedded policy does not match its sha256 (edited by hand?)');
+  if (typeof obj.fingerprint !== 'string') throw bad('it has no fingerprint');
+  return { ...(obj as SavedPlan), executorOptions: obj.executorOptions ?? {} };
+}
+
+/** The first change that differs between a saved plan and the host now, as a person reads it. */
+export function firstDifference(saved: Change[], now: Change[]): string {
+  const key = (c: Change) => `${c.backend} ${c.target} ${c.setting} ${c.from ?? ''} → ${c.to}`;
+  const n = Math.max(saved.length, now.length);
+  for (let i = 0; i < n; i++) {
+    const a = saved[i];
+    const b = now[i];
+    if (!a) return `the host now also needs: ${key(b!)}`;
+    if (!b) return `saved change ${i + 1} (${key(a)}) is no longer needed`;
+    if (key(a) !== key(b)) return `saved change ${i + 1} was "${key(a)}", now "${key(b)}"`;
+  }
+  return 'the allocation differs';
+}
+
+/** The saved plan's fingerprint against a fresh plan from the same (embedded) policy. */
+export function samePlan(saved: SavedPlan, now: Plan): boolean {
+  return planFingerprint(now) === saved.fingerprint;
+}
+
+/** Everything the planner may diff against: targets, their ancestors, units and process matches. */
+export async function observe(root: string, policy: Policy): Promise<ObservedState> {
+  const paths = new Set<string>();
+  const units: string[] = [];
+  const processMatchers: Record<string, { cmdline?: string; exe?: string; user?: string | number }> = {};
+  for (const w of policy.workloads) {
+    const target = w.match.kind === 'systemdUnit' ? defaultUnitPath(w.match.unit) : workloadTarget(w);
+    for (const p of [...ancestors(target), target]) paths.add(p);
+    if (w.match.kind === 'systemdUnit') units.push(w.match.unit);
+    if (w.match.kind === 'process') {
+      const { cmdline, exe, user } = w.match;
+      processMatchers[w.name] = {
+        ...(cmdline !== undefined ? { cmdline } : {}),
+        ...(exe !== undefined ? { exe } : {}),
+        ...(user !== undefined ? { user } : {}),
+      };
+    }
+  }
+  const { observeHost } = await import('../cgroup/observe.js');
+  const observed = await observeHost(root, { paths: [...paths], units, processMatchers });
+  // A unit found somewhere unexpected: make sure its ancestors are known too, for subtree_control.
+  const missing = Object.values(observed.cgroup.units)
+    .filter((p): p is string => p !== null)
+    .flatMap((p) => ancestors(p))
+    .filter((p) => !observed.cgroup.groups[p]);
+  if (missing.length > 0 && observed.cgroup.layout === 'unified') {
+    return observeHost(root, { paths: [...paths, ...missing], units, processMatchers });
+  }
+  return observed;
+}
+
+export interface PlanOpRequest extends PlanRequest {
+  /** Save the plan here for `apply --plan` (nothing is written when absent). */
+  saveTo?: string;
+}
+
+/** `isolate plan`: build the plan, and save it (self-contained) when asked. */
+export async function plan(
+  req: PlanOpRequest,
+): Promise<{ built: BuiltPlan; json: PlanJson; savedTo?: string }> {
+  const built = await buildPlan(req);
+  const json = planToJson(built.plan);
+  if (req.saveTo) {
+    await savePlan(req.saveTo, toSavedPlan(built, req.root));
+    return { built, json, savedTo: req.saveTo };
+  }
+  return { built, json };
+}

@@ -1,0 +1,50 @@
+// Which policy a command uses, and its exact text: a saved plan embeds the text and its hash, so
+// `apply --plan` and `rollback` never depend on a file that may have changed or gone since.
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Policy } from '../model/policy.js';
+import { parsePolicy, readPolicyText } from '../policy/load.js';
+
+export interface PolicySource {
+  /** Where the text came from (a file path, or the bundled default's path). */
+  path: string;
+  text: string;
+  /** sha256 of `text`, hex. */
+  sha256: string;
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** Explicit file; else `<root>/etc/isolate/policy.yaml`; else the bundled default (with a notice). */
+export function resolvePolicyPath(root: string, policyPath?: string, notice?: (m: string) => void): string {
+  if (policyPath) return policyPath;
+  const host = join(root, 'etc/isolate/policy.yaml');
+  if (existsSync(host)) return host;
+  const bundled = bundledPolicy();
+  notice?.(`no --policy given and no ${host}; using the bundled default policy ${bundled}`);
+  return bundled;
+}
+
+/** policies/default.yaml of this installation, found from the running module (dist/ or src/). */
+export function bundledPolicy(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, 'policies', 'default.yaml');
+    if (existsSync(candidate)) return candidate;
+    dir = dirname(dir);
+  }
+  return resolve('policies/default.yaml');
+}
+
+export function readPolicySource(path: string): PolicySource {
+  const text = readPolicyText(path);
+  return { path, text, sha256: sha256(text) };
+}
+
+export function policyOf(source: PolicySource): Policy {
+  return parsePolicy(source.text, source.path);
+}

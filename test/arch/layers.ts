@@ -1,0 +1,69 @@
+// The folder layering of src/: each folder is a layer and imports only from layers below it.
+// `npm test` runs test/arch/layers.test.ts over every import (static and dynamic) to keep it so.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Lower rank = lower layer. Folders of equal rank must not import each other. */
+export const LAYERS: Record<string, { rank: number; job: string }> = {
+  model: {
+    rank: 0,
+    job: 'shared vocabulary: CpuSet, topology, policy, Plan/Change, observed state, findings',
+  },
+  sys: { rank: 1, job: 'host file primitives: bounded reads, the one safe writer, the host lock' },
+  topology: { rank: 2, job: 'sysfs → Topology (read-only)' },
+  policy: { rank: 2, job: 'YAML → Policy, validated (read-only)' },
+  planner: { rank: 3, job: 'pure: topology + policy + observed state → allocation → Plan' },
+  apply: { rank: 4, job: 'backend-neutral engine: executors, journal, lock, rollback, recovery' },
+  cgroup: { rank: 5, job: 'cgroup v2 backend: observer + cgroupfs executor' },
+  systemd: { rank: 5, job: 'systemd backend: unit properties through systemctl' },
+  raid: { rank: 5, job: 'RAID backend: vendor tool runner, parsers, observer + executor' },
+  audit: { rank: 6, job: 'the host check: thread scan, IRQs, NUMA memory, findings rules' },
+  ops: { rank: 7, job: 'application layer: plan/apply/rollback/check/raid with injected ports' },
+  cli: { rank: 8, job: 'flags → one op → rendering' },
+  agent: { rank: 8, job: 'the reconcile loop, metrics' },
+};
+
+export interface Edge {
+  file: string;
+  from: string;
+  to: string;
+}
+
+function walk(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  );
+}
+
+/** Top-level folder of a file under src/ (`src/cli.ts` is the CLI's entry point). */
+export function layerOf(srcDir: string, file: string): string {
+  const rel = path.relative(srcDir, file).split(path.sep);
+  return rel.length === 1 ? rel[0]!.replace(/\.ts$/, '') : rel[0]!;
+}
+
+/** Every import between two different folders of src/. */
+export function folderEdges(srcDir: string): Edge[] {
+  const edges: Edge[] = [];
+  for (const file of walk(srcDir)) {
+    const text = readFileSync(file, 'utf8');
+    const from = layerOf(srcDir, file);
+    for (const m of text.matchAll(/(?:from\s+|import\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      const target = path.resolve(path.dirname(file), m[1]!);
+      const to = layerOf(srcDir, target.replace(/\.js$/, '.ts'));
+      if (to !== from) edges.push({ file: path.relative(srcDir, file), from, to });
+    }
+  }
+  return edges;
+}
+
+/** Edges that go up or sideways, or touch a folder with no declared layer. */
+export function violations(edges: Edge[]): string[] {
+  const rank = (f: string) => LAYERS[f === 'cli' ? 'cli' : f]?.rank;
+  return edges
+    .filter((e) => {
+      const a = rank(e.from);
+      const b = rank(e.to);
+      return a === undefined || b === undefined || b >= a;
+    })
+    .map((e) => `${e.file}: ${e.from} → ${e.to}`);
+}
