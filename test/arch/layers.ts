@@ -49,6 +49,8 @@ export function folderEdges(srcDir: string): Edge[] {
     const from = layerOf(srcDir, file);
     for (const m of text.matchAll(/(?:from\s+|import\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
       const target = path.resolve(path.dirname(file), m[1]!);
+      // The package's own metadata (its version) is not a layer.
+      if (path.relative(srcDir, target) === path.join('..', 'package.json')) continue;
       const to = layerOf(srcDir, target.replace(/\.js$/, '.ts'));
       if (to !== from) edges.push({ file: path.relative(srcDir, file), from, to });
     }
