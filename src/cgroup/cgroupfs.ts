@@ -15,8 +15,8 @@ import path from 'node:path';
 import type { Change } from '../model/plan.js';
 import { CpuSet } from '../model/cpuset.js';
 import { errCode, errnoMeaning } from './errno.js';
-import { cgroupDir, cgroupMount, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
-import { detectLayout } from './observe.js';
+import { cgroupDir, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
+import { writeRefusal } from './observe.js';
 
 const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.exclusive']);
 const MEMORY = new Set(['memory.min', 'memory.low', 'memory.high', 'memory.max']);
@@ -97,21 +97,8 @@ export class CgroupFsExecutor implements ChangeExecutor {
 
   /** isolate writes only to the unified hierarchy, and only with the cpuset controller on it. */
   async ready(): Promise<void> {
-    const layout = await detectLayout(this.root);
-    const mount = cgroupMount(this.root);
-    if (layout !== 'unified') {
-      throw new UserError(
-        `cannot apply: ${mount} is ${layout === 'none' ? 'not a cgroup v2 hierarchy' : `a ${layout} cgroup layout`}; isolate writes only to the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all); "isolate plan" still works`,
-        1,
-      );
-    }
-    const ctrls = (await readTrim(path.join(mount, 'cgroup.controllers')))?.split(/\s+/) ?? [];
-    if (!ctrls.includes('cpuset')) {
-      throw new UserError(
-        `cannot apply: the cpuset controller is not available in ${mount}/cgroup.controllers (bound to cgroup v1 or disabled); boot with cgroup_no_v1=all`,
-        1,
-      );
-    }
+    const refusal = await writeRefusal(this.root);
+    if (refusal) throw new UserError(`cannot apply: ${refusal}; "isolate plan" still works`, 1);
   }
 
   /** Files of a cgroup an earlier step creates appear with the mkdir; PIDs still have to be moved. */

@@ -1,4 +1,5 @@
 // The cgroup backend's observer: what the host looks like now, read under `--root`. Never writes.
+import { slicePath } from '../model/systemd.js';
 import { closeSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -61,6 +62,27 @@ const ROOT_FILES = [
   'cpuset.cpus.isolated',
 ] as const;
 
+/** Why isolate cannot write to this layout (null: unified v2, it can). The one test for "v2 usable". */
+export function layoutRefusal(mount: string, layout: CgroupLayout): string | null {
+  if (layout === 'unified') return null;
+  return layout === 'none'
+    ? `${mount} is not a cgroup v2 hierarchy (cgroup.controllers not found); isolate needs the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1)`
+    : `${mount} is a ${layout === 'hybrid' ? 'hybrid (v1 + v2)' : 'legacy cgroup v1'} layout; isolate needs the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all)`;
+}
+
+export function cpusetRefusal(mount: string): string {
+  return `the cpuset controller is not available in ${path.join(mount, 'cgroup.controllers')} (it is bound to a cgroup v1 hierarchy or disabled with cgroup_disable=); boot with cgroup_no_v1=all`;
+}
+
+/** Null when isolate can write cpusets under the mount, else why not. */
+export async function writeRefusal(root: string): Promise<string | null> {
+  const mount = cgroupMount(root);
+  const layout = await detectLayout(root);
+  if (layout !== 'unified') return layoutRefusal(mount, layout);
+  const ctrls = splitWords(await readTrim(path.join(mount, 'cgroup.controllers')));
+  return ctrls.includes('cpuset') ? null : cpusetRefusal(mount);
+}
+
 /**
  * Snapshot the cgroup hierarchy and the processes a policy cares about. Missing pieces are
  * reported, not thrown: `plan` must work on a host without cgroup v2.
@@ -76,14 +98,7 @@ export async function observeHost(root: string, req: ObserveRequest): Promise<Ob
 async function observeCgroupFs(root: string, req: ObserveRequest): Promise<ObservedCgroupFs> {
   const mount = cgroupMount(root);
   const layout = await detectLayout(root);
-  if (layout !== 'unified') {
-    const where = mount;
-    const reason =
-      layout === 'none'
-        ? `no cgroup v2 hierarchy at ${where} (cgroup.controllers not found); isolate needs the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1)`
-        : `${where} is a ${layout === 'hybrid' ? 'hybrid (v1 + v2)' : 'legacy cgroup v1'} layout; isolate needs the unified cgroup v2 hierarchy (boot with systemd.unified_cgroup_hierarchy=1 cgroup_no_v1=all)`;
-    return unavailableCgroupFs(layout, reason);
-  }
+  if (layout !== 'unified') return unavailableCgroupFs(layout, layoutRefusal(mount, layout)!);
 
   const [controllersText, subtreeText, topLevel, kernel] = await Promise.all([
     readTrim(path.join(mount, 'cgroup.controllers')),
@@ -117,7 +132,7 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
   const features = await detectFeatures(root, topLevel, kernel);
   let reason: string | undefined;
   if (!rootControllers.includes('cpuset')) {
-    reason = `the cpuset controller is not available in ${path.join(mount, 'cgroup.controllers')} (it is bound to a cgroup v1 hierarchy or disabled with cgroup_disable=); boot with cgroup_no_v1=all`;
+    reason = cpusetRefusal(mount);
   }
   const out: ObservedCgroupFs = {
     layout,
@@ -289,16 +304,6 @@ export async function findUnitCgroup(root: string, unit: string): Promise<string
     frontier = next;
   }
   return null;
-}
-
-/** `-.slice` ↦ `/`; `foo-bar-baz.slice` ↦ `/foo.slice/foo-bar.slice/foo-bar-baz.slice`. */
-export function slicePath(unit: string): string {
-  const name = unit.slice(0, -'.slice'.length);
-  if (name === '-' || name === '') return '/';
-  const parts = name.split('-');
-  const out: string[] = [];
-  for (let i = 1; i <= parts.length; i++) out.push(`${parts.slice(0, i).join('-')}.slice`);
-  return `/${out.join('/')}`;
 }
 
 interface ProcScan {

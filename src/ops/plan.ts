@@ -3,6 +3,7 @@
 // so they always agree; a saved plan carries everything `apply --plan` needs.
 import { readFileSync } from 'node:fs';
 import type { ObservedState } from '../model/observed.js';
+import { describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import { CGROUP_SETTINGS, type Change, type Plan, RAID_SETTINGS } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
@@ -11,7 +12,8 @@ import type { Topology } from '../model/topology.js';
 import { type PlanJson, planFingerprint, planToJson } from '../planner/json.js';
 import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
-import { ancestors, defaultUnitPath, workloadTarget } from '../planner/targets.js';
+import { ancestors, workloadTarget } from '../planner/targets.js';
+import { defaultUnitPath } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { readTopology } from '../topology/read.js';
 import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath, sha256 } from './policy-source.js';
@@ -154,18 +156,22 @@ export function readSavedPlan(file: string): SavedPlan {
   return { ...(obj as SavedPlan), executorOptions: obj.executorOptions ?? {} };
 }
 
-/** The first change that differs between a saved plan and the host now, as a person reads it. */
+/** The first value that differs between a saved plan and the host now, as a person reads it. */
 export function firstDifference(saved: Change[], now: Change[]): string {
-  const key = (c: Change) => `${c.backend} ${c.target} ${c.setting} ${c.from ?? ''} → ${c.to}`;
-  const n = Math.max(saved.length, now.length);
-  for (let i = 0; i < n; i++) {
-    const a = saved[i];
-    const b = now[i];
-    if (!a) return `the host now also needs: ${key(b!)}`;
-    if (!b) return `saved change ${i + 1} (${key(a)}) is no longer needed`;
-    if (key(a) !== key(b)) return `saved change ${i + 1} was "${key(a)}", now "${key(b)}"`;
+  const id = (c: Change) =>
+    `${c.backend} ${c.target} ${c.setting}${c.setting === 'cgroup.procs' ? ` ${c.to}` : ''}`;
+  const show = (v: string | null) => (v === null ? '(absent)' : `"${v}"`);
+  const nowById = new Map(now.map((c) => [id(c), c]));
+  for (const [i, a] of saved.entries()) {
+    const b = nowById.get(id(a));
+    const what = `${a.target} ${a.setting}`;
+    if (!b) return `saved change ${i + 1} (${describeChange(a)}) is no longer needed`;
+    if (a.from !== b.from) return `${what} was ${show(a.from)} when planned, is ${show(b.from)} now`;
+    if (a.to !== b.to) return `${what} would now be set to ${show(b.to)}, the plan says ${show(a.to)}`;
   }
-  return 'the allocation differs';
+  const savedIds = new Set(saved.map(id));
+  const extra = now.find((c) => !savedIds.has(id(c)));
+  return extra ? `the host now also needs: ${describeChange(extra)}` : 'the allocation differs';
 }
 
 /** The saved plan's fingerprint against a fresh plan from the same (embedded) policy. */

@@ -1,5 +1,6 @@
 import type { ObservedState } from '../model/observed.js';
 import type { WorkloadSpec } from '../model/policy.js';
+import { defaultUnitPath } from '../model/systemd.js';
 
 /**
  * The cgroup a workload's settings go to, relative to the cgroup2 mount.
@@ -16,18 +17,6 @@ export function workloadTarget(w: WorkloadSpec, observed?: ObservedState): strin
     case 'systemdUnit':
       return observed?.cgroup.units[w.match.unit] ?? defaultUnitPath(w.match.unit);
   }
-}
-
-/** systemd's default placement: `a-b.slice` ↦ `/a.slice/a-b.slice`; services and scopes go to system.slice. */
-export function defaultUnitPath(unit: string): string {
-  if (unit.endsWith('.slice')) {
-    if (unit === '-.slice') return '/';
-    const parts = unit.slice(0, -'.slice'.length).split('-');
-    const out: string[] = [];
-    for (let i = 1; i <= parts.length; i++) out.push(`${parts.slice(0, i).join('-')}.slice`);
-    return `/${out.join('/')}`;
-  }
-  return `/system.slice/${unit}`;
 }
 
 /** `/a/b/c` → [`/a`, `/a/b`]: the non-root ancestors of a cgroup, top-down. */

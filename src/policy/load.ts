@@ -4,12 +4,11 @@ import { readFileSync } from 'node:fs';
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { UserError } from '../model/errors.js';
 import { parseRaidPolicy } from './raid.js';
+import { allowOnly, boolean, object } from './validate.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { describe, parseMemoryAmount } from './size.js';
 import type { DeviceRef, Match, MemorySpec, Policy, WorkloadSpec } from '../model/policy.js';
-
-type Obj = Record<string, unknown>;
 
 export function loadPolicyFile(file: string): Policy {
   return parsePolicy(readPolicyText(file), file);
@@ -400,31 +399,6 @@ function cpuList(value: unknown, path: FieldPath, errors: FieldErrors, what = 'C
   } catch (err) {
     if (err instanceof UserError) throw err;
     return errors.fail(path, `expected a ${what} list like "0-3,8"; got "${text}"`);
-  }
-}
-
-function object(value: unknown, path: FieldPath, errors: FieldErrors, expected: string): Obj {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    errors.fail(path, `expected ${expected}; got ${describe(value)}`);
-  }
-  return value as Obj;
-}
-
-function boolean(value: unknown, path: FieldPath, errors: FieldErrors): boolean {
-  if (typeof value !== 'boolean') errors.fail(path, `expected true or false; got ${describe(value)}`);
-  return value;
-}
-
-function allowOnly(obj: Obj, path: FieldPath, allowed: string[], errors: FieldErrors): void {
-  for (const key of Object.keys(obj)) {
-    if (!allowed.includes(key)) {
-      const near = allowed.find((a) => a.toLowerCase() === key.toLowerCase());
-      errors.fail(
-        [...path, key],
-        `unknown field "${key}"${near ? ` (did you mean "${near}"?)` : ''}; allowed: ${allowed.join(', ')}`,
-        'key',
-      );
-    }
   }
 }
 

@@ -1,6 +1,8 @@
 // The `raid:` section of the policy file. Validation only; the loader (src/policy/load.ts) owns the
 // document and gives us a path and a FieldErrors that knows file:line:column.
 import type { FieldErrors, FieldPath } from '../model/field.js';
+import { describe } from './size.js';
+import { allowOnly, boolean, object, oneOf } from './validate.js';
 import {
   DEFAULT_RAID_POLICY,
   DISK_WRITE_CACHE,
@@ -16,8 +18,8 @@ const CONTROLLER_ID =
   /^(storcli|perccli|storcli2|perccli2|megacli):\/[ca]\d+$|^ssacli:slot=\w+$|^arcconf:\d+$/;
 
 export function parseRaidPolicy(raw: unknown, path: FieldPath, errors: FieldErrors): RaidPolicy {
-  const map = asMap(raw, path, errors);
-  only(map, [...SETTING_KEYS, 'timeoutSeconds', 'controllers'], path, errors);
+  const map = object(raw, path, errors, 'a mapping');
+  allowOnly(map, path, [...SETTING_KEYS, 'timeoutSeconds', 'controllers'], errors);
   const settings = parseSettings(map, path, errors);
   const policy: RaidPolicy = {
     ...DEFAULT_RAID_POLICY,
@@ -27,12 +29,15 @@ export function parseRaidPolicy(raw: unknown, path: FieldPath, errors: FieldErro
   if (map.timeoutSeconds !== undefined) {
     const t = map.timeoutSeconds;
     if (typeof t !== 'number' || !Number.isFinite(t) || t < 1 || t > 3600) {
-      errors.fail([...path, 'timeoutSeconds'], `expected a number of seconds from 1 to 3600; got ${show(t)}`);
+      errors.fail(
+        [...path, 'timeoutSeconds'],
+        `expected a number of seconds from 1 to 3600; got ${describe(t)}`,
+      );
     }
     policy.timeoutSeconds = t;
   }
   if (map.controllers !== undefined) {
-    const overrides = asMap(map.controllers, [...path, 'controllers'], errors);
+    const overrides = object(map.controllers, [...path, 'controllers'], errors, 'a mapping');
     for (const [id, value] of Object.entries(overrides)) {
       const at = [...path, 'controllers', id];
       if (!CONTROLLER_ID.test(id)) {
@@ -41,8 +46,8 @@ export function parseRaidPolicy(raw: unknown, path: FieldPath, errors: FieldErro
           `expected a controller id as "isolate raid show" prints it (storcli:/c0, megacli:/a0, ssacli:slot=0, arcconf:1); got "${id}"`,
         );
       }
-      const o = asMap(value, at, errors);
-      only(o, SETTING_KEYS, at, errors);
+      const o = object(value, at, errors, 'a mapping');
+      allowOnly(o, at, SETTING_KEYS, errors);
       policy.controllers[id] = parseSettings(o, at, errors);
     }
   }
@@ -61,47 +66,7 @@ function parseSettings(map: Record<string, unknown>, path: FieldPath, errors: Fi
     out.diskWriteCache = oneOf(map.diskWriteCache, DISK_WRITE_CACHE, [...path, 'diskWriteCache'], errors);
   }
   if (map.allowWithoutBattery !== undefined) {
-    if (typeof map.allowWithoutBattery !== 'boolean') {
-      errors.fail(
-        [...path, 'allowWithoutBattery'],
-        `expected true or false; got ${show(map.allowWithoutBattery)}`,
-      );
-    }
-    out.allowWithoutBattery = map.allowWithoutBattery;
+    out.allowWithoutBattery = boolean(map.allowWithoutBattery, [...path, 'allowWithoutBattery'], errors);
   }
   return out;
-}
-
-function oneOf<T extends string>(
-  value: unknown,
-  allowed: readonly T[],
-  path: FieldPath,
-  errors: FieldErrors,
-): T {
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    errors.fail(path, `expected one of ${allowed.join(', ')}; got ${show(value)}`);
-  }
-  return value as T;
-}
-
-function asMap(value: unknown, path: FieldPath, errors: FieldErrors): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    errors.fail(path, `expected a mapping; got ${show(value)}`);
-  }
-  return value as Record<string, unknown>;
-}
-
-function only(map: Record<string, unknown>, keys: string[], path: FieldPath, errors: FieldErrors): void {
-  for (const key of Object.keys(map)) {
-    if (!keys.includes(key))
-      errors.fail([...path, key], `unknown key "${key}"; expected one of ${keys.join(', ')}`);
-  }
-}
-
-function show(value: unknown): string {
-  if (typeof value === 'string') return `"${value}"`;
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a mapping';
-  return String(value);
 }

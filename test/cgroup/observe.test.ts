@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { detectLayout, findUnitCgroup, observeHost, slicePath } from '../../src/cgroup/observe.js';
+import { detectLayout, findUnitCgroup, observeHost } from '../../src/cgroup/observe.js';
+import { slicePath } from '../../src/model/systemd.js';
 
 let root: string;
 

@@ -62,12 +62,12 @@ describe('raid policy section', () => {
       { writeCache: 'always-write-back' },
       'raid.writeCache: expected one of write-back, write-through, unchanged; got "always-write-back"',
     ],
-    [{ readAhead: true }, 'raid.readAhead: expected one of on, off, adaptive, unchanged; got true'],
+    [{ readAhead: true }, 'raid.readAhead: expected one of on, off, adaptive, unchanged; got boolean true'],
     [{ allowWithoutBattery: 'yes' }, 'raid.allowWithoutBattery: expected true or false; got "yes"'],
-    [{ timeoutSeconds: 0 }, 'raid.timeoutSeconds: expected a number of seconds from 1 to 3600; got 0'],
+    [{ timeoutSeconds: 0 }, 'raid.timeoutSeconds: expected a number of seconds from 1 to 3600; got number 0'],
     [
       { writecache: 'write-back' },
-      'raid.writecache: unknown key "writecache"; expected one of writeCache, readAhead, ioPolicy, diskWriteCache, allowWithoutBattery, timeoutSeconds, controllers',
+      'raid.writecache: unknown field "writecache" (did you mean "writeCache"?); allowed: writeCache, readAhead, ioPolicy, diskWriteCache, allowWithoutBattery, timeoutSeconds, controllers',
     ],
     [
       { controllers: { c0: {} } },
@@ -75,7 +75,7 @@ describe('raid policy section', () => {
     ],
     [
       { controllers: { 'arcconf:1': { timeoutSeconds: 5 } } },
-      'raid.controllers.arcconf:1.timeoutSeconds: unknown key "timeoutSeconds"; expected one of writeCache, readAhead, ioPolicy, diskWriteCache, allowWithoutBattery',
+      'raid.controllers.arcconf:1.timeoutSeconds: unknown field "timeoutSeconds"; allowed: writeCache, readAhead, ioPolicy, diskWriteCache, allowWithoutBattery',
     ],
     ['write-back', 'raid: expected a mapping; got "write-back"'],
   ])('rejects %j with a located message', (raw, message) => {

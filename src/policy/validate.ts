@@ -1,0 +1,42 @@
+// The small checks every policy section is built from; each reports at the field, via FieldErrors.
+import type { FieldErrors, FieldPath } from '../model/field.js';
+import { describe } from './size.js';
+
+export type Obj = Record<string, unknown>;
+
+export function object(value: unknown, path: FieldPath, errors: FieldErrors, expected: string): Obj {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    errors.fail(path, `expected ${expected}; got ${describe(value)}`);
+  }
+  return value as Obj;
+}
+
+export function boolean(value: unknown, path: FieldPath, errors: FieldErrors): boolean {
+  if (typeof value !== 'boolean') errors.fail(path, `expected true or false; got ${describe(value)}`);
+  return value;
+}
+
+export function allowOnly(obj: Obj, path: FieldPath, allowed: string[], errors: FieldErrors): void {
+  for (const key of Object.keys(obj)) {
+    if (!allowed.includes(key)) {
+      const near = allowed.find((a) => a.toLowerCase() === key.toLowerCase());
+      errors.fail(
+        [...path, key],
+        `unknown field "${key}"${near ? ` (did you mean "${near}"?)` : ''}; allowed: ${allowed.join(', ')}`,
+        'key',
+      );
+    }
+  }
+}
+
+export function oneOf<T extends string>(
+  value: unknown,
+  allowed: readonly T[],
+  path: FieldPath,
+  errors: FieldErrors,
+): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    errors.fail(path, `expected one of ${allowed.join(', ')}; got ${describe(value)}`);
+  }
+  return value as T;
+}

@@ -1,0 +1,48 @@
+// CLI conventions users of kubectl/terraform/systemctl expect: global options before or after the
+// subcommand, --version, and output that always ends with a newline.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isolate } from './run.js';
+
+const TREE = join(import.meta.dirname, '../fixtures/sysfs/qemu-2s-smt2');
+const PKG = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8'));
+
+describe('isolate CLI conventions', () => {
+  it('--root works before and after the subcommand, with the same result', () => {
+    const before = isolate(['--root', TREE, 'topology', '--json']);
+    const after = isolate(['topology', '--json', '--root', TREE]);
+    expect(before.code, before.stderr).toBe(0);
+    expect(after.code, after.stderr).toBe(0);
+    expect(JSON.parse(before.stdout).online).toEqual(JSON.parse(after.stdout).online);
+    const plan = isolate(['--root', TREE, 'plan', '--dry-run', '--json']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(plan.stdout).allocation.kafka.class).toBe('exclusive');
+  });
+
+  it('a global --root that does not exist is refused in one line', () => {
+    const r = isolate(['--root', '/no/such/root', 'topology']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--root \/no\/such\/root: no such directory/);
+  });
+
+  it('--version prints the package version', () => {
+    const r = isolate(['--version']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${PKG.version}\n`);
+  });
+
+  it.each([
+    [['topology', '--root', TREE]],
+    [['topology', '--json', '--root', TREE]],
+    [['plan', '--dry-run', '--root', TREE]],
+    [['plan', '--dry-run', '--json', '--root', TREE]],
+    [['--help']],
+    [['plan', '--help']],
+  ])('output of %j ends with a newline', (args) => {
+    const r = isolate(args);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.length).toBeGreaterThan(0);
+    expect(r.stdout.endsWith('\n')).toBe(true);
+  });
+});
