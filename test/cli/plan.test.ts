@@ -73,11 +73,6 @@ describe('isolate plan on real topologies', () => {
       expect(Object.keys(c)).toEqual(expect.arrayContaining(['target', 'setting', 'from', 'to']));
   });
 
-  it('without near, picks the node with most free cores, then the lowest id', () => {
-    const plan = planJson(twoSocket, `reserved: { cores: 1 }\n${KAFKA(1)}`);
-    expect(plan.allocation.kafka.cpus).toEqual([2, 3]);
-  });
-
   it('refuses a request no node can hold and names the largest that fits', () => {
     const r = isolate([
       'plan',
@@ -93,61 +88,8 @@ describe('isolate plan on real topologies', () => {
     );
   });
 
-  it('numa: spread may cross nodes when asked explicitly', () => {
-    const plan = planJson(twoSocket, `reserved: { cores: 1 }\n${KAFKA(2, ', numa: spread')}`);
-    expect(plan.allocation.kafka.nodes).toEqual([0, 1]);
-    expect(plan.allocation.kafka.cpus).toEqual([2, 3, 6, 7]);
-  });
-
-  it('a memory-less node is used last, with mems on its nearest memory node and a warning', () => {
-    const tree = join(FIXTURES, 'qemu-memoryless-node');
-    const plan = planJson(
-      tree,
-      `reserved: { cores: 0 }
-workloads:
-  - { name: a, class: exclusive, cores: 2, match: { cgroup: /a.slice } }
-  - { name: b, class: exclusive, cores: 1, match: { cgroup: /b.slice } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`,
-    );
-    expect(plan.allocation.a.nodes).toEqual([0]);
-    expect(plan.allocation.b.nodes).toEqual([1]);
-    expect(plan.allocation.b.mems).toEqual([0]);
-    expect(plan.warnings.join('\n')).toMatch(/node 1 has CPUs but no memory/);
-  });
-
-  it('offline siblings: a core gives only its online threads, and the offline ones are reported', () => {
-    const tree = join(FIXTURES, 'qemu-offline-cpus');
-    const plan = planJson(tree, `reserved: { cores: 0 }\n${KAFKA(2)}`);
-    // Node 1 has core 4 (cpu5 offline) and core 6 (cpus 6-7); node 0 lost a whole core.
-    expect(plan.allocation.kafka.cpus).toEqual([4, 6, 7]);
-    expect(plan.warnings.join('\n')).toMatch(/CPUs 2-3,5 are offline/);
-  });
-
-  it('siblings N and N+8 (Intel numbering) stay together', () => {
-    const plan = planJson(join(FIXTURES, 'intel-2s-ht-split'), `reserved: { cores: 1 }\n${KAFKA(2)}`);
-    expect(plan.allocation.kafka.cpus).toEqual([1, 2, 9, 10]);
-    expect(plan.reserved.cpus).toEqual([0, 4, 8, 12]);
-  });
-
-  it('hybrid parts: performance cores first', () => {
-    const plan = planJson(join(FIXTURES, 'intel-hybrid'), `reserved: { cores: 1 }\n${KAFKA(2)}`);
-    const topo = JSON.parse(isolate(['topology', '--json', '--root', join(FIXTURES, 'intel-hybrid')]).stdout);
-    for (const id of plan.allocation.kafka.cores) {
-      expect(topo.cores.find((c: { id: number }) => c.id === id).coreType).toBe('performance');
-    }
-  });
-
-  it('several L3 groups per node: one group is filled before the next', () => {
-    const tree = join(FIXTURES, 'amd-epyc-l3');
-    const plan = planJson(tree, `reserved: { cores: 1 }\n${KAFKA(4)}`);
-    const topo = JSON.parse(isolate(['topology', '--json', '--root', tree]).stdout);
-    const l3 = new Set(
-      plan.allocation.kafka.cores.map((id: number) => topo.cores.find((c: { id: number }) => c.id === id).l3),
-    );
-    expect(l3.size).toBe(1);
-    expect(plan.allocation.kafka.cpus).toHaveLength(8);
-  });
+  // Node choice and fill order (spread, memory-less nodes, offline siblings, N/N+8 siblings, hybrid
+  // and L3 groups) are tested in-process in test/planner/allocate.test.ts.
 
   it('--detailed-exitcode: 2 when there are changes', () => {
     const r = isolate([
