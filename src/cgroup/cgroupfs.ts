@@ -7,6 +7,7 @@ import {
   type UndoContext,
   type WriteResult,
 } from '../apply/executor.js';
+import { changeSubject } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import { formatBytes, pageAlign, parseBytes } from '../model/units.js';
 import { constants } from 'node:fs';
@@ -77,9 +78,6 @@ function pidOf(change: Change): number {
   return pid;
 }
 
-function describe(change: Change): string {
-  return change.setting === 'mkdir' ? `mkdir ${change.target}` : `${change.target} ${change.setting}`;
-}
 
 /** Cgroups PIDs were moved out of, by destination cgroup (to re-home stragglers before rmdir). */
 function movedFrom(ctx: UndoContext): Map<string, string> {
@@ -203,7 +201,7 @@ export class CgroupFsExecutor implements ChangeExecutor {
   }
 
   async apply(change: Change, previous: string | null): Promise<WriteResult> {
-    const what = describe(change);
+    const what = changeSubject(change);
     switch (change.setting) {
       case 'mkdir': {
         try {
@@ -264,7 +262,7 @@ export class CgroupFsExecutor implements ChangeExecutor {
 
   /** Read back a plain file; a partition reading `... invalid (reason)` is a failure. */
   async verify(change: Change): Promise<void> {
-    const what = describe(change);
+    const what = changeSubject(change);
     const now = await readTrim(this.file(change));
     if (change.setting === 'cpuset.cpus.partition') {
       if (now?.includes('invalid')) {
@@ -277,7 +275,7 @@ export class CgroupFsExecutor implements ChangeExecutor {
   }
 
   async undo(change: Change, previous: string | null, ctx: UndoContext): Promise<{ note?: string }> {
-    const what = `undo ${describe(change)}`;
+    const what = `undo ${changeSubject(change)}`;
     switch (change.setting) {
       case 'mkdir': {
         if (previous === 'present') return {};

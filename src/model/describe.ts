@@ -14,3 +14,8 @@ export function describeChange(c: Change): string {
 export function showValue(v: string | null): string {
   return v === null ? '(none)' : v === '' ? '""' : v;
 }
+
+/** What a change acts on, for the backends' own error messages: `mkdir /x`, `/x cpuset.cpus`. */
+export function changeSubject(c: Change): string {
+  return c.setting === 'mkdir' ? `mkdir ${c.target}` : `${c.target} ${c.setting}`;
+}
