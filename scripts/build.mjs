@@ -16,7 +16,7 @@ await build({
   format: 'cjs',
   target: 'node20',
   sourcemap: 'linked',
-  external: ['pino', 'execa', 'systeminformation'],
+  external: ['pino', 'execa', 'systeminformation', 'prom-client'],
   define: { 'import.meta.url': '__isolateModuleUrl' },
   banner: {
     js: [

@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import pkg from '../package.json' with { type: 'json' };
 import { oneLine, UserError } from './model/errors.js';
+import { registerAgent } from './cli/agent.js';
 import { registerApply } from './cli/apply.js';
 import { registerCore } from './cli/core.js';
 import { registerRaid } from './cli/raid.js';
@@ -27,6 +28,7 @@ program
 registerCore(program);
 registerApply(program);
 registerRaid(program);
+registerAgent(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   process.exitCode = reportError(err);

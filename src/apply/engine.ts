@@ -1,7 +1,7 @@
 // The apply engine: runs a plan's changes in the given order, journaling each previous value
 // before writing it, reading every value back, and undoing everything on the first failure.
 // Backend-neutral: every read, write and backend rule goes through an injected ChangeExecutor.
-import { mkdir, rename } from 'node:fs/promises';
+import { mkdir, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
@@ -230,6 +230,7 @@ function changeFields(c: Change): Record<string, unknown> {
     setting: c.setting,
     to: c.to,
     ...(c.workload ? { workload: c.workload } : {}),
+    ...(c.note ? { reason: c.note } : {}),
   };
 }
 
@@ -241,12 +242,19 @@ async function safeRead(exec: ChangeExecutor, c: Change): Promise<string | null>
   }
 }
 
+/** Journals kept for forensics; the agent applies after every drift, so history must not grow forever. */
+export const JOURNAL_HISTORY = 50;
+
 async function archiveJournal(root: string): Promise<void> {
   const j = await readJournal(root);
   if (!j) return;
   const dir = path.join(journalDir(root), 'history');
   await mkdir(dir, { recursive: true });
   await rename(journalPath(root), path.join(dir, `journal-${j.id}.json`)).catch(() => {});
+  // Ids start with a UTC timestamp, so name order is age order.
+  const old = (await readdir(dir)).filter((f) => /^journal-.*\.json$/.test(f)).sort();
+  for (const f of old.slice(0, Math.max(0, old.length - JOURNAL_HISTORY)))
+    await unlink(path.join(dir, f)).catch(() => {});
 }
 
 /**

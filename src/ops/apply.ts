@@ -11,14 +11,19 @@ import {
 } from '../apply/engine.js';
 import { readJournal } from '../apply/journal.js';
 import { UserError } from '../model/errors.js';
-import type { Change } from '../model/plan.js';
-import type { RaidTool } from '../model/raid.js';
+import type { Allocation, Change } from '../model/plan.js';
+import type { RaidObservation, RaidTool } from '../model/raid.js';
 import { executorsFor } from './executors.js';
 import { buildPlan, type ExecutorOptions, firstDifference, readSavedPlan, samePlan } from './plan.js';
+import type { PolicySource } from './policy-source.js';
 import type { OpContext } from './ports.js';
 
 export interface ApplyRequest extends OpContext {
   policyPath?: string;
+  /** A policy already read and validated (the agent's current one): no file is read. */
+  policySource?: PolicySource;
+  /** See PlanRequest.observeRaid. */
+  observeRaid?: boolean;
   /** Apply exactly this saved plan (refused when the host changed since). */
   planFile?: string;
   force?: boolean;
@@ -29,6 +34,10 @@ export interface ApplyRequest extends OpContext {
 }
 
 export interface ApplyOutcome extends ApplyResult {
+  /** What the plan gave each workload (absent for a saved plan). */
+  allocation?: Allocation;
+  /** The RAID controllers as read for this plan, when they were read. */
+  raid?: RaidObservation;
   /** An interrupted run undone before this one planned. */
   recoveredFirst: RecoveryReport | null;
   changes: Change[];
@@ -49,11 +58,18 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     root,
     ...(req.notice ? { notice: req.notice } : {}),
     ...(req.raidToolPaths ? { raidToolPaths: req.raidToolPaths } : {}),
+    ...(req.observeRaid === false ? { observeRaid: false } : {}),
+  };
+  const chosen = {
+    ...(req.policySource ? { policySource: req.policySource } : {}),
+    ...(req.policyPath ? { policyPath: req.policyPath } : {}),
   };
   let changes: Change[];
   let warnings: string[] = [];
   let options: ExecutorOptions;
   let fromSaved = false;
+  let allocation: Allocation | undefined;
+  let raid: RaidObservation | undefined;
   if (req.planFile) {
     const saved = readSavedPlan(req.planFile);
     // The saved plan's own policy text, never the file: it may have been edited or deleted since.
@@ -67,10 +83,12 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     options = saved.executorOptions;
     fromSaved = true;
   } else {
-    const built = await buildPlan({ ...planReq, ...(req.policyPath ? { policyPath: req.policyPath } : {}) });
+    const built = await buildPlan({ ...planReq, ...chosen });
     changes = built.plan.changes;
     warnings = built.plan.warnings;
     options = built.executorOptions;
+    allocation = built.plan.allocation;
+    raid = built.observed.raid;
     const fs = built.observed.cgroup;
     if (!fs.writable && changes.some((c) => c.backend === 'cgroupfs')) {
       throw new UserError(
@@ -80,7 +98,15 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   }
 
   if (changes.length === 0) {
-    return { changed: 0, steps: [], recoveredFirst: early, changes, warnings };
+    return {
+      changed: 0,
+      steps: [],
+      recoveredFirst: early,
+      changes,
+      warnings,
+      ...(allocation ? { allocation } : {}),
+      ...(raid ? { raid } : {}),
+    };
   }
   if (req.confirm && !(await req.confirm(changes, warnings))) {
     throw new UserError('not applied: not confirmed');
@@ -101,11 +127,19 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   let result = await run(changes, options);
   if (result.recovered && !fromSaved) {
     // Another run was interrupted between our plan and our lock: plan again on the restored host.
-    const built = await buildPlan({ ...planReq, ...(req.policyPath ? { policyPath: req.policyPath } : {}) });
+    const built = await buildPlan({ ...planReq, ...chosen });
     changes = built.plan.changes;
+    allocation = built.plan.allocation;
     result = await run(changes, built.executorOptions);
   }
-  return { ...result, recoveredFirst: early, changes, warnings };
+  return {
+    ...result,
+    recoveredFirst: early,
+    changes,
+    warnings,
+    ...(allocation ? { allocation } : {}),
+    ...(raid ? { raid } : {}),
+  };
 }
 
 function journalOptions(j: Awaited<ReturnType<typeof readJournal>>): ExecutorOptions {

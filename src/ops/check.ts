@@ -3,16 +3,23 @@ import { audit } from '../audit/audit.js';
 import type { CheckReport } from '../audit/report.js';
 import type { Finding } from '../model/finding.js';
 import { buildPlan } from './plan.js';
+import type { PolicySource } from './policy-source.js';
 import type { OpContext } from './ports.js';
 
 export interface CheckRequest extends OpContext {
   policyPath?: string;
+  /** A policy already read (the agent's current one). */
+  policySource?: PolicySource;
+  /** See PlanRequest.observeRaid. */
+  observeRaid?: boolean;
 }
 
 export async function check(req: CheckRequest): Promise<CheckReport> {
   const built = await buildPlan({
     root: req.root,
     ...(req.policyPath ? { policyPath: req.policyPath } : {}),
+    ...(req.policySource ? { policySource: req.policySource } : {}),
+    ...(req.observeRaid === false ? { observeRaid: false } : {}),
     ...(req.notice ? { notice: req.notice } : {}),
   });
   const extra: Finding[] = [];

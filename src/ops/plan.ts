@@ -37,6 +37,11 @@ export interface PlanRequest {
   raidToolPaths?: Partial<Record<RaidTool, string>>;
   /** Notices for stderr (e.g. "using the bundled default policy"). */
   notice?: (message: string) => void;
+  /**
+   * Run the RAID vendor tools when the policy asks for a RAID setting (default true). The agent
+   * reads RAID on its own slower cadence and plans cgroups alone in between.
+   */
+  observeRaid?: boolean;
 }
 
 export interface BuiltPlan {
@@ -64,7 +69,7 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
     };
   }
   const observed = await observe(req.root, policy);
-  if (executorOptions.raid) {
+  if (executorOptions.raid && req.observeRaid !== false) {
     const { observeRaid } = await import('../raid/observe.js');
     observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid });
   }

@@ -10,7 +10,6 @@ import type { Core, NumaNode, Topology } from '../model/topology.js';
 import { workloadTarget } from './targets.js';
 import type { Allocation, WorkloadAllocation } from '../model/plan.js';
 
-
 export function policyError(policy: Policy, path: FieldPath, message: string): UserError {
   return new UserError(`${policy.locate(path)}: ${formatPath(path)}: ${message}`);
 }

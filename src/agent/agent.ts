@@ -1,0 +1,215 @@
+// `isolate agent`: every interval observe → plan → apply only what differs → verify, through the
+// same application layer as the CLI. The real state is observed every round; nothing is assumed
+// from what was last written, so drift of any kind (a hand-made write, systemd rewriting on
+// daemon-reload, a unit restarted into a fresh cgroup, a new YARN container) is corrected.
+import { type FSWatcher, watch } from 'node:fs';
+import path from 'node:path';
+import type { CheckReport } from '../audit/report.js';
+import { cgroupDir } from '../cgroup/fsutil.js';
+import { readPsi } from '../cgroup/psi.js';
+import { EXIT_STATUS } from '../model/finding.js';
+import type { LogFn } from '../model/log.js';
+import type { Allocation } from '../model/plan.js';
+import { apply } from '../ops/apply.js';
+import { check } from '../ops/check.js';
+import { afterFailure, type Backoff, due, NO_BACKOFF } from './backoff.js';
+import type { AgentMetrics } from './metrics.js';
+import type { Notifier } from './notify.js';
+import { PolicyHolder } from './policy.js';
+
+export interface AgentOptions {
+  root: string;
+  /** The policy file the agent follows (re-read when it changes). */
+  policyPath: string;
+  intervalMs: number;
+  /** RAID is read (and moved toward the policy) on this slower cadence. */
+  raidIntervalMs: number;
+  /** The full thread audit (violations metric) runs on this cadence: it reads every thread. */
+  checkIntervalMs: number;
+  maxBackoffMs: number;
+  /** One reconcile, then the host check; the result is check's exit code. */
+  once?: boolean;
+  log: LogFn;
+  /** Aborted on SIGTERM/SIGINT: the round in progress finishes, then the agent returns. */
+  stop: AbortSignal;
+  /** Register a callback for SIGHUP (reload the policy now). */
+  onReload?: (cb: () => void) => void;
+  metrics?: AgentMetrics;
+  notify?: Notifier;
+  /** After each round (tests, the textfile writer). */
+  afterRound?: (round: RoundResult) => Promise<void> | void;
+}
+
+export interface RoundResult {
+  ok: boolean;
+  changed: number;
+  error?: string;
+  allocation?: Allocation;
+}
+
+/** Run until `stop` is aborted (or once). Returns the process exit code. */
+export async function runAgent(o: AgentOptions): Promise<number> {
+  const policy = new PolicyHolder(o.policyPath, o.log);
+  await policy.refresh(true);
+  o.metrics?.policyValid(policy.error === null);
+  if (!policy.current) {
+    o.log('error', 'agent not started: no valid policy', { policy: o.policyPath, error: policy.error });
+    throw new Error(policy.error ?? `no policy at ${o.policyPath}`);
+  }
+
+  let backoff: Backoff = NO_BACKOFF;
+  let nextRaid = 0;
+  let nextCheck = 0;
+  let reload = false;
+  let wake: (() => void) | null = null;
+  const nudge = () => wake?.();
+  o.onReload?.(() => {
+    reload = true;
+    nudge();
+  });
+  o.stop.addEventListener('abort', nudge, { once: true });
+  const watchers = new Map<string, FSWatcher>();
+  let readyDone = false;
+  let lastWatchdog = 0;
+
+  try {
+    for (;;) {
+      const now = Date.now();
+      if (o.notify?.watchdogMs && now - lastWatchdog >= o.notify.watchdogMs / 2) {
+        lastWatchdog = now;
+        await o.notify.watchdog();
+      }
+      if (await policy.refresh(reload)) backoff = NO_BACKOFF;
+      reload = false;
+      o.metrics?.policyValid(policy.error === null);
+
+      let round: RoundResult | null = null;
+      if (o.once || due(backoff, now)) {
+        const raidDue = o.once || now >= nextRaid;
+        round = await reconcile(o, policy, raidDue);
+        if (raidDue && round.ok) nextRaid = now + o.raidIntervalMs;
+        backoff = round.ok ? NO_BACKOFF : afterFailure(backoff, now, o.intervalMs, o.maxBackoffMs);
+        if (!round.ok) {
+          o.log('error', 'reconcile failed; retrying with backoff', {
+            error: round.error,
+            failures: backoff.failures,
+            retryInMs: backoff.nextAt - now,
+          });
+        }
+        if (round.allocation) {
+          watchWorkloads(o, round.allocation, watchers, nudge);
+          await recordPressure(o, round.allocation);
+        }
+        await o.afterRound?.(round);
+      }
+      if (!readyDone) {
+        readyDone = true;
+        await o.notify?.ready(round?.ok ? 'converged' : 'running; last reconcile failed');
+      }
+
+      if (o.once) {
+        const report = await hostCheck(o, policy);
+        o.log(report.status === 'OK' ? 'info' : 'warn', 'check', {
+          status: report.status,
+          summary: report.summary,
+        });
+        return round?.ok === false && report.status === 'OK'
+          ? EXIT_STATUS.WARNING
+          : EXIT_STATUS[report.status];
+      }
+      if (Date.now() >= nextCheck) {
+        nextCheck = Date.now() + o.checkIntervalMs;
+        const report = await hostCheck(o, policy).catch(() => null);
+        if (report) {
+          o.metrics?.violations({
+            user: report.violations.length,
+            kernel: report.kernelViolations.length,
+            workload: report.workloads.reduce((n, w) => n + w.outside.length, 0),
+          });
+        }
+      }
+      if (o.stop.aborted) return 0;
+      const sleepMs = Math.max(
+        0,
+        Math.min(o.intervalMs, due(backoff, Date.now()) ? o.intervalMs : backoff.nextAt - Date.now()),
+      );
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, sleepMs);
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      wake = null;
+      if (o.stop.aborted) return 0;
+    }
+  } finally {
+    for (const w of watchers.values()) w.close();
+    await o.notify?.stopping();
+  }
+}
+
+async function reconcile(o: AgentOptions, policy: PolicyHolder, raidDue: boolean): Promise<RoundResult> {
+  const t0 = performance.now();
+  try {
+    const out = await apply({
+      root: o.root,
+      policySource: policy.current!,
+      observeRaid: raidDue,
+      log: o.log,
+      notice: (m) => o.log('warn', m),
+    });
+    const applied = out.steps.filter((s) => s.status === 'applied').map((s) => s.change);
+    for (const c of applied) {
+      o.log('info', 'corrected', {
+        workload: c.workload,
+        target: c.target,
+        setting: c.setting,
+        to: c.to,
+        reason: c.note ?? 'differs from the policy',
+      });
+    }
+    o.metrics?.reconciled((performance.now() - t0) / 1000, true, Date.now());
+    o.metrics?.corrected(applied);
+    o.metrics?.failing(0);
+    if (out.allocation) o.metrics?.allocation(out.allocation);
+    if (out.raid) o.metrics?.raid(out.raid);
+    return { ok: true, changed: out.changed, ...(out.allocation ? { allocation: out.allocation } : {}) };
+  } catch (err) {
+    o.metrics?.reconciled((performance.now() - t0) / 1000, false, Date.now());
+    o.metrics?.failing(1);
+    return { ok: false, changed: 0, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** The kernel says sooner than the next round when a watched cgroup gains or loses processes. */
+function watchWorkloads(
+  o: AgentOptions,
+  a: Allocation,
+  watchers: Map<string, FSWatcher>,
+  nudge: () => void,
+): void {
+  for (const w of a.workloads) {
+    const file = path.join(cgroupDir(o.root, w.target), 'cgroup.events');
+    if (watchers.has(file)) continue;
+    try {
+      const watcher = watch(file, { persistent: false }, () => nudge());
+      watcher.on('error', () => {
+        watcher.close();
+        watchers.delete(file);
+      });
+      watchers.set(file, watcher);
+    } catch {
+      // Not there yet (the cgroup is created by a later round): try again next round.
+    }
+  }
+}
+
+async function recordPressure(o: AgentOptions, a: Allocation): Promise<void> {
+  if (!o.metrics) return;
+  for (const w of a.workloads) o.metrics.pressure(w.name, await readPsi(o.root, w.target));
+}
+
+function hostCheck(o: AgentOptions, policy: PolicyHolder): Promise<CheckReport> {
+  return check({ root: o.root, policySource: policy.current!, observeRaid: false });
+}

@@ -1,0 +1,137 @@
+// The agent's Prometheus metrics (prom-client, with its standard process metrics), served on
+// 127.0.0.1 by default and optionally written as a node_exporter textfile.
+import { createServer, type Server } from 'node:http';
+import type * as Prom from 'prom-client';
+import type { Psi, PsiResource } from '../cgroup/psi.js';
+import type { Allocation, Change } from '../model/plan.js';
+import type { RaidObservation } from '../model/raid.js';
+
+export interface AgentMetrics {
+  registry: Prom.Registry;
+  policyValid(valid: boolean): void;
+  reconciled(seconds: number, ok: boolean, at: number): void;
+  corrected(changes: readonly Change[]): void;
+  violations(byKind: Record<string, number>): void;
+  allocation(a: Allocation): void;
+  pressure(workload: string, psi: Partial<Record<PsiResource, Psi>>): void;
+  raid(obs: RaidObservation): void;
+  failing(changes: number): void;
+}
+
+const WRITE_POLICY = ['write-back', 'write-through', 'always-write-back', 'unknown'];
+
+export async function createMetrics(): Promise<AgentMetrics> {
+  const prom = await import('prom-client');
+  const registry = new prom.Registry();
+  prom.collectDefaultMetrics({ register: registry });
+  const g = (name: string, help: string, labelNames: string[] = []) =>
+    new prom.Gauge({ name, help, labelNames, registers: [registry] });
+  const c = (name: string, help: string, labelNames: string[] = []) =>
+    new prom.Counter({ name, help, labelNames, registers: [registry] });
+
+  const policyValid = g(
+    'isolate_policy_valid',
+    '1 when the policy file in use is valid, 0 when a new one was refused',
+  );
+  const duration = new prom.Histogram({
+    name: 'isolate_reconcile_duration_seconds',
+    help: 'Time of one observe → plan → apply → verify round',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const reconciles = c('isolate_reconciles_total', 'Reconcile rounds by outcome', ['outcome']);
+  const corrections = c(
+    'isolate_drift_corrections_total',
+    'Settings isolate changed back to the policy (drift corrected, or first convergence)',
+    ['workload', 'setting'],
+  );
+  const violations = g('isolate_violations', 'Threads that may run where the policy forbids, by kind', [
+    'kind',
+  ]);
+  const exclusive = g('isolate_exclusive_cpus', 'CPUs given to each exclusive workload', ['workload']);
+  const lastSuccess = g('isolate_last_success_timestamp_seconds', 'When the host last matched the policy');
+  const failing = g(
+    'isolate_failing_changes',
+    'Changes that failed in the last round and are retried with backoff',
+  );
+  const psiAvg = g(
+    'isolate_pressure_ratio',
+    'Pressure stall information of the workload cgroup: share of time stalled (avg10/avg60/avg300)',
+    ['workload', 'resource', 'kind', 'window'],
+  );
+  const psiTotal = g('isolate_pressure_stalled_seconds_total', 'Total stall time of the workload cgroup', [
+    'workload',
+    'resource',
+    'kind',
+  ]);
+  const raidWrite = g(
+    'isolate_raid_write_policy',
+    'Current write policy of each RAID logical drive (1 for the policy in effect)',
+    ['drive', 'policy'],
+  );
+  const raidHealthy = g(
+    'isolate_raid_protection_healthy',
+    'Battery / CacheVault health per controller: 1 healthy, 0 not, -1 unknown',
+    ['controller'],
+  );
+
+  return {
+    registry,
+    policyValid: (v) => policyValid.set(v ? 1 : 0),
+    reconciled(seconds, ok, at) {
+      duration.observe(seconds);
+      reconciles.inc({ outcome: ok ? 'ok' : 'failed' });
+      if (ok) lastSuccess.set(at / 1000);
+    },
+    corrected(changes) {
+      for (const ch of changes) corrections.inc({ workload: ch.workload ?? '', setting: ch.setting });
+    },
+    violations(byKind) {
+      for (const [kind, n] of Object.entries(byKind)) violations.set({ kind }, n);
+    },
+    allocation(a) {
+      for (const w of a.workloads)
+        if (w.class === 'exclusive') exclusive.set({ workload: w.name }, w.cpus.size);
+    },
+    pressure(workload, psi) {
+      for (const [resource, p] of Object.entries(psi)) {
+        for (const kind of ['some', 'full'] as const) {
+          const line = p?.[kind];
+          if (!line) continue;
+          for (const window of ['avg10', 'avg60', 'avg300'] as const) {
+            psiAvg.set({ workload, resource, kind, window }, line[window] / 100);
+          }
+          psiTotal.set({ workload, resource, kind }, line.total / 1e6);
+        }
+      }
+    },
+    raid(obs) {
+      for (const ctl of obs.controllers) {
+        const h = ctl.protection.healthy;
+        raidHealthy.set({ controller: ctl.id }, h === true ? 1 : h === false ? 0 : -1);
+        for (const d of ctl.logicalDrives) {
+          for (const p of WRITE_POLICY)
+            raidWrite.set({ drive: d.target, policy: p }, d.currentWrite === p ? 1 : 0);
+        }
+      }
+    },
+    failing: (n) => failing.set(n),
+  };
+}
+
+/** Serve /metrics; the address is the operator's choice and defaults to loopback only. */
+export async function serveMetrics(m: AgentMetrics, host: string, port: number): Promise<Server> {
+  const server = createServer(async (req, res) => {
+    if (req.method !== 'GET' || (req.url !== '/metrics' && req.url !== '/')) {
+      res.writeHead(404).end('not found; metrics are at /metrics\n');
+      return;
+    }
+    const body = await m.registry.metrics();
+    res.writeHead(200, { 'content-type': m.registry.contentType }).end(body);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
