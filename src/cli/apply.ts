@@ -6,7 +6,7 @@ import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
 import { makeLogger } from './log.js';
 import { hostRoot, notice, printJson, printText } from './options.js';
-import { testHooksFromEnv } from './test-hooks.js';
+import { bareChangesFromEnv, testHooksFromEnv } from './test-hooks.js';
 
 interface ApplyOpts {
   policy?: string;
@@ -94,6 +94,7 @@ export function registerApply(program: Command): void {
           notice,
           signal: sig.signal,
           hooks: testHooksFromEnv(root, process.env),
+          acceptBareChanges: bareChangesFromEnv(process.env),
           ...(opts.policy ? { policyPath: opts.policy } : {}),
           ...(opts.plan ? { planFile: opts.plan } : {}),
           force: !!opts.force,

@@ -1,6 +1,7 @@
 // Stop points for the real-kernel crash tests (test/vm/crash.test.ts), which drive the real binary:
 // ISOLATE_TEST_CRASH_AT_STEP / _CRASH_AFTER_STEP kill -9 the process around write N,
 // ISOLATE_TEST_PAUSE_AT_STEP creates <root>/run/isolate.paused and waits until it is removed.
+// ISOLATE_TEST_BARE_PLAN=1 lets `apply --plan` take a bare change list (faults no planner would make).
 // Read here, in the shell, and handed to the engine; the engine itself never reads the environment.
 import { access, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -35,4 +36,9 @@ async function pause(root: string): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** A bare change list as `--plan` (see above); never set in production. */
+export function bareChangesFromEnv(env: NodeJS.ProcessEnv): boolean {
+  return env.ISOLATE_TEST_BARE_PLAN === '1';
 }

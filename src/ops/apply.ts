@@ -29,6 +29,11 @@ export interface ApplyRequest extends OpContext {
   force?: boolean;
   /** `--tool-path` / ISOLATE_RAID_TOOL_PATH. */
   raidToolPaths?: Partial<Record<RaidTool, string>>;
+  /**
+   * Accept a bare change list as `planFile` (no embedded policy, no fingerprint; each change's `from`
+   * is still checked against the host). Only the real-kernel fault-injection tests set it.
+   */
+  acceptBareChanges?: boolean;
   /** Shown the changes before any write; returning false refuses the apply. */
   confirm?: (changes: Change[], warnings: string[]) => Promise<boolean>;
 }
@@ -71,16 +76,21 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   let allocation: Allocation | undefined;
   let raid: RaidObservation | undefined;
   if (req.planFile) {
-    const saved = readSavedPlan(req.planFile);
-    // The saved plan's own policy text, never the file: it may have been edited or deleted since.
-    const now = await buildPlan({ ...planReq, policySource: saved.policy });
-    if (!samePlan(saved, now.plan)) {
-      throw new UserError(
-        `--plan ${req.planFile}: the host changed since the plan was saved (${firstDifference(saved.changes, now.plan.changes)}); run "isolate plan" again and review it`,
-      );
+    const saved = readSavedPlan(req.planFile, req.acceptBareChanges);
+    if ('bare' in saved) {
+      changes = saved.changes;
+      options = {};
+    } else {
+      // The saved plan's own policy text, never the file: it may have been edited or deleted since.
+      const now = await buildPlan({ ...planReq, policySource: saved.policy });
+      if (!samePlan(saved, now.plan)) {
+        throw new UserError(
+          `--plan ${req.planFile}: the host changed since the plan was saved (${firstDifference(saved.changes, now.plan.changes)}); run "isolate plan" again and review it`,
+        );
+      }
+      changes = saved.changes;
+      options = saved.executorOptions;
     }
-    changes = saved.changes;
-    options = saved.executorOptions;
     fromSaved = true;
   } else {
     const built = await buildPlan({ ...planReq, ...chosen });

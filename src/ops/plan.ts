@@ -121,8 +121,14 @@ const SETTINGS: Record<Change['backend'], readonly string[]> = {
   ],
 };
 
-/** A saved plan, checked field by field: it is input like any other. */
-export function readSavedPlan(file: string): SavedPlan {
+/**
+ * A saved plan, checked field by field: it is input like any other. `bareChanges` accepts a plain
+ * change list with no embedded policy (the real-kernel fault-injection tests only).
+ */
+export function readSavedPlan(
+  file: string,
+  bareChanges = false,
+): SavedPlan | { changes: Change[]; bare: true } {
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(file, 'utf8'));
@@ -151,6 +157,7 @@ export function readSavedPlan(file: string): SavedPlan {
       throw bad(`changes[${i}].target "${c.target}" leaves the cgroup tree ("..")`);
     }
   }
+  if (bareChanges && obj.policy === undefined) return { changes: obj.changes, bare: true };
   const p = obj.policy;
   if (!p || typeof p.text !== 'string' || typeof p.path !== 'string' || typeof p.sha256 !== 'string') {
     throw bad('it does not embed its policy (saved by an older isolate?)');

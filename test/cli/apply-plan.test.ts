@@ -1,31 +1,15 @@
 // `apply --plan`: a saved plan is self-contained. It embeds its policy text (and hash) and how to carry
 // it out, so deleting or editing the policy file afterwards changes nothing; a host that moved on is
 // refused with the first differing value.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fakeCgroupHost } from '../support/cgroup-tree.js';
 import { isolate } from './run.js';
 
-const FIXTURES = join(import.meta.dirname, '../fixtures/sysfs');
-
 /** qemu-2s-smt2's sysfs plus a cgroup2 tree of plain files in which every target already exists. */
-function host(): { root: string; cg: string } {
-  const root = mkdtempSync(join(tmpdir(), 'isolate-applyplan-'));
-  cpSync(join(FIXTURES, 'qemu-2s-smt2'), root, { recursive: true });
-  const cg = join(root, 'sys/fs/cgroup');
-  mkdirSync(cg, { recursive: true });
-  writeFileSync(join(cg, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
-  writeFileSync(join(cg, 'cgroup.subtree_control'), 'cpuset cpu memory\n');
-  for (const top of ['kafka.slice', 'hadoop-yarn']) {
-    mkdirSync(join(cg, top));
-    for (const f of ['cpuset.cpus', 'cpuset.mems', 'cgroup.subtree_control'])
-      writeFileSync(join(cg, top, f), '\n');
-    writeFileSync(join(cg, top, 'cpuset.cpus.partition'), 'member\n');
-    writeFileSync(join(cg, top, 'cgroup.events'), 'populated 0\nfrozen 0\n');
-  }
-  return { root, cg };
-}
+const host = () => fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
 
 function savePlan(root: string): { planFile: string; policy: string } {
   const dir = mkdtempSync(join(tmpdir(), 'isolate-applyplan-policy-'));

@@ -96,7 +96,7 @@ sec removed; cat /tmp/e; endsec removed
 sec removed-snap; snap; endsec removed-snap
 
 # An impossible cpuset, from a saved plan.
-isolate apply --yes --plan /etc/isolate/bad-plan.json > /tmp/o 2>/tmp/e
+ISOLATE_TEST_BARE_PLAN=1 isolate apply --yes --plan /etc/isolate/bad-plan.json > /tmp/o 2>/tmp/e
 rc=$?
 sec badcpus-rc; echo $rc; endsec badcpus-rc
 sec badcpus; cat /tmp/e; endsec badcpus
@@ -107,7 +107,7 @@ sleep 100000 &
 GONE=$!
 printf '{"changes":[{"backend":"cgroupfs","target":"/isolate-y","setting":"mkdir","from":null,"to":"present"},{"backend":"cgroupfs","target":"/isolate-y","setting":"cgroup.procs","from":"/","to":"%s"}]}' $GONE > /tmp/gone.json
 kill $GONE; wait $GONE 2>/dev/null
-run gone isolate apply --yes --plan /tmp/gone.json
+run gone env ISOLATE_TEST_BARE_PLAN=1 isolate apply --yes --plan /tmp/gone.json
 run gone-rollback isolate rollback
 sec gone-snap; snap; endsec gone-snap
 `;

@@ -1,0 +1,134 @@
+// The reconcile loop in-process against a host root of plain files: converge, correct drift written
+// by someone else, keep the old policy when a new one is invalid, stop cleanly. (The real kernel and
+// real systemd are in test/vm.)
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type AgentOptions, type RoundResult, runAgent } from '../../src/agent/agent.js';
+import { createMetrics } from '../../src/agent/metrics.js';
+import { fakeCgroupHost } from '../support/cgroup-tree.js';
+
+const POLICY = (cores: number) => `apiVersion: isolate/v1
+kind: HostPolicy
+reserved: { cores: 1 }
+workloads:
+  - { name: kafka, class: exclusive, cores: ${cores}, match: { cgroup: /kafka.slice } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`;
+
+function setup() {
+  const h = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
+  mkdirSync(join(h.root, 'etc/isolate'), { recursive: true });
+  mkdirSync(join(h.root, 'proc'), { recursive: true });
+  const policyPath = join(h.root, 'etc/isolate/policy.yaml');
+  writeFileSync(policyPath, POLICY(1));
+  return { ...h, policyPath };
+}
+
+/** Run the agent until `until` says so after a round (or 200 rounds), then stop it. */
+async function drive(
+  o: Omit<AgentOptions, 'stop' | 'log' | 'afterRound'>,
+  until: (round: RoundResult, n: number) => boolean | Promise<boolean>,
+  logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [],
+) {
+  const stop = new AbortController();
+  const rounds: RoundResult[] = [];
+  const code = await runAgent({
+    ...o,
+    stop: stop.signal,
+    log: (level, msg, fields) => logs.push({ level, msg, ...(fields ? { fields } : {}) }),
+    afterRound: async (r) => {
+      rounds.push(r);
+      if ((await until(r, rounds.length)) || rounds.length >= 200) stop.abort('test');
+    },
+  });
+  return { code, rounds, logs };
+}
+
+const base = (root: string, policyPath: string) => ({
+  root,
+  policyPath,
+  intervalMs: 20,
+  raidIntervalMs: 600_000,
+  checkIntervalMs: 600_000,
+  maxBackoffMs: 200,
+});
+
+describe('isolate agent', () => {
+  it('converges, then corrects a cpuset someone else wrote, and stops with 0', async () => {
+    const { root, cg, policyPath } = setup();
+    const yarn = join(cg, 'hadoop-yarn/cpuset.cpus');
+    let sabotaged = false;
+    const r = await drive(base(root, policyPath), (round, n) => {
+      if (n === 1) {
+        expect(round.ok, round.error).toBe(true);
+        expect(round.changed).toBeGreaterThan(0);
+        return false;
+      }
+      if (!sabotaged) {
+        expect(round.changed).toBe(0); // converged: nothing to do
+        writeFileSync(yarn, '0-7\n');
+        sabotaged = true;
+        return false;
+      }
+      return round.changed > 0;
+    });
+    expect(r.code).toBe(0);
+    const last = r.rounds.at(-1)!;
+    expect(last.changed).toBe(1);
+    const flink = last.allocation!.workloads.find((w) => w.name === 'flink')!;
+    expect(readFileSync(yarn, 'utf8').trim()).toBe(flink.cpus.toString());
+    expect(r.logs.some((l) => l.msg === 'corrected' && l.fields?.target === '/hadoop-yarn')).toBe(true);
+  });
+
+  it('keeps the old policy when the new one is invalid, and takes a valid one', async () => {
+    const { root, cg, policyPath } = setup();
+    const metrics = await createMetrics();
+    const kafka = join(cg, 'kafka.slice/cpuset.cpus');
+    let phase = 0;
+    const r = await drive({ ...base(root, policyPath), metrics }, async (round) => {
+      expect(round.ok, round.error).toBe(true);
+      if (phase === 0) {
+        phase = 1;
+        writeFileSync(policyPath, `${POLICY(1)}bogus: true\n`);
+        return false;
+      }
+      if (phase === 1) {
+        expect(await metrics.registry.getSingleMetricAsString('isolate_policy_valid')).toMatch(
+          /isolate_policy_valid 0/,
+        );
+        expect(readFileSync(kafka, 'utf8').trim()).toBe('2-3');
+        phase = 2;
+        writeFileSync(policyPath, POLICY(2).replace('cores: 1 }', 'cores: 0 }'));
+        return false;
+      }
+      return round.changed > 0;
+    });
+    expect(r.logs.some((l) => l.msg === 'new policy refused; the previous one stays in force')).toBe(true);
+    const refused = r.logs.find((l) => l.msg === 'new policy refused; the previous one stays in force')!;
+    expect(String(refused.fields?.error)).toMatch(/policy\.yaml:\d+:\d+: bogus: unknown field/);
+    expect(await metrics.registry.getSingleMetricAsString('isolate_policy_valid')).toMatch(
+      /isolate_policy_valid 1/,
+    );
+    // Two whole cores on one node with no reserved core: node 0's cores 0 and 2.
+    expect(readFileSync(kafka, 'utf8').trim()).toBe('0-3');
+  });
+
+  it('backs off a change that keeps failing instead of retrying every interval', async () => {
+    const { root, cg, policyPath } = setup();
+    // A cgroup that vanished: every write to it fails (ENOENT) and is rolled back.
+    writeFileSync(join(cg, 'kafka.slice/cpuset.cpus'), '\n');
+    const rmdir = await import('node:fs').then((fs) => fs.rmSync);
+    rmdir(join(cg, 'kafka.slice/cpuset.cpus.partition'));
+    const started = Date.now();
+    const r = await drive(base(root, policyPath), (_round, n) => n >= 5 || Date.now() - started > 5000);
+    expect(r.rounds.every((x) => !x.ok)).toBe(true);
+    const waits = r.logs
+      .filter((l) => l.msg === 'reconcile failed; retrying with backoff')
+      .map((l) => Number(l.fields?.retryInMs));
+    expect(waits.length).toBeGreaterThanOrEqual(3);
+    // 20 ms, 40 ms, 80 ms, ... capped at 200 ms: each wait at least as long as the one before.
+    for (let i = 1; i < waits.length; i++) expect(waits[i]!).toBeGreaterThanOrEqual(waits[i - 1]!);
+    expect(waits.at(-1)!).toBeGreaterThan(waits[0]!);
+  });
+});

@@ -1,0 +1,115 @@
+// The agent's small parts: flags, PSI parsing, backoff, the metrics endpoint, and `agent --once`.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { afterFailure, NO_BACKOFF } from '../../src/agent/backoff.js';
+import { createMetrics, serveMetrics } from '../../src/agent/metrics.js';
+import { parsePsi } from '../../src/cgroup/psi.js';
+import { parseAddress, parseDuration } from '../../src/cli/agent.js';
+import { isolate } from '../cli/run.js';
+import { fakeCgroupHost } from '../support/cgroup-tree.js';
+
+describe('agent flags', () => {
+  it.each([
+    ['5s', 5000],
+    ['500ms', 500],
+    ['10m', 600_000],
+    ['2', 2000],
+    ['1.5s', 1500],
+  ])('duration %s is %d ms', (text, ms) => expect(parseDuration('--interval', text, 100)).toBe(ms));
+
+  it.each(['0s', 'fast', '-1s', '5x'])('refuses duration %s in one line naming the flag', (text) => {
+    expect(() => parseDuration('--interval', text, 1000)).toThrow(
+      /^--interval .*: expected a duration of at least 1s/,
+    );
+  });
+
+  it('metrics listen on loopback unless an address says otherwise', () => {
+    expect(parseAddress(':9464')).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(parseAddress('[::1]:9500')).toEqual({ host: '::1', port: 9500 });
+    expect(parseAddress('0.0.0.0:9464')).toEqual({ host: '0.0.0.0', port: 9464 });
+    expect(() => parseAddress('9464')).toThrow(/HOST:PORT/);
+    expect(() => parseAddress('127.0.0.1:70000')).toThrow(/HOST:PORT/);
+  });
+});
+
+describe('pressure stall information', () => {
+  it('parses some/full lines and leaves out what it does not recognise', () => {
+    const p = parsePsi(
+      'some avg10=1.50 avg60=0.20 avg300=0.00 total=12345\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n',
+    );
+    expect(p.some).toEqual({ avg10: 1.5, avg60: 0.2, avg300: 0, total: 12345 });
+    expect(p.full?.total).toBe(0);
+    expect(parsePsi('some avg10=x\n')).toEqual({ some: null, full: null });
+  });
+});
+
+describe('backoff', () => {
+  it('doubles from the interval up to the cap', () => {
+    let b = NO_BACKOFF;
+    const waits: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      b = afterFailure(b, 1000, 100, 1000);
+      waits.push(b.nextAt - 1000);
+    }
+    expect(waits).toEqual([100, 200, 400, 800, 1000, 1000]);
+  });
+});
+
+describe('metrics endpoint', () => {
+  it('serves the Prometheus text format on /metrics with isolate and process metrics', async () => {
+    const m = await createMetrics();
+    m.policyValid(true);
+    const server = await serveMetrics(m, '127.0.0.1', 0);
+    const port = (server.address() as { port: number }).port;
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        get({ host: '127.0.0.1', port, path: '/metrics' }, (res) => {
+          let s = '';
+          res.on('data', (d) => {
+            s += d;
+          });
+          res.on('end', () => resolve(s));
+        }).on('error', reject);
+      });
+      expect(body).toMatch(/^isolate_policy_valid 1$/m);
+      expect(body).toMatch(/^process_resident_memory_bytes \d+/m);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('isolate agent --once', () => {
+  it("converges once, then exits with check's code (WARNING: the workloads are not running)", () => {
+    const { root, cg } = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
+    mkdirSync(join(root, 'proc'));
+    mkdirSync(join(root, 'etc/isolate'), { recursive: true });
+    writeFileSync(
+      join(root, 'etc/isolate/policy.yaml'),
+      `apiVersion: isolate/v1
+kind: HostPolicy
+workloads:
+  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`,
+    );
+    const r = isolate(['agent', '--once', '--root', root], { env: { ISOLATE_LOG: 'json' } });
+    expect(r.code, r.stderr).toBe(1);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(events.find((e) => e.msg === 'check')).toMatchObject({ status: 'WARNING' });
+    expect(events.filter((e) => e.msg === 'corrected').length).toBeGreaterThan(0);
+    expect(readFileSync(join(cg, 'hadoop-yarn/cpuset.cpus'), 'utf8').trim()).not.toBe('');
+  });
+
+  it('refuses to start without a policy the operator chose', () => {
+    const { root } = fakeCgroupHost([]);
+    const r = isolate(['agent', '--once', '--root', root]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/etc\/isolate\/policy\.yaml: no policy; .*--policy FILE/);
+  });
+});
