@@ -12,6 +12,18 @@ export interface ObservedState {
   processCgroups?: Record<number, string>;
   /** RAID controllers as their vendor tools reported them; absent when the policy asks no RAID setting. */
   raid?: RaidObservation;
+  /**
+   * systemd's view of the units behind the policy's cgroups, when systemd runs the host: their
+   * properties (`AllowedCPUs`, `MemoryLow`, ...) as `systemctl show` prints them. Absent: no systemd
+   * (or a --root that is not the live host), so every cgroup is written through cgroupfs.
+   */
+  systemd?: ObservedSystemd;
+}
+
+export interface ObservedSystemd {
+  version: number | null;
+  /** Unit name → property → value as systemctl prints it. */
+  units: Record<string, Record<string, string>>;
 }
 
 export type CgroupLayout = 'unified' | 'hybrid' | 'legacy' | 'none';

@@ -10,6 +10,10 @@ export async function executorsFor(
   options: ExecutorOptions,
 ): Promise<Executors> {
   const execs: Executors = { cgroupfs: new CgroupFsExecutor(root) };
+  if (changes.some((c) => c.backend === 'systemd')) {
+    const { SystemdExecutor } = await import('../systemd/executor.js');
+    execs.systemd = new SystemdExecutor(root);
+  }
   if (changes.some((c) => c.backend === 'raid')) {
     // Loaded only when a plan has RAID changes: vendor-tool code is not needed otherwise.
     const { raidExecutor } = await import('../raid/executor.js');

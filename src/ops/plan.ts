@@ -13,7 +13,7 @@ import { type PlanJson, planFingerprint, planToJson } from '../planner/json.js';
 import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
 import { ancestors, workloadTarget } from '../planner/targets.js';
-import { defaultUnitPath } from '../model/systemd.js';
+import { defaultUnitPath, unitOfCgroup } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { readTopology } from '../topology/read.js';
 import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath, sha256 } from './policy-source.js';
@@ -210,15 +210,25 @@ export async function observe(root: string, policy: Policy): Promise<ObservedSta
     }
   }
   const { observeHost } = await import('../cgroup/observe.js');
-  const observed = await observeHost(root, { paths: [...paths], units, processMatchers });
+  let observed = await observeHost(root, { paths: [...paths], units, processMatchers });
   // A unit found somewhere unexpected: make sure its ancestors are known too, for subtree_control.
   const missing = Object.values(observed.cgroup.units)
     .filter((p): p is string => p !== null)
     .flatMap((p) => ancestors(p))
     .filter((p) => !observed.cgroup.groups[p]);
   if (missing.length > 0 && observed.cgroup.layout === 'unified') {
-    return observeHost(root, { paths: [...paths, ...missing], units, processMatchers });
+    observed = await observeHost(root, { paths: [...paths, ...missing], units, processMatchers });
   }
+  // The units behind every cgroup the plan may touch (targets, their ancestors, strict's top level).
+  const { observeSystemd } = await import('../systemd/observe.js');
+  const unitNames = [
+    ...units,
+    ...[...Object.keys(observed.cgroup.groups), ...observed.cgroup.topLevel.map((t) => `/${t}`)]
+      .map(unitOfCgroup)
+      .filter((u): u is string => u !== null),
+  ];
+  const systemd = await observeSystemd(root, unitNames);
+  if (systemd) observed.systemd = systemd;
   return observed;
 }
 

@@ -8,6 +8,13 @@ import { CpuSet } from '../model/cpuset.js';
 import type { Topology } from '../model/topology.js';
 import { ancestors, parentOf } from './targets.js';
 import type { Allocation, CgroupSetting, Change } from '../model/plan.js';
+import {
+  fromSystemdValue,
+  SYSTEMD_PROPERTY,
+  type SystemdManagedFile,
+  toSystemdValue,
+  unitOfCgroup,
+} from '../model/systemd.js';
 
 type Role = 'exclusive' | 'batch' | 'fence';
 
@@ -23,6 +30,8 @@ interface Desired {
   partition: boolean;
   pids: number[];
   create: boolean;
+  /** A systemd unit not running now: only its unit properties can be set. */
+  absent?: boolean;
 }
 
 const ROLE_RANK: Record<Role, number> = { exclusive: 0, batch: 1, fence: 2 };
@@ -37,8 +46,20 @@ export function cgroupChanges(
   const fs = observed.cgroup;
   const known = fs.layout === 'unified';
   const group = (path: string): ObservedGroup | undefined => fs.groups[path];
+  // Where systemd runs the host, the cgroups of its units are changed through their unit
+  // properties (systemd rewrites their files on every reload); diff against what systemd holds.
+  const sd = observed.systemd;
+  const unitFor = (path: string): string | null => {
+    const unit = path === '/' ? null : unitOfCgroup(path);
+    return unit && sd?.units[unit] ? unit : null;
+  };
   const value = (path: string, file: string): string | null => {
     if (!known) return null;
+    const unit = unitFor(path);
+    if (unit && file in SYSTEMD_PROPERTY) {
+      const f = file as SystemdManagedFile;
+      return fromSystemdValue(f, sd!.units[unit]![SYSTEMD_PROPERTY[f]] ?? '');
+    }
     if (path === '/' && file === 'cgroup.subtree_control') return fs.rootSubtreeControl.join(' ');
     return group(path)?.values[file] ?? null;
   };
@@ -50,7 +71,9 @@ export function cgroupChanges(
   );
   for (const a of allocation.workloads) {
     const spec = policy.workloads.find((w) => w.name === a.name)!;
-    if (known && !exists(a.target) && spec.match.kind === 'systemdUnit') {
+    // A unit that is not running has no cgroup; systemd still takes its properties, so it starts fenced.
+    const viaUnit = unitFor(a.target) !== null;
+    if (known && !exists(a.target) && spec.match.kind === 'systemdUnit' && !viaUnit) {
       warnings.push(
         `${a.name}: ${spec.match.unit} has no cgroup (not running); nothing to change until it starts`,
       );
@@ -74,7 +97,8 @@ export function cgroupChanges(
       ...(spec.cpu?.idle !== undefined ? { cpuIdle: spec.cpu.idle } : {}),
       partition,
       pids: spec.match.kind === 'process' ? (observed.processes[a.name] ?? []) : [],
-      create: known && !exists(a.target),
+      create: known && !exists(a.target) && !viaUnit,
+      absent: known && !exists(a.target) && viaUnit,
     });
   }
 
@@ -109,14 +133,22 @@ export function cgroupChanges(
     const chain = [...ancestors(path), path];
     return chain.some((p) => group(p)?.ownedBySystemd);
   };
-  const note = (path: string) =>
-    systemdOwned(path)
-      ? {
-          note: 'systemd owns this cgroup: a systemctl daemon-reload can undo this write until the systemd backend lands',
-        }
+  const note = (path: string, setting: CgroupSetting) => {
+    if (unitFor(path) && setting === 'cpuset.cpus.partition') {
+      return {
+        note: 'systemd has no property for cpuset partitions: isolate writes this file and checks it every interval',
+      };
+    }
+    return systemdOwned(path) && !unitFor(path)
+      ? { note: 'systemd owns this cgroup: a systemctl daemon-reload can undo this write' }
       : {};
-  if (desired.some((d) => systemdOwned(d.path))) {
-    warnings.push('some targets belong to systemd; a systemctl daemon-reload may undo these cgroupfs writes');
+  };
+  if (desired.some((d) => systemdOwned(d.path) && !unitFor(d.path))) {
+    warnings.push(
+      sd
+        ? 'some targets lie inside systemd units but are not units themselves; a systemctl daemon-reload may undo these cgroupfs writes (give them their own slice, or Delegate=yes)'
+        : 'some targets belong to systemd, which cannot be reached here; a systemctl daemon-reload may undo these cgroupfs writes',
+    );
   }
 
   const changes: Change[] = [];
@@ -126,6 +158,20 @@ export function cgroupChanges(
     from: string | null,
     to: string,
   ) => {
+    const unit = unitFor(d.path);
+    if (unit && setting in SYSTEMD_PROPERTY) {
+      const f = setting as SystemdManagedFile;
+      changes.push({
+        backend: 'systemd',
+        target: unit,
+        setting: SYSTEMD_PROPERTY[f],
+        from: sd!.units[unit]![SYSTEMD_PROPERTY[f]] ?? null,
+        to: toSystemdValue(f, to),
+        ...(d.workload ? { workload: d.workload } : {}),
+      });
+      return;
+    }
+    if ('absent' in d && d.absent) return;
     changes.push({
       backend: 'cgroupfs',
       target: d.path,
@@ -133,7 +179,7 @@ export function cgroupChanges(
       from,
       to,
       ...(d.workload ? { workload: d.workload } : {}),
-      ...note(d.path),
+      ...note(d.path, setting),
     });
   };
 
@@ -151,6 +197,8 @@ export function cgroupChanges(
   }
   const byDepth = (a: string, b: string) => depth(a) - depth(b) || a.localeCompare(b);
   for (const p of [...need.keys()].sort(byDepth)) {
+    // systemd enables the controllers its units' properties need, down the slice tree.
+    if (unitFor(p)) continue;
     const current = value(p, 'cgroup.subtree_control');
     const have = new Set((current ?? '').split(/\s+/).filter(Boolean));
     const want = [...need.get(p)!].filter((c) => !have.has(c));
@@ -253,6 +301,6 @@ function depth(path: string): number {
 }
 
 function sameMemory(raw: string, want: number | 'max'): boolean {
-  if (want === 'max') return raw === 'max';
+  if (want === 'max') return raw === 'max' || raw === 'infinity';
   return /^\d+$/.test(raw) && Number(raw) === want;
 }

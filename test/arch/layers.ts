@@ -19,8 +19,8 @@ export const LAYERS: Record<string, { rank: number; job: string }> = {
   raid: { rank: 5, job: 'RAID backend: vendor tool runner, parsers, observer + executor' },
   audit: { rank: 6, job: 'the host check: thread scan, IRQs, NUMA memory, findings rules' },
   ops: { rank: 7, job: 'application layer: plan/apply/rollback/check/raid with injected ports' },
-  cli: { rank: 8, job: 'flags → one op → rendering' },
-  agent: { rank: 8, job: 'the reconcile loop, metrics' },
+  agent: { rank: 8, job: 'the reconcile loop over ops, metrics, sd_notify' },
+  cli: { rank: 9, job: 'flags → one op (or the agent) → rendering' },
 };
 
 export interface Edge {

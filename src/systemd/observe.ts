@@ -1,0 +1,32 @@
+// systemd's view of the units behind the policy's cgroups. Only on the live host with systemd as its
+// service manager: under another --root there is no systemd to ask, and cgroupfs is used as before.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { ObservedSystemd } from '../model/observed.js';
+import { SYSTEMD_PROPERTY } from '../model/systemd.js';
+import { parseShow, systemctl } from './systemctl.js';
+
+export const PROPERTIES = Object.values(SYSTEMD_PROPERTY);
+
+/** True when `root` is this host and systemd runs it (sd_booted(3): /run/systemd/system exists). */
+export function systemdRuns(root: string): boolean {
+  return path.resolve(root) === '/' && existsSync('/run/systemd/system');
+}
+
+export async function observeSystemd(
+  root: string,
+  units: readonly string[],
+): Promise<ObservedSystemd | undefined> {
+  if (!systemdRuns(root)) return undefined;
+  const out: ObservedSystemd = { version: null, units: {} };
+  const version = /systemd (\d+)/.exec(await systemctl(['--version']).catch(() => ''));
+  out.version = version ? Number(version[1]) : null;
+  const names = [...new Set(units)].sort();
+  if (names.length === 0) return out;
+  const props = ['Id', 'LoadState', ...PROPERTIES].flatMap((p) => ['-p', p]);
+  for (const block of parseShow(await systemctl(['show', ...props, '--', ...names]))) {
+    // A unit systemd cannot load is not one it manages; its cgroup (if any) stays with cgroupfs.
+    if (block.Id && block.LoadState === 'loaded') out.units[block.Id] = block;
+  }
+  return out;
+}

@@ -1,0 +1,31 @@
+// systemctl, run the one safe way: argv arrays, a timeout, one-line errors.
+import { StepError } from '../apply/executor.js';
+
+export const SYSTEMCTL_TIMEOUT_MS = 30_000;
+
+export async function systemctl(args: readonly string[]): Promise<string> {
+  const { execa } = await import('execa');
+  const r = await execa('systemctl', args, { timeout: SYSTEMCTL_TIMEOUT_MS, reject: false, stdin: 'ignore' });
+  if (r.timedOut)
+    throw new StepError(`systemctl ${args.join(' ')}: no answer within ${SYSTEMCTL_TIMEOUT_MS / 1000}s`);
+  if (r.exitCode !== 0) {
+    const why = (r.stderr || r.stdout || `exit ${r.exitCode}`).toString().trim().split('\n')[0];
+    throw new StepError(`systemctl ${args.join(' ')} failed: ${why}`);
+  }
+  return r.stdout.toString();
+}
+
+/** `systemctl show` blocks (one per unit, blank-line separated) → property maps. */
+export function parseShow(text: string): Record<string, string>[] {
+  return text
+    .split(/\n\s*\n/)
+    .map((block) => {
+      const props: Record<string, string> = {};
+      for (const line of block.split('\n')) {
+        const i = line.indexOf('=');
+        if (i > 0) props[line.slice(0, i)] = line.slice(i + 1);
+      }
+      return props;
+    })
+    .filter((p) => Object.keys(p).length > 0);
+}
