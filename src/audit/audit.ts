@@ -3,13 +3,20 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { cgroupDir, normCgPath } from '../cgroup/fsutil.js';
+import { PSI_RESOURCES, parsePsi } from '../cgroup/psi.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type Finding, verdictOf } from '../model/finding.js';
 import type { WorkloadAllocation } from '../model/plan.js';
 import { nicIrqs } from './irqs.js';
 import { numaBytes } from './numa.js';
 import type { CheckReport, WorkloadCheck } from './report.js';
-import { hostFindings, offNodeBytes, type WorkloadFacts, workloadFindings } from './rules.js';
+import {
+  hostFindings,
+  offNodeBytes,
+  splitViolations,
+  type WorkloadFacts,
+  workloadFindings,
+} from './rules.js';
 import { type ScanResult, type ScanSpec, scanThreads } from './threads.js';
 
 function readOr(file: string): string | null {
@@ -28,6 +35,8 @@ export interface AuditInput {
   pendingChanges: number;
   policy?: string;
   extraFindings?: Finding[];
+  /** The policy's `strict`: whether every thread, or only the batch workloads, must stay off. Default true. */
+  strict?: boolean;
 }
 
 /** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
@@ -55,9 +64,15 @@ export function audit(input: AuditInput): CheckReport {
       effectiveCpus: facts.effectiveText,
       memoryByNode: facts.memoryByNode,
       offNodeBytes: offNodeBytes(a, facts.memoryByNode),
+      pressure: pressureOf(input.root, a.target),
     };
   });
-  findings.push(...hostFindings(scan, all, input.pendingChanges));
+  const scope = {
+    strict: input.strict ?? true,
+    batchTargets: input.allocation.filter((a) => a.class === 'batch').map((a) => normCgPath(a.target)),
+  };
+  findings.push(...hostFindings(scan, all, input.pendingChanges, scope));
+  const { fenced, unfenced } = splitViolations(scan.violations, scope);
 
   const irqs = nicIrqs(input.root, all);
   let wqMask: string | null = null;
@@ -84,7 +99,9 @@ export function audit(input: AuditInput): CheckReport {
     ...(input.policy ? { policy: input.policy } : {}),
     exclusiveCpus: all.toString(),
     workloads,
-    violations: scan.violations.slice(0, 1000),
+    violations: fenced.slice(0, 1000),
+    unfenced: unfenced.slice(0, 1000),
+    strict: scope.strict,
     kernelViolations: scan.kernelViolations.slice(0, 1000),
     perCpuKernelThreads: scan.perCpu,
     unboundWorkqueueWorkers: scan.unboundWorkers.slice(0, 100),
@@ -119,4 +136,14 @@ function workloadFacts(
     outside: scanned.outside,
     topLevel: normCgPath(a.target).split('/').length === 2,
   };
+}
+
+/** The workload cgroup's pressure stall information, per resource present. */
+function pressureOf(root: string, target: string): WorkloadCheck['pressure'] {
+  const out: WorkloadCheck['pressure'] = {};
+  for (const r of PSI_RESOURCES) {
+    const text = readOr(path.join(cgroupDir(root, target), `${r}.pressure`));
+    if (text !== null) out[r] = parsePsi(text);
+  }
+  return out;
 }

@@ -13,6 +13,11 @@ export function formatCheck(r: CheckReport): string {
     lines.push(
       `  ${w.name} (${w.class}) ${w.target}: cpus ${w.cpus} (effective ${w.effectiveCpus ?? '?'}), mems ${w.mems.join(',')}, partition ${w.partition ?? '-'}, ${w.threads} threads, ${w.outside.length} outside its CPUs${mem ? `, memory ${mem}` : ''}`,
     );
+    const psi = Object.entries(w.pressure)
+      .filter(([, p]) => p?.some)
+      .map(([r, p]) => `${r} some ${p!.some!.avg10.toFixed(2)}%/${p!.some!.avg60.toFixed(2)}%`)
+      .join(', ');
+    if (psi) lines.push(`    pressure (avg10/avg60 of time stalled): ${psi}`);
     for (const t of w.outside.slice(0, 10))
       lines.push(`    outside: pid ${t.pid} tid ${t.tid} ${t.comm} Cpus_allowed_list ${t.cpus}`);
   }
@@ -23,6 +28,14 @@ export function formatCheck(r: CheckReport): string {
     );
   }
   if (r.violations.length > 20) lines.push(`    ... and ${r.violations.length - 20} more (use --json)`);
+  if (r.unfenced.length > 0) {
+    lines.push(
+      `  not fenced by this policy (strict: false), listed only: ${r.unfenced.length} thread(s), e.g. ${r.unfenced
+        .slice(0, 3)
+        .map((t) => `pid ${t.pid} ${t.comm} in ${t.cgroup ?? '?'}`)
+        .join(', ')}`,
+    );
+  }
   for (const t of r.kernelViolations.slice(0, 10))
     lines.push(`    kernel thread: pid ${t.pid} ${t.comm} Cpus_allowed_list ${t.cpus}`);
   lines.push(

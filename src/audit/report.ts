@@ -1,4 +1,5 @@
 // The host check's report: what `check --json` prints and the agent exports.
+import type { Psi, PsiResource } from '../cgroup/psi.js';
 import type { Finding, Status } from '../model/finding.js';
 import type { IrqInfo } from './irqs.js';
 import type { ThreadInfo } from './threads.js';
@@ -17,6 +18,8 @@ export interface WorkloadCheck {
   /** Resident anon + file bytes per NUMA node (memory.numa_stat). */
   memoryByNode: Record<string, number>;
   offNodeBytes: number;
+  /** Pressure stall information of the workload's cgroup (cpu, memory, io), where the kernel has it. */
+  pressure: Partial<Record<PsiResource, Psi>>;
 }
 
 export interface CheckReport {
@@ -27,6 +30,10 @@ export interface CheckReport {
   workloads: WorkloadCheck[];
   /** Threads outside every exclusive workload that may run on an exclusive CPU (user space). */
   violations: ThreadInfo[];
+  /** With `strict: false`: other threads allowed on exclusive CPUs, which the policy does not fence (not counted). */
+  unfenced: ThreadInfo[];
+  /** The policy's `strict`, which decides what counts as a violation. */
+  strict: boolean;
   /** Unbound kernel threads allowed on exclusive CPUs (cgroupfs cannot move them; a partition does). */
   kernelViolations: ThreadInfo[];
   /** Per-CPU kernel threads (ksoftirqd/N, migration/N, kworker/N:M): listed apart, never violations. */

@@ -72,13 +72,46 @@ export function workloadFindings(a: WorkloadAllocation, f: WorkloadFacts, partit
   return out;
 }
 
-export function hostFindings(scan: ScanResult, exclusive: CpuSet, pendingChanges: number): Finding[] {
+/** What the policy promised to fence: with `strict: false` only the batch workloads' cgroups. */
+export interface FenceScope {
+  strict: boolean;
+  batchTargets: readonly string[];
+}
+
+/** Threads the policy promised to keep off the exclusive CPUs, and the others (listed, not counted). */
+export function splitViolations(
+  violations: readonly ThreadInfo[],
+  scope: FenceScope,
+): { fenced: ThreadInfo[]; unfenced: ThreadInfo[] } {
+  if (scope.strict) return { fenced: [...violations], unfenced: [] };
+  const inBatch = (cg: string | null | undefined) =>
+    cg != null && scope.batchTargets.some((t) => cg === t || cg.startsWith(`${t === '/' ? '' : t}/`));
+  return {
+    fenced: violations.filter((v) => inBatch(v.cgroup)),
+    unfenced: violations.filter((v) => !inBatch(v.cgroup)),
+  };
+}
+
+export function hostFindings(
+  scan: ScanResult,
+  exclusive: CpuSet,
+  pendingChanges: number,
+  scope: FenceScope = { strict: true, batchTargets: [] },
+): Finding[] {
   const out: Finding[] = [];
-  if (scan.violations.length > 0) {
-    const v = scan.violations[0]!;
+  const { fenced, unfenced } = splitViolations(scan.violations, scope);
+  if (fenced.length > 0) {
+    const v = fenced[0]!;
+    const who = scope.strict ? 'outside the exclusive workloads' : 'of batch workloads';
     out.push({
       severity: 'critical',
-      message: `${scan.violations.length} thread(s) outside the exclusive workloads may run on their CPUs ${exclusive} (e.g. pid ${v.pid} tid ${v.tid} ${v.comm} in ${v.cgroup ?? '?'}: ${v.cpus})`,
+      message: `${fenced.length} thread(s) ${who} may run on their CPUs ${exclusive} (e.g. pid ${v.pid} tid ${v.tid} ${v.comm} in ${v.cgroup ?? '?'}: ${v.cpus})`,
+    });
+  }
+  if (unfenced.length > 0) {
+    out.push({
+      severity: 'info',
+      message: `${unfenced.length} other thread(s) may run on the exclusive CPUs ${exclusive}; the policy fences only the batch workloads (strict: false)`,
     });
   }
   if (scan.kernelViolations.length > 0) {

@@ -32,6 +32,7 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     partitions: built.observed.cgroup.features.partition,
     pendingChanges: built.plan.changes.length,
     policy: built.source.path,
+    strict: built.policy.strict,
     extraFindings: extra,
   });
 }

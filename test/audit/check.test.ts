@@ -86,6 +86,60 @@ describe('audit', () => {
     expect(r.workloads[0]?.outside.map((t) => t.tid)).toEqual([102]);
   });
 
+  it('strict: false judges only the batch workloads; other threads on the exclusive CPUs are listed, not counted', async () => {
+    const flink: WorkloadAllocation = {
+      ...kafka,
+      name: 'flink',
+      class: 'batch',
+      target: '/hadoop-yarn',
+      cpus: CpuSet.parse('0-1,4-7'),
+      cores: [],
+    };
+    await proc(300, { ppid: 1, name: 'sshd', cgroup: '/system.slice/ssh.service', threads: [[300, '0-7']] });
+    const calm = audit({
+      root,
+      allocation: [kafka, flink],
+      partitions: false,
+      pendingChanges: 0,
+      strict: false,
+    });
+    expect(calm.status).toBe('OK');
+    expect(calm.violations).toEqual([]);
+    expect(calm.unfenced.map((t) => t.pid)).toEqual([300]);
+    expect(formatCheck(calm)).toMatch(/not fenced by this policy \(strict: false\), listed only: 1 thread/);
+    // The same stray thread in a YARN container breaks the policy's promise.
+    await proc(400, { ppid: 1, name: 'java', cgroup: '/hadoop-yarn/c2', threads: [[400, '0-7']] });
+    const broken = audit({
+      root,
+      allocation: [kafka, flink],
+      partitions: false,
+      pendingChanges: 0,
+      strict: false,
+    });
+    expect(broken.status).toBe('CRITICAL');
+    expect(broken.violations.map((t) => t.pid)).toEqual([400]);
+    // strict: true counts both.
+    const strict = audit({
+      root,
+      allocation: [kafka, flink],
+      partitions: false,
+      pendingChanges: 0,
+      strict: true,
+    });
+    expect(strict.violations.map((t) => t.pid).sort()).toEqual([300, 400]);
+  });
+
+  it("reports each workload's pressure stall information", async () => {
+    await put(
+      'sys/fs/cgroup/kafka.slice/cpu.pressure',
+      'some avg10=2.50 avg60=1.00 avg300=0.10 total=99\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n',
+    );
+    const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(r.workloads[0]?.pressure.cpu?.some).toEqual({ avg10: 2.5, avg60: 1, avg300: 0.1, total: 99 });
+    expect(r.workloads[0]?.pressure.memory).toBeUndefined();
+    expect(formatCheck(r)).toMatch(/pressure \(avg10\/avg60 of time stalled\): cpu some 2\.50%\/1\.00%/);
+  });
+
   it('warns about pending changes, a stopped workload and unbound kernel threads', async () => {
     await proc(12, { ppid: 2, name: 'rcu_gp', cgroup: '/', threads: [[12, '0-7']] });
     await rm(path.join(root, 'proc/100'), { recursive: true });
