@@ -71,7 +71,7 @@ function isRoot(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;
 }
 
-function aptInstall(pkgs: string[]): void {
+export function aptInstall(pkgs: string[]): void {
   if (!isRoot()) {
     throw new VmPrereqError(
       `VM tests need ${pkgs.join(', ')} and we are not root to install them. ` +
