@@ -1,0 +1,139 @@
+// The agent on a real kernel (busybox guest, no systemd): it converges a host, corrects a cpuset
+// written by hand and a partition switched off, places a newly started Kafka process, serves metrics
+// on loopback only, and leaves the host converged when stopped. Assertions read the cgroup files and
+// /proc as dumped by the guest. (systemd-specific behaviour: the systemd guest.)
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CpuSet } from '../../src/model/cpuset.js';
+import { ensureVmPrereqs, LAYOUTS, runInVm, type VmResult } from './harness/index.js';
+import { isKernelThread, keepConsole, LIB, parseThreads, snapLines, standinBinary } from './support/guest.js';
+
+const POLICY = `apiVersion: isolate/v1
+kind: HostPolicy
+reserved: { cores: 1 }
+strict: false
+workloads:
+  - { name: kafka, class: exclusive, cores: 1, match: { process: { cmdline: 'kafka\\.Kafka' } } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`;
+
+// Waits are counted in tenths of a second; the agent's interval is 1 s.
+const SCRIPT = `
+. /harness/lib.sh
+P=/etc/isolate/policy.yaml
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+fake_host
+standin kafka.Kafka 4 busy &
+K1=$!
+sh -c "echo \\$\\$ > $CG/hadoop-yarn/container_01/cgroup.procs; exec standin yarn.c1 2 busy" &
+ISOLATE_LOG=json isolate agent --policy $P --interval 1s --check-interval 2s --metrics-address 127.0.0.1:9464 > /tmp/agent.log 2>&1 &
+AG=$!
+waitfor() { i=0; while [ $i -lt 300 ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo $i; }
+sec converge; waitfor '[ "$(cat $CG/isolate-kafka/cpuset.cpus.partition 2>/dev/null)" = root ]'; endsec converge
+sleep 1
+state converged
+K=$(cat $CG/isolate-kafka/cpuset.cpus)
+Y=$(cat $CG/hadoop-yarn/cpuset.cpus)
+# Someone widens YARN's cpuset by hand.
+echo 0-7 > $CG/hadoop-yarn/cpuset.cpus
+sec drift-cpus; waitfor '[ "$(cat $CG/hadoop-yarn/cpuset.cpus)" = "$Y" ]'; endsec drift-cpus
+# Someone switches Kafka's partition off.
+echo member > $CG/isolate-kafka/cpuset.cpus.partition
+sec drift-partition; waitfor '[ "$(cat $CG/isolate-kafka/cpuset.cpus.partition)" = root ]'; endsec drift-partition
+# A broker restarted: a new process matching the workload.
+standin kafka.Kafka 3 busy &
+K2=$!
+sec new-kafka; waitfor 'grep -q "^0::/isolate-kafka$" /proc/$K2/cgroup'; endsec new-kafka
+# A new YARN container after the agent started.
+mkdir -p $CG/hadoop-yarn/container_02
+sh -c "echo \\$\\$ > $CG/hadoop-yarn/container_02/cgroup.procs; exec standin yarn.c2 2 busy" &
+sleep 3
+state running
+sec metrics; wget -q -O - http://127.0.0.1:9464/metrics | grep '^isolate_'; endsec metrics
+sec listen; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" {print $2}'; endsec listen
+kill -TERM $AG; wait $AG; sec agent-rc; echo $?; endsec agent-rc
+sleep 1
+state stopped
+run check isolate check --policy $P
+sec log; cat /tmp/agent.log; endsec log
+`;
+
+describe('isolate agent on a real kernel', () => {
+  let r: VmResult;
+  const s = (name: string) => r.sections[name] ?? '';
+  const waited = (name: string) => Number(s(name).trim());
+
+  beforeAll(async () => {
+    ensureVmPrereqs();
+    r = await runInVm({
+      layout: LAYOUTS.twoSocketSmt2,
+      includeProject: true,
+      script: SCRIPT,
+      files: {
+        '/usr/local/bin/standin': standinBinary(),
+        '/harness/lib.sh': LIB,
+        '/etc/isolate/policy.yaml': POLICY,
+      },
+      timeoutMs: 600_000,
+    });
+    keepConsole('agent', r.console);
+    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
+  });
+
+  it('converges the host: Kafka on one whole core as a partition root, YARN off it', () => {
+    expect(waited('converge'), s('log')).toBeLessThan(300);
+    const snap = snapLines(s('converged-snap'));
+    const k = CpuSet.parse(snap.get('./isolate-kafka/cpuset.cpus') ?? '');
+    expect(['2-3', '6-7']).toContain(k.toString());
+    expect(snap.get('./isolate-kafka/cpuset.cpus.partition')).toBe('root');
+    expect(CpuSet.parse(snap.get('./hadoop-yarn/cpuset.cpus') ?? '').overlaps(k)).toBe(false);
+  });
+
+  it('corrects a hand-written cpuset and a switched-off partition within two intervals', () => {
+    expect(waited('drift-cpus'), s('log')).toBeLessThanOrEqual(20);
+    expect(waited('drift-partition'), s('log')).toBeLessThanOrEqual(20);
+  });
+
+  it('places a newly started Kafka process within one interval (plus a scan)', () => {
+    expect(waited('new-kafka'), s('log')).toBeLessThanOrEqual(15);
+  });
+
+  it('keeps every Kafka thread on its core and every YARN thread, new containers included, off it', () => {
+    const k = CpuSet.parse(snapLines(s('running-snap')).get('./isolate-kafka/cpuset.cpus') ?? '');
+    const threads = parseThreads(s('running-threads')).filter((t) => !isKernelThread(t));
+    const kafka = threads.filter((t) => t.name.startsWith('standin') && /kafka/.test(t.name));
+    const yarn = threads.filter((t) => /yarn\.c/.test(t.name));
+    expect(kafka.length).toBeGreaterThanOrEqual(9);
+    expect(yarn.length).toBeGreaterThanOrEqual(6);
+    for (const t of kafka) expect(t.cpus.toString(), `${t.name} ${t.tid}`).toBe(k.toString());
+    for (const t of yarn) expect(t.cpus.overlaps(k), `${t.name} ${t.tid} ${t.cpuList}`).toBe(false);
+  });
+
+  it('serves metrics on 127.0.0.1 only, counting the corrections', () => {
+    expect(s('metrics')).toMatch(/^isolate_policy_valid 1$/m);
+    expect(s('metrics')).toMatch(
+      /^isolate_drift_corrections_total\{workload="flink",setting="cpuset\.cpus"\} [2-9]/m,
+    );
+    expect(s('metrics')).toMatch(/^isolate_exclusive_cpus\{workload="kafka"\} 2$/m);
+    const listening = s('listen').trim().split('\n').filter(Boolean);
+    // 127.0.0.1:9464 in /proc/net/tcp's little-endian hex.
+    expect(listening).toContain('0100007F:24F8');
+    expect(listening.filter((a) => a.endsWith(':24F8'))).toEqual(['0100007F:24F8']);
+  });
+
+  it('stops with 0 on SIGTERM and leaves the host converged; check passes', () => {
+    expect(s('agent-rc').trim()).toBe('0');
+    const snap = snapLines(s('stopped-snap'));
+    expect(snap.get('./isolate-kafka/cpuset.cpus.partition')).toBe('root');
+    expect(s('check-rc').trim(), s('check')).toBe('0');
+  });
+
+  it('logs JSON lines with the fields of each correction', () => {
+    const events = s('log')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    const c = events.find((e) => e.msg === 'corrected' && e.target === '/hadoop-yarn');
+    expect(c).toMatchObject({ workload: 'flink', setting: 'cpuset.cpus' });
+    expect(c.to).toBeDefined();
+  });
+});
