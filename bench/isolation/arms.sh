@@ -57,10 +57,11 @@ in_cg() {
 }
 
 # What the kernel says each bench cgroup may use during an arm (evidence the plan took effect).
+# The noise service sits below system.slice, which is what strict fences.
 cpus_of() {
-  for d in $P $B $N; do
+  for d in $P $B ${NPID:+system.slice}; do
     [ -d "$CG/$d" ] || continue
-    e=$(cat "$CG/$d/cpuset.cpus.effective" 2>/dev/null || echo '(no cpuset)')
+    e=$(cat "$CG/$d/cpuset.cpus.effective" 2>/dev/null || echo "all (no cpuset)")
     p=$(cat "$CG/$d/cpuset.cpus.partition" 2>/dev/null || echo '-')
     echo "/$d cpus=$e partition=$p"
   done

@@ -57,6 +57,8 @@ export async function runGuestArms(p: Params, accel: 'kvm' | 'tcg'): Promise<Arm
     WORK: '/tmp/bench',
     NOISE: '1',
   })}
+# The harness boots with no network at all; the probe only needs loopback.
+ip link set lo up
 sh /opt/bench/arms.sh
 `;
   const perArm = p.warmupS + p.durationS + Math.max(5, p.durationS);

@@ -20,7 +20,7 @@ export interface Params {
 }
 
 export const USAGE = `usage: npm run bench:isolation -- (--guest [--accel auto|kvm|tcg] | --host-cgroup-root /sys/fs/cgroup)
-       [--rate N] [--warmup S] [--duration S] [--cores N] [--probe-opts "..."] [--batch-threads N]
+       [--rate N] [--warmup S] [--duration S] [--cores N] [--probe-opts="--handlers 8 ..."] [--batch-threads N]
        [--arms alone,unisolated,isolated,strict] [--out DIR]`;
 
 /** Defaults depend on where it runs: an emulated guest manages a few hundred requests a second. */
@@ -44,7 +44,7 @@ export function parseParams(argv: string[], defaultOut: string): Params {
     allowPositionals: false,
   });
   const host = values['host-cgroup-root'];
-  if (values.guest === (host !== undefined))
+  if (Boolean(values.guest) === (host !== undefined))
     throw new Error(`choose exactly one of --guest and --host-cgroup-root\n${USAGE}`);
   const accel = values.accel ?? 'auto';
   if (accel !== 'auto' && accel !== 'kvm' && accel !== 'tcg')

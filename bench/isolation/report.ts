@@ -179,7 +179,7 @@ export function formatText(r: Report): string {
           a.ratioToAlone ? fmtRatio(a.ratioToAlone.p999) : '-',
           String(a.percentiles.count),
         ]
-      : [a.name, `FAILED: ${a.error ?? ''}`],
+      : [a.name, `FAILED: ${(a.error ?? '').replace(/\s+/g, ' ')}`],
   );
   const widths = head.map((h, i) =>
     Math.max(h.length, ...rows.map((row) => (row.length > 2 ? (row[i] ?? '').length : 0))),
