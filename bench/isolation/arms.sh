@@ -18,6 +18,9 @@ APPLIED=
 MADE=
 
 sec() { echo "=====BEGIN $1====="; }
+T0=$(date +%s)
+# Seconds since start at each step: under TCG the isolate commands, not the probe, take most of the time.
+mark() { echo "$(( $(date +%s) - T0 ))s $1" >> "$WORK/marks"; }
 endsec() { echo; echo "=====END $1====="; }
 
 cleanup() {
@@ -46,6 +49,7 @@ done
 mkdir "$CG/$P" && MADE="$P" || exit 3
 mkdir "$CG/$B" && MADE="$MADE $B" || exit 3
 
+mark start
 sec topology; $ISOLATE topology 2>&1; endsec topology
 sec topology-json; $ISOLATE topology --json 2>&1; endsec topology-json
 
@@ -74,6 +78,7 @@ run_probe() {
   in_cg $P "$PROBE" --label "$arm" --rate "$RATE" --warmup "$WARMUP" --duration "$DURATION" $PROBE_OPTS \
     > "$WORK/$arm.json" 2> "$WORK/$arm.err"
   rc=$?
+  mark "probe $arm done"
   sec "probe-$arm"; cat "$WORK/$arm.json"; endsec "probe-$arm"
   sec "probe-$arm-rc"; echo "$rc"; cat "$WORK/$arm.err"; endsec "probe-$arm-rc"
 }
@@ -96,7 +101,9 @@ start_batch() {
 isolated_arm() {
   arm=$1
   policy=$2
+  mark "apply $arm"
   sec "apply-$arm"; $ISOLATE apply --yes --policy "$policy" 2>&1; rc=$?; endsec "apply-$arm"
+  mark "applied $arm"
   sec "apply-$arm-rc"; echo "$rc"; endsec "apply-$arm-rc"
   [ "$rc" = 0 ] || return 0
   APPLIED=1
@@ -104,6 +111,7 @@ isolated_arm() {
   sec "rollback-$arm"; $ISOLATE rollback 2>&1; rc=$?; endsec "rollback-$arm"
   sec "rollback-$arm-rc"; echo "$rc"; endsec "rollback-$arm-rc"
   [ "$rc" = 0 ] && APPLIED=
+  mark "rolled back $arm"
 }
 
 for arm in $ARMS; do
@@ -115,4 +123,6 @@ for arm in $ARMS; do
     *) echo "arms: unknown arm $arm" >&2; exit 2 ;;
   esac
 done
+mark done
+sec marks; cat "$WORK/marks"; endsec marks
 sec arms-done; echo ok; endsec arms-done

@@ -60,6 +60,8 @@ export async function runGuestArms(p: Params, accel: 'kvm' | 'tcg'): Promise<Arm
 # The harness boots with no network at all; the probe only needs loopback.
 ip link set lo up
 sh /opt/bench/arms.sh
+# What the arms left behind: nothing, if their exit trap cleaned up.
+echo =====BEGIN leftover=====; ls -1 /sys/fs/cgroup | grep isolate-bench; ls -1 /sys/fs/cgroup/system.slice 2>/dev/null | grep isolate-bench; echo =====END leftover=====
 `;
   const perArm = p.warmupS + p.durationS + Math.max(5, p.durationS);
   const r = await runInVm({

@@ -54,6 +54,8 @@ export interface Report {
     summary: string;
   };
   wallSeconds: number;
+  /** Seconds since the arms started, at each step. */
+  steps: string;
 }
 
 function tryJson(text: string | undefined): unknown {
@@ -130,6 +132,7 @@ export function buildReport(opts: {
       summary,
     },
     wallSeconds: Math.round(opts.wallMs / 1000),
+    steps: (s.marks ?? '').trim(),
   };
 }
 
@@ -195,6 +198,11 @@ export function formatText(r: Report): string {
   for (const a of r.arms) {
     L.push(`  ${a.name} — ${a.label}`);
     for (const c of a.cpus.split('\n').filter(Boolean)) L.push(`    ${c}`);
+    const late = Number(a.probe?.pacerLateMaxNs ?? 0);
+    if (late > 1e6)
+      L.push(
+        `    the load generator itself ran up to ${fmtNs(late)} late (counted in the latencies: open loop)`,
+      );
     const lost = Number(a.probe?.lost ?? 0);
     if (lost > 0)
       L.push(`    ${lost} requests unanswered when the probe gave up draining: a stall longer than that`);
@@ -202,6 +210,6 @@ export function formatText(r: Report): string {
   L.push('');
   L.push(`target: p99 with isolation ≤ ${fmtRatio(r.verdict.targetP99Ratio)} alone.`);
   L.push(`result: ${r.verdict.summary}`);
-  L.push(`wall time: ${r.wallSeconds} s`);
+  L.push(`wall time: ${r.wallSeconds} s${r.steps ? ` (steps: ${r.steps.replace(/\n/g, ', ')})` : ''}`);
   return `${L.join('\n')}\n`;
 }
