@@ -33,7 +33,9 @@ cleanup() {
   fi
   # Only the cgroups this run created, once their processes are gone.
   for d in $MADE; do
-    for i in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CG/$d" 2>/dev/null && break; sleep 0.2; done
+    # A killed process leaves its cgroup only once it has exited and freed its memory.
+    i=0
+    while ! rmdir "$CG/$d" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
     [ -d "$CG/$d" ] && echo "arms: could not remove $CG/$d" >&2
   done
 }
@@ -53,11 +55,13 @@ mark start
 sec topology; $ISOLATE topology 2>&1; endsec topology
 sec topology-json; $ISOLATE topology --json 2>&1; endsec topology-json
 
-# Start a command inside cgroup $1: it is there from its first instruction, as a YARN container is.
+# Run a command inside cgroup $1: it is there from its first instruction, as a YARN container is.
+# exec: in "in_cg ... &" the background job is then the command itself, so $! is what to kill.
+# Call it in a subshell or in the background only: it replaces the shell that runs it.
 in_cg() {
   cg=$1
   shift
-  sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG/$cg" "$@"
+  exec sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG/$cg" "$@"
 }
 
 # What the kernel says each bench cgroup may use during an arm (evidence the plan took effect).
@@ -75,7 +79,7 @@ run_probe() {
   arm=$1
   sec "cpus-$arm"; cpus_of; endsec "cpus-$arm"
   # shellcheck disable=SC2086  # PROBE_OPTS is a list of options
-  in_cg $P "$PROBE" --label "$arm" --rate "$RATE" --warmup "$WARMUP" --duration "$DURATION" $PROBE_OPTS \
+  (in_cg $P "$PROBE" --label "$arm" --rate "$RATE" --warmup "$WARMUP" --duration "$DURATION" $PROBE_OPTS) \
     > "$WORK/$arm.json" 2> "$WORK/$arm.err"
   rc=$?
   mark "probe $arm done"
@@ -102,11 +106,12 @@ isolated_arm() {
   arm=$1
   policy=$2
   mark "apply $arm"
+  # Set before the apply: an apply interrupted by Ctrl-C is finished off by the rollback in cleanup.
+  APPLIED=1
   sec "apply-$arm"; $ISOLATE apply --yes --policy "$policy" 2>&1; rc=$?; endsec "apply-$arm"
   mark "applied $arm"
   sec "apply-$arm-rc"; echo "$rc"; endsec "apply-$arm-rc"
   [ "$rc" = 0 ] || return 0
-  APPLIED=1
   run_probe "$arm"
   sec "rollback-$arm"; $ISOLATE rollback 2>&1; rc=$?; endsec "rollback-$arm"
   sec "rollback-$arm-rc"; echo "$rc"; endsec "rollback-$arm-rc"

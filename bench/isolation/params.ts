@@ -58,7 +58,7 @@ export function parseParams(argv: string[], defaultOut: string): Params {
   if (!arms.includes('alone')) throw new Error('--arms: "alone" is the baseline every ratio needs');
   return {
     where: guest ? { kind: 'guest', accel } : { kind: 'host', cgroupRoot: host! },
-    rate: num('rate', values.rate, guest ? 200 : 5000, 1, 1e6),
+    rate: num('rate', values.rate, guest ? 100 : 5000, 1, 1e6),
     warmupS: num('warmup', values.warmup, guest ? 2 : 5, 0, 3600),
     durationS: num('duration', values.duration, guest ? 8 : 30, 0.1, 3600),
     cores: num('cores', values.cores, guest ? 1 : 2, 1, 4096),

@@ -65,7 +65,7 @@ describe('isolation benchmark, smoke run in a TCG guest', () => {
       .find((a) => a.name === arm)!
       .cpus.split('\n')
       .find((l) => l.startsWith(`${cg} `));
-    const m = /cpus=(\S+) partition=(\S+)/.exec(line ?? '');
+    const m = /cpus=(\S+).* partition=(\S+)/.exec(line ?? '');
     return { cpus: m?.[1] ?? '', partition: m?.[2] ?? '' };
   };
 
