@@ -39,7 +39,12 @@ export async function main(argv: string[]): Promise<number> {
     out = await runGuestArms(params, choice.accel);
   } else {
     where = { kind: 'host', emulated: false, detail: `this host, cgroup root ${params.where.cgroupRoot}` };
-    out = await runHostArms({ ...params, where: params.where });
+    try {
+      out = await runHostArms({ ...params, where: params.where });
+    } catch (e) {
+      process.stderr.write(`bench:isolation: ${(e as Error).message}\n`);
+      return 1;
+    }
   }
   const report = buildReport({ sections: out.sections, params, where, wallMs: out.wallMs });
   writeReport(report, params.outDir);
