@@ -17,6 +17,8 @@ const COLORS: Record<string, string> = {
 };
 const MAX_NINES = 5;
 
+const half = (v: number) => String(Math.round(v * 2) / 2);
+
 function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
@@ -42,8 +44,9 @@ export function renderSvg(r: Report): string {
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
   );
-  out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
   const title = `Request latency by percentile${r.where.emulated ? ' — TCG emulation: noise, not a measurement' : ''}`;
+  out.push(`<title>${esc(`${r.title}: ${title}`)}</title>`);
+  out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
   out.push(`<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">${esc(title)}</text>`);
   for (let n = 0; n <= maxX; n++) {
     const label = n === 0 ? '0%' : `${(100 - 100 / 10 ** n).toFixed(Math.max(0, n - 2))}%`;
@@ -70,9 +73,14 @@ export function renderSvg(r: Report): string {
     // A step line: each bucket's value holds from the previous quantile up to its own.
     let prevQ = 0;
     const d: string[] = [];
+    const to = (px: number, py: number) => {
+      const pt = `${half(px)},${half(py)}`;
+      // Thousands of buckets land on the same pixel; the plot only needs each distinct point.
+      if (d.at(-1)?.slice(1) !== pt) d.push(`${d.length ? 'L' : 'M'}${pt}`);
+    };
     for (const p of pts) {
-      d.push(`${d.length ? 'L' : 'M'}${x(nines(prevQ, count)).toFixed(1)},${y(p.ns).toFixed(1)}`);
-      d.push(`L${x(nines(p.q, count)).toFixed(1)},${y(p.ns).toFixed(1)}`);
+      to(x(nines(prevQ, count)), y(p.ns));
+      to(x(nines(p.q, count)), y(p.ns));
       prevQ = p.q;
     }
     const color = COLORS[a.name] ?? '#333';
