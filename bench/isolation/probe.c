@@ -44,8 +44,6 @@ struct req_hdr {
   uint64_t seq;
   uint32_t partition;
   uint32_t payload;
-  uint32_t conn;     /* filled in by the server, echoed nowhere */
-  uint32_t pad;
 };
 
 struct resp {
