@@ -3,7 +3,7 @@
  * runs the arms, writes report.txt, report.json and latency.svg, prints the text report.
  * Exit status: 0 when every arm produced a histogram, 1 otherwise (2 for bad arguments).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../test/vm/harness/paths.js';
 import { chooseAccel, hostAccelProbes } from './accel.js';
@@ -38,7 +38,13 @@ export async function main(argv: string[]): Promise<number> {
     };
     out = await runGuestArms(params, choice.accel);
   } else {
-    where = { kind: 'host', emulated: false, detail: `this host, cgroup root ${params.where.cgroupRoot}` };
+    // A VM's "cores" are whatever its hypervisor claims, and its vCPUs share real ones with others.
+    const vm = /^flags\s*:.*\bhypervisor\b/m.test(readFileSync('/proc/cpuinfo', 'utf8'));
+    where = {
+      kind: 'host',
+      emulated: false,
+      detail: `this host, cgroup root ${params.where.cgroupRoot}${vm ? ' (a virtual machine: its CPUs are vCPUs, its SMT siblings may not be real ones)' : ''}`,
+    };
     try {
       out = await runHostArms({ ...params, where: params.where });
     } catch (e) {
