@@ -25,6 +25,13 @@ export interface RunInVmOptions {
   extraQemuArgs?: string[];
   /** Wall-clock limit for the whole boot; default 300 s. TCG on a loaded 2-core box is slow. */
   timeoutMs?: number;
+  /**
+   * `tcg` (default) emulates; `kvm` only where /dev/kvm is known to boot guests (bench/isolation
+   * checks first): this host's /dev/kvm hangs them.
+   */
+  accel?: 'tcg' | 'kvm';
+  /** Boots tried when a guest times out (default 2, see runInVm); 1 for a probe boot that may hang. */
+  bootAttempts?: number;
 }
 
 export interface VmResult {
@@ -49,12 +56,16 @@ const DEFAULT_CPU = 'Skylake-Server-v1';
 const BASE_APPEND = 'console=ttyS0 quiet loglevel=0 panic=-1';
 
 /** qemu argv for a layout, without -kernel/-initrd. Exported so fixture SOURCE.md can quote it. */
-export function qemuArgsFor(layout: VmLayout, extra: string[] = []): { args: string[]; append: string } {
+export function qemuArgsFor(
+  layout: VmLayout,
+  extra: string[] = [],
+  accel: 'tcg' | 'kvm' = 'tcg',
+): { args: string[]; append: string } {
   const append = [BASE_APPEND, layout.kernelArgs].filter(Boolean).join(' ');
   const args = [
     '-accel',
-    // /dev/kvm exists on this host but guests hang at boot under it, so always emulate.
-    'tcg,thread=multi',
+    // /dev/kvm exists on this host but guests hang at boot under it, so tests always emulate.
+    accel === 'kvm' ? 'kvm' : 'tcg,thread=multi',
     '-cpu',
     layout.cpuModel ?? DEFAULT_CPU,
     '-m',
@@ -85,7 +96,7 @@ export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
   try {
     return await runInVmOnce(opts);
   } catch (err) {
-    if (!(err instanceof VmTimeoutError)) throw err;
+    if (!(err instanceof VmTimeoutError) || (opts.bootAttempts ?? 2) < 2) throw err;
     process.stderr.write(
       `runInVm: ${opts.layout.name}: first boot timed out, booting again. ${err.message}\n`,
     );
@@ -115,7 +126,7 @@ async function runInVmOnce(opts: RunInVmOptions): Promise<VmResult> {
     for (const p of parts.slice(1)) appendFileSync(initrd, readFileSync(p));
     appendFileSync(initrd, scen.finish());
 
-    const { args, append } = qemuArgsFor(opts.layout, opts.extraQemuArgs);
+    const { args, append } = qemuArgsFor(opts.layout, opts.extraQemuArgs, opts.accel);
     const full = [...args, '-kernel', pre.kernel.vmlinuz, '-initrd', initrd, '-append', append];
     return await spawnQemu(pre.qemu, full, opts.timeoutMs ?? 300_000);
   } finally {
