@@ -46,7 +46,7 @@ export class SystemdExecutor implements ChangeExecutor {
     const [props] = parseShow(
       await systemctl(['show', '-p', change.setting, '-p', 'LoadState', '--', change.target]),
     );
-    if (!props || props.LoadState !== 'loaded') return null;
+    if (props?.LoadState !== 'loaded') return null;
     return props[change.setting] ?? null;
   }
 

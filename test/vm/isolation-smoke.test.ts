@@ -7,7 +7,7 @@ import { runGuestArms } from '../../bench/isolation/guest.js';
 import { parseParams } from '../../bench/isolation/params.js';
 import { buildReport, formatText, type Report } from '../../bench/isolation/report.js';
 import { renderSvg } from '../../bench/isolation/svg.js';
-import { CpuSet } from '../../src/topology/cpuset.js';
+import { CpuSet } from '../../src/model/cpuset.js';
 import { ensureVmPrereqs } from './harness/index.js';
 import { keepConsole } from './support/guest.js';
 

@@ -1,0 +1,104 @@
+// The agent's idle cost on a busy host: resident memory and CPU over 60 s at a 1 s interval, with
+// 2,000 sleeping stand-in processes × 10 threads in the process table (killed afterwards, by PID).
+// The agent reads the live /proc through `--root` (a temp dir whose proc/ links to /proc, with a
+// sysfs fixture and a cgroup tree of plain files), so the machine's own cgroups are never touched.
+// Targets (issue 10): RSS ≤ 60 MB, CPU ≤ 0.5 % of one core.
+// Run after `npm run build`: node bench/agent-idle.mjs [procs] [threads] [seconds] [matcher: cgroup|process]
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+const procs = Number(process.argv[2] ?? 2000);
+const threads = Number(process.argv[3] ?? 10);
+const seconds = Number(process.argv[4] ?? 60);
+const matcher = process.argv[5] ?? 'cgroup';
+
+const bin = join(repo, '.vm-cache', 'standin-host');
+mkdirSync(dirname(bin), { recursive: true });
+execFileSync('gcc', ['-static', '-O2', '-pthread', '-o', bin, join(repo, 'test/vm/support/standin.c')]);
+
+const root = mkdtempSync(join(tmpdir(), 'isolate-agent-bench-'));
+symlinkSync('/proc', join(root, 'proc'));
+cpSync(join(repo, 'test/fixtures/sysfs/qemu-2s-smt2/sys'), join(root, 'sys'), { recursive: true });
+const cg = join(root, 'sys/fs/cgroup');
+mkdirSync(cg, { recursive: true });
+writeFileSync(join(cg, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
+writeFileSync(join(cg, 'cgroup.subtree_control'), 'cpuset cpu memory\n');
+for (const g of ['kafka.slice', 'hadoop-yarn', 'isolate-kafka']) {
+  mkdirSync(join(cg, g));
+  for (const f of ['cpuset.cpus', 'cpuset.mems', 'cgroup.subtree_control'])
+    writeFileSync(join(cg, g, f), '\n');
+  writeFileSync(join(cg, g, 'cpuset.cpus.partition'), 'member\n');
+  writeFileSync(join(cg, g, 'cgroup.events'), 'populated 0\nfrozen 0\n');
+}
+const kafkaMatch =
+  matcher === 'process' ? "{ process: { cmdline: 'kafka\\.Kafka' } }" : '{ cgroup: /kafka.slice }';
+const policy = join(root, 'policy.yaml');
+writeFileSync(
+  policy,
+  `apiVersion: isolate/v1
+kind: HostPolicy
+reserved: { cores: 1 }
+workloads:
+  - { name: kafka, class: exclusive, cores: 1, match: ${kafkaMatch} }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`,
+);
+
+const cpuTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return Number(rest[11]) + Number(rest[12]); // utime + stime, clock ticks
+};
+const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+const hz = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+const started = [];
+let agent;
+try {
+  const out = execFileSync(bin, ['--fanout', String(procs), String(threads - 1)], { encoding: 'utf8' });
+  for (const l of out.split('\n')) if (/^\d+$/.test(l)) started.push(Number(l));
+  agent = spawn(
+    process.execPath,
+    [
+      join(repo, 'dist/cli.js'),
+      'agent',
+      '--root',
+      root,
+      '--policy',
+      policy,
+      '--interval',
+      '1s',
+      '--metrics-address',
+      '127.0.0.1:0'.replace(':0', ':19465'),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ISOLATE_LOG: 'off' } },
+  );
+  await new Promise((r) => setTimeout(r, 10_000)); // start-up and first convergence
+  const t0 = cpuTicks(agent.pid);
+  const w0 = Date.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const cpu = (cpuTicks(agent.pid) - t0) / hz / ((Date.now() - w0) / 1000);
+  const rss = rssKb(agent.pid) / 1024;
+  const threadsNow = Number(
+    execFileSync('sh', ['-c', 'ls /proc/*/task | grep -c "^[0-9]"'], { encoding: 'utf8' }).trim(),
+  );
+  console.log(
+    `host: ${started.length} stand-in processes, ~${threadsNow} threads in /proc; matcher: ${matcher}`,
+  );
+  console.log(
+    `agent over ${seconds} s at a 1 s interval: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %)`,
+  );
+  console.log(`agent resident memory: ${rss.toFixed(1)} MB (target ≤ 60 MB)`);
+} finally {
+  agent?.kill('SIGTERM');
+  for (const pid of started) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
+  rmSync(root, { recursive: true, force: true });
+}
