@@ -4,7 +4,7 @@
  * archive the kernel unpacks as initramfs: the cloud kernel has virtio-blk only as a module, and an
  * initramfs needs no disk image, no loop device and no root on the host.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   existsSync,
@@ -18,6 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { CpioWriter } from './cpio.js';
 import { aptInstall, VmPrereqError } from './ensure.js';
 import { VM_CACHE } from './paths.js';
@@ -53,18 +54,24 @@ const MMDEBSTRAP_ARGS = [
   '--dpkgopt=path-exclude=/usr/share/info/*',
 ];
 
-let cached: RootfsInfo | undefined;
+let cached: Promise<RootfsInfo> | undefined;
 
-/** Builds (first call ever, ~35 s plus the download) or finds the cached Debian systemd rootfs. */
-export function systemdRootfs(): RootfsInfo {
-  if (cached) return cached;
+/**
+ * Finds the cached Debian systemd rootfs or builds it (35-120 s on the 2-core box, most of it
+ * mmdebstrap). Async so a cold build does not stall the vitest worker's RPC for minutes.
+ */
+export function systemdRootfs(): Promise<RootfsInfo> {
+  cached ??= findOrBuild();
+  return cached;
+}
+
+async function findOrBuild(): Promise<RootfsInfo> {
   const key = createHash('sha256')
     .update(JSON.stringify({ ROOTFS_FORMAT, SUITE, MIRROR, MMDEBSTRAP_ARGS }))
     .digest('hex')
     .slice(0, 16);
   const dir = join(VM_CACHE, 'rootfs', key);
-  cached = readInfo(dir) ?? build(dir);
-  return cached;
+  return readInfo(dir) ?? (await build(dir));
 }
 
 function readInfo(dir: string): RootfsInfo | undefined {
@@ -76,7 +83,7 @@ function readInfo(dir: string): RootfsInfo | undefined {
   };
 }
 
-function build(dir: string): RootfsInfo {
+async function build(dir: string): Promise<RootfsInfo> {
   if (!existsSync(MMDEBSTRAP)) aptInstall(['mmdebstrap']);
   if (!existsSync(MMDEBSTRAP))
     throw new VmPrereqError(`${MMDEBSTRAP} still missing after installing mmdebstrap`);
@@ -88,13 +95,12 @@ function build(dir: string): RootfsInfo {
   try {
     try {
       // Root mode (we are root for apt anyway) writes real device nodes and owners into the tree.
-      execFileSync(MMDEBSTRAP, ['--mode=root', ...MMDEBSTRAP_ARGS, SUITE, tree, MIRROR], {
-        stdio: 'pipe',
+      await promisify(execFile)(MMDEBSTRAP, ['--mode=root', ...MMDEBSTRAP_ARGS, SUITE, tree, MIRROR], {
         maxBuffer: 64 << 20,
       });
     } catch (e) {
-      const err = e as { stderr?: Buffer; message: string };
-      throw new VmPrereqError(`mmdebstrap failed: ${err.stderr?.toString().slice(-3000) ?? err.message}`);
+      const err = e as { stderr?: string; message: string };
+      throw new VmPrereqError(`mmdebstrap failed: ${err.stderr?.slice(-3000) ?? err.message}`);
     }
     const systemdVersion = execFileSync('chroot', [tree, 'systemctl', '--version'], { encoding: 'utf8' })
       .split('\n')[0]!

@@ -113,7 +113,7 @@ export function runInSystemdVm(opts: RunInSystemdVmOptions): Promise<SystemdVmRe
 
 async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
   const pre = ensureVmPrereqs();
-  const rootfs = systemdRootfs();
+  const rootfs = await systemdRootfs();
   const at = (p: string) => guestPathIn(rootfs, p);
   const parts = [rootfs.cpio];
   if (opts.includeProject ?? true) parts.push(projectArchive(at));
