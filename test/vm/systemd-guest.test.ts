@@ -20,10 +20,12 @@ kv() {
   printf '%s=%s\n' "$1" "$v"
 }
 state() {
-  local kp ys=
+  local kp ys= up _
   read -r kp < $K/cgroup.procs || kp=
+  read -r up _ < /proc/uptime
   [ -n "$YPID" ] && ys="/proc/$YPID/task/*/status"
   sec "$1"
+  echo "uptime=$up"
   kv root.subtree_control $CG/cgroup.subtree_control
   kv system.slice.subtree_control $CG/system.slice/cgroup.subtree_control
   for f in cpuset.cpus cpuset.mems cpuset.cpus.effective; do kv kafka.$f $K/$f; done
@@ -198,6 +200,10 @@ describe('systemd as PID 1 on twoSocketSmt2: what systemd does to cpusets it did
         `${boot.get('scenario-start-uptime')}-${end.get('scenario-end-uptime')} s; qemu ${r.durationMs} ms; ` +
         `rootfs ${(r.rootfs.bytes / 2 ** 20).toFixed(0)} MiB built in ${r.rootfs.buildSeconds} s`,
     );
+    const steps = Object.keys(r.sections)
+      .map((name) => [name, parseState(r.sections[name]).kv.get('uptime')] as const)
+      .filter(([, up]) => up !== undefined);
+    console.log(`guest uptime at each step: ${steps.map(([n, up]) => `${n} ${up}`).join(', ')}`);
   });
 
   it('runs kafka.service: a kafka.Kafka command line with 7 threads in /system.slice/kafka.service', () => {

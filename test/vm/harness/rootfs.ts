@@ -31,6 +31,8 @@ export interface RootfsInfo {
   systemdVersion: string;
   /** Top-level symlinks (merged /usr: `bin` → `usr/bin`, `lib` → `usr/lib`, ...). */
   topSymlinks: Record<string, string>;
+  /** Names in /usr/lib/systemd/system-generators (systemd runs them all at boot and on every daemon-reload). */
+  generators: string[];
   /** Seconds mmdebstrap + packing took when the cache entry was made. */
   buildSeconds: number;
   bytes: number;
@@ -38,7 +40,7 @@ export interface RootfsInfo {
 
 const MMDEBSTRAP = '/usr/bin/mmdebstrap';
 // Bump when the packing changes in a way the inputs below cannot see.
-const ROOTFS_FORMAT = 1;
+const ROOTFS_FORMAT = 2;
 // The host's own release: the suite the CI image's apt already trusts (debian-archive-keyring).
 const SUITE = 'bookworm';
 const MIRROR = process.env.ISOLATE_VM_DEBIAN_MIRROR ?? 'http://deb.debian.org/debian';
@@ -46,6 +48,8 @@ const INCLUDE = ['systemd', 'systemd-sysv', 'dbus', 'procps', 'util-linux'];
 // Documentation and translations are a fifth of the tree and nothing in a guest reads them.
 const MMDEBSTRAP_ARGS = [
   '--variant=minbase',
+  // Symlinks for merged /usr made by a hook: the usrmerge package would pull in perl (~50 MB).
+  '--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr',
   `--include=${INCLUDE.join(',')}`,
   '--aptopt=Acquire::Languages "none"',
   '--dpkgopt=path-exclude=/usr/share/man/*',
@@ -105,6 +109,7 @@ async function build(dir: string): Promise<RootfsInfo> {
     const systemdVersion = execFileSync('chroot', [tree, 'systemctl', '--version'], { encoding: 'utf8' })
       .split('\n')[0]!
       .trim();
+    const generators = readdirSync(join(tree, 'usr/lib/systemd/system-generators')).sort();
     const w = new CpioWriter();
     const topSymlinks: Record<string, string> = {};
     packTree(w, tree, '', topSymlinks);
@@ -114,6 +119,7 @@ async function build(dir: string): Promise<RootfsInfo> {
       suite: SUITE,
       systemdVersion,
       topSymlinks,
+      generators,
       buildSeconds: Math.round((Date.now() - started) / 100) / 10,
       bytes: data.length,
     };

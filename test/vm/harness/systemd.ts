@@ -28,6 +28,8 @@ export interface RunInSystemdVmOptions {
   files?: Record<string, string | Buffer>;
   /** Symlinks keyed by guest path, e.g. enabling a unit: `/etc/systemd/system/multi-user.target.wants/x.service`. */
   symlinks?: Record<string, string>;
+  /** Units of MASKED_UNITS, or generator names, to leave enabled in this guest. */
+  keepUnits?: string[];
   /** Appended to the kernel command line (e.g. `systemd.log_level=debug`). */
   kernelArgs?: string;
   extraQemuArgs?: string[];
@@ -75,23 +77,49 @@ const SYSTEMD_APPEND =
   'rdinit=/lib/systemd/systemd systemd.unified_cgroup_hierarchy=1 systemd.show_status=false';
 
 /**
- * Fixed configuration of every systemd guest. A machine-id makes this boot not a "first boot"
- * (Debian's systemd-firstboot.service would otherwise prompt for a locale on the console and wait);
- * gettys would print login prompts into the scenario's output; timers only add noise.
+ * Units masked in every systemd guest unless `keepUnits` names them. Under TCG each unit that runs a
+ * program costs a second or more of boot, and none of these matters on a tmpfs root without devices:
+ * gettys would also print login prompts between the scenario's markers, and timers only add noise.
+ * journald, dbus and systemd-tmpfiles-setup stay: the agent's logs and D-Bus API need them.
  */
-function guestConfig(): { files: Record<string, string>; symlinks: Record<string, string> } {
+export const MASKED_UNITS = [
+  'serial-getty@ttyS0.service',
+  'getty@tty1.service',
+  'console-getty.service',
+  'modprobe@.service',
+  'systemd-modules-load.service',
+  'systemd-remount-fs.service',
+  'systemd-random-seed.service',
+  'systemd-sysusers.service',
+  'systemd-sysctl.service',
+  'systemd-tmpfiles-setup-dev.service',
+  'systemd-journal-flush.service',
+  'systemd-update-utmp.service',
+  'systemd-update-utmp-runlevel.service',
+  'systemd-logind.service',
+  'systemd-user-sessions.service',
+  'e2scrub_reap.service',
+  'apt-daily.timer',
+  'apt-daily-upgrade.timer',
+  'dpkg-db-backup.timer',
+  'e2scrub_all.timer',
+  'fstrim.timer',
+  'systemd-tmpfiles-clean.timer',
+];
+
+/**
+ * Fixed configuration of every systemd guest. A machine-id makes this boot not a "first boot"
+ * (Debian's systemd-firstboot.service would otherwise prompt for a locale on the console and wait).
+ * Generators are masked (a /dev/null symlink in /etc/systemd/system-generators): there is no fstab,
+ * no SysV script and no getty to generate for, and systemd runs every one of them on each daemon-reload.
+ */
+function guestConfig(
+  rootfs: RootfsInfo,
+  keep: string[],
+): { files: Record<string, string>; symlinks: Record<string, string> } {
   const units = '/etc/systemd/system';
-  const masked = [
-    'serial-getty@ttyS0.service',
-    'getty@tty1.service',
-    'console-getty.service',
-    'apt-daily.timer',
-    'apt-daily-upgrade.timer',
-    'dpkg-db-backup.timer',
-    'e2scrub_all.timer',
-    'fstrim.timer',
-    'systemd-tmpfiles-clean.timer',
-  ];
+  const masked = MASKED_UNITS.filter((u) => !keep.includes(u));
+  const generators = rootfs.generators.filter((g) => !keep.includes(g));
   return {
     files: {
       '/etc/machine-id': '6f0c9a2e4f1b4c3d8e7a5b6c1d2e3f40\n',
@@ -103,6 +131,7 @@ function guestConfig(): { files: Record<string, string>; symlinks: Record<string
       [`${units}/default.target`]: '/lib/systemd/system/multi-user.target',
       [`${units}/multi-user.target.wants/${SCENARIO_UNIT}`]: `${units}/${SCENARIO_UNIT}`,
       ...Object.fromEntries(masked.map((u) => [`${units}/${u}`, '/dev/null'])),
+      ...Object.fromEntries(generators.map((g) => [`/etc/systemd/system-generators/${g}`, '/dev/null'])),
     },
   };
 }
@@ -118,7 +147,7 @@ async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
   const parts = [rootfs.cpio];
   if (opts.includeProject ?? true) parts.push(projectArchive(at));
 
-  const cfg = guestConfig();
+  const cfg = guestConfig(rootfs, opts.keepUnits ?? []);
   const layer = new CpioWriter();
   const files = { ...cfg.files, ...opts.files, '/harness/scenario.sh': opts.script };
   for (const [p, d] of Object.entries(files)) layer.file(at(p), d, guestFileMode(p, d));
