@@ -79,7 +79,9 @@ echo "failed=$(systemctl list-units --failed --plain --no-legend | awk '{print $
 echo "kafka=$(systemctl is-active kafka.service)"
 echo "kafka-cmdline=$(tr '\0' ' ' < /proc/$(systemctl show -P MainPID kafka.service)/cmdline)"
 echo "cgroupfs=$(stat -fc %T $CG)"
+echo "node=$(node -e 'process.stdout.write(process.version)')"
 endsec boot
+sec topology; ISOLATE_LOG=off isolate topology --json; endsec topology
 state s0
 
 # 1. Raw cgroupfs writes while no unit asked systemd for cpuset (what isolate's cgroupfs backend does).
@@ -227,6 +229,15 @@ describe('systemd as PID 1 on twoSocketSmt2: what systemd does to cpusets it did
       .map((name) => [name, parseState(r.sections[name]).kv.get('uptime')] as const)
       .filter(([, up]) => up !== undefined);
     console.log(`guest uptime at each step: ${steps.map(([n, up]) => `${n} ${up}`).join(', ')}`);
+  });
+
+  it('runs node and the installed isolate CLI from this userland', () => {
+    expect(parseState(r.sections.boot).kv.get('node')).toBe(process.version);
+    const topo = JSON.parse(r.sections.topology ?? '{}') as { nodes: { id: number; cpus: number[] }[] };
+    expect(topo.nodes?.map((n) => [n.id, n.cpus])).toEqual([
+      [0, [0, 1, 2, 3]],
+      [1, [4, 5, 6, 7]],
+    ]);
   });
 
   it('runs kafka.service: a kafka.Kafka command line with 7 threads in /system.slice/kafka.service', () => {
