@@ -79,7 +79,8 @@ echo "failed=$(systemctl list-units --failed --plain --no-legend | awk '{print $
 echo "kafka=$(systemctl is-active kafka.service)"
 echo "kafka-cmdline=$(tr '\0' ' ' < /proc/$(systemctl show -P MainPID kafka.service)/cmdline)"
 echo "cgroupfs=$(stat -fc %T $CG)"
-echo "node=$(node -e 'process.stdout.write(process.version)')"
+# node --version answers before V8 boots; isolate topology below is the real start-up check.
+echo "node=$(node --version)"
 endsec boot
 sec topology; ISOLATE_LOG=off isolate topology --json; endsec topology
 state s0
