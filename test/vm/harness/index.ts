@@ -12,6 +12,7 @@ export {
 } from './run.js';
 export { guestPathIn, type RootfsInfo, systemdRootfs } from './rootfs.js';
 export {
+  MASKED_UNITS,
   type RunInSystemdVmOptions,
   runInSystemdVm,
   SCENARIO_UNIT,
