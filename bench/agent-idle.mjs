@@ -73,7 +73,9 @@ try {
       '--interval',
       '1s',
       '--metrics-address',
-      '127.0.0.1:0'.replace(':0', ':19465'),
+      '127.0.0.1:19465',
+      // Extra agent flags, e.g. AGENT_ARGS="--check-interval 1h" to measure the loop alone.
+      ...(process.env.AGENT_ARGS ?? '').split(' ').filter(Boolean),
     ],
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ISOLATE_LOG: 'off' } },
   );

@@ -12,6 +12,8 @@ import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
 import { apply } from '../ops/apply.js';
 import { check } from '../ops/check.js';
+import type { Topology } from '../model/topology.js';
+import { readTopology, topologyStamp } from '../topology/read.js';
 import { afterFailure, type Backoff, due, NO_BACKOFF } from './backoff.js';
 import type { AgentMetrics } from './metrics.js';
 import type { Notifier } from './notify.js';
@@ -149,6 +151,24 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   }
 }
 
+/** Re-read sysfs only when the online lists change (hotplug), or every TOPOLOGY_REFRESH_MS anyway. */
+const TOPOLOGY_REFRESH_MS = 300_000;
+let cachedTopology: { root: string; stamp: string; at: number; topology: Topology } | null = null;
+
+function topologyFor(root: string): Topology {
+  const stamp = topologyStamp(root);
+  const now = Date.now();
+  if (
+    !cachedTopology ||
+    cachedTopology.root !== root ||
+    cachedTopology.stamp !== stamp ||
+    now - cachedTopology.at > TOPOLOGY_REFRESH_MS
+  ) {
+    cachedTopology = { root, stamp, at: now, topology: readTopology(root) };
+  }
+  return cachedTopology.topology;
+}
+
 async function reconcile(o: AgentOptions, policy: PolicyHolder, raidDue: boolean): Promise<RoundResult> {
   const t0 = performance.now();
   try {
@@ -156,6 +176,7 @@ async function reconcile(o: AgentOptions, policy: PolicyHolder, raidDue: boolean
       root: o.root,
       policySource: policy.current!,
       observeRaid: raidDue,
+      topology: topologyFor(o.root),
       log: o.log,
       notice: (m) => o.log('warn', m),
     });

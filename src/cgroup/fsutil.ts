@@ -1,5 +1,6 @@
 // Small filesystem helpers shared by the cgroup observer, the apply engine and `check`.
-import { readdir, readFile, readlink, stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readdir, readlink, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The cgroup2 mount under `--root`. */
@@ -12,10 +13,14 @@ export function cgroupDir(root: string, cgPath: string): string {
   return path.join(cgroupMount(root), cgPath);
 }
 
-/** Read a file and trim it; null when it does not exist or cannot be read. */
+/**
+ * Read a file and trim it; null when it does not exist or cannot be read. Synchronous on purpose:
+ * cgroupfs and /proc files are generated in memory, and the threadpool round trips of async I/O
+ * (open, fstat, read, close) cost the agent more CPU than the reads themselves.
+ */
 export async function readTrim(file: string): Promise<string | null> {
   try {
-    return (await readFile(file, 'utf8')).trim();
+    return readFileSync(file, 'utf8').trim();
   } catch {
     return null;
   }

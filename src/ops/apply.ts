@@ -13,6 +13,7 @@ import { readJournal } from '../apply/journal.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
+import type { Topology } from '../model/topology.js';
 import { executorsFor } from './executors.js';
 import { buildPlan, type ExecutorOptions, firstDifference, readSavedPlan, samePlan } from './plan.js';
 import type { PolicySource } from './policy-source.js';
@@ -24,6 +25,8 @@ export interface ApplyRequest extends OpContext {
   policySource?: PolicySource;
   /** See PlanRequest.observeRaid. */
   observeRaid?: boolean;
+  /** See PlanRequest.topology. */
+  topology?: Topology;
   /** Apply exactly this saved plan (refused when the host changed since). */
   planFile?: string;
   force?: boolean;
@@ -64,6 +67,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     ...(req.notice ? { notice: req.notice } : {}),
     ...(req.raidToolPaths ? { raidToolPaths: req.raidToolPaths } : {}),
     ...(req.observeRaid === false ? { observeRaid: false } : {}),
+    ...(req.topology ? { topology: req.topology } : {}),
   };
   const chosen = {
     ...(req.policySource ? { policySource: req.policySource } : {}),

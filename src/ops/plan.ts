@@ -42,6 +42,8 @@ export interface PlanRequest {
    * reads RAID on its own slower cadence and plans cgroups alone in between.
    */
   observeRaid?: boolean;
+  /** A topology already read (the agent re-reads it only when the CPU/node online lists change). */
+  topology?: Topology;
 }
 
 export interface BuiltPlan {
@@ -57,7 +59,7 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   const source =
     req.policySource ?? readPolicySource(resolvePolicyPath(req.root, req.policyPath, req.notice));
   const policy = policyOf(source);
-  const topology = readTopology(req.root);
+  const topology = req.topology ?? readTopology(req.root);
   const executorOptions: ExecutorOptions = {};
   if (wantsRaidChange(policy.raid)) {
     executorOptions.raid = {

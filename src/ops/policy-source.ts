@@ -45,6 +45,11 @@ export function readPolicySource(path: string): PolicySource {
   return { path, text, sha256: sha256(text) };
 }
 
+let parsed: { key: string; policy: Policy } | null = null;
+
+/** The policy of a source; the last one is kept, so a loop re-planning every second parses once. */
 export function policyOf(source: PolicySource): Policy {
-  return parsePolicy(source.text, source.path);
+  const key = `${source.path}\0${source.sha256}`;
+  if (parsed?.key !== key) parsed = { key, policy: parsePolicy(source.text, source.path) };
+  return parsed.policy;
 }

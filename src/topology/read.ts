@@ -92,6 +92,23 @@ function numbered(names: string[], prefix: string): number[] {
 }
 
 /** Read the whole topology under `root`. Throws UserError naming the file when sysfs is malformed. */
+/**
+ * The few kernel files whose contents change when the topology does (CPU or memory hotplug): a
+ * long-running reader compares this stamp each round and re-reads the whole tree only on a change.
+ */
+export function topologyStamp(root = '/'): string {
+  const fs = new SysfsReader(root);
+  return [
+    `${CPU_DIR}/online`,
+    `${CPU_DIR}/offline`,
+    `${CPU_DIR}/isolated`,
+    'sys/devices/system/node/online',
+    'sys/devices/system/node/has_memory',
+  ]
+    .map((f) => fs.text(f) ?? '-')
+    .join('|');
+}
+
 export function readTopology(root = '/'): Topology {
   const fs = new SysfsReader(root);
   const warnings: string[] = [];

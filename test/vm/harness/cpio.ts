@@ -21,6 +21,12 @@ function pad4(len: number): Buffer {
   return Buffer.alloc(r === 0 ? 0 : 4 - r);
 }
 
+/** Numeric owner; a Debian userland has a few group-owned files (shadow, the journal directory). */
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
 export class CpioWriter {
   readonly #chunks: Buffer[] = [];
   readonly #dirs = new Set<string>(['']);
@@ -29,19 +35,19 @@ export class CpioWriter {
   #finished = false;
 
   /** Paths are guest paths; a leading slash is optional. Parent directories are created implicitly. */
-  dir(path: string, mode = 0o755): this {
+  dir(path: string, mode = 0o755, owner?: Owner): this {
     const p = norm(path);
     if (this.#dirs.has(p)) return this;
     this.#parents(p);
     this.#dirs.add(p);
-    this.#entry(p, S_IFDIR | mode, Buffer.alloc(0), 2);
+    this.#entry(p, S_IFDIR | mode, Buffer.alloc(0), 2, 0, 0, owner);
     return this;
   }
 
-  file(path: string, data: Buffer | string, mode = 0o644): this {
+  file(path: string, data: Buffer | string, mode = 0o644, owner?: Owner): this {
     const p = norm(path);
     this.#parents(p);
-    this.#entry(p, S_IFREG | mode, typeof data === 'string' ? Buffer.from(data) : data, 1);
+    this.#entry(p, S_IFREG | mode, typeof data === 'string' ? Buffer.from(data) : data, 1, 0, 0, owner);
     return this;
   }
 
@@ -73,15 +79,23 @@ export class CpioWriter {
     for (let i = 1; i < parts.length; i++) this.dir(parts.slice(0, i).join('/'));
   }
 
-  #entry(name: string, mode: number, data: Buffer, nlink: number, rdevMajor = 0, rdevMinor = 0): void {
+  #entry(
+    name: string,
+    mode: number,
+    data: Buffer,
+    nlink: number,
+    rdevMajor = 0,
+    rdevMinor = 0,
+    owner: Owner = { uid: 0, gid: 0 },
+  ): void {
     if (this.#finished) throw new Error('cpio archive already finished');
     const nameBuf = Buffer.from(`${name}\0`);
     const header =
       '070701' +
       hex8(this.#ino++) +
       hex8(mode) +
-      hex8(0) + // uid
-      hex8(0) + // gid
+      hex8(owner.uid) +
+      hex8(owner.gid) +
       hex8(nlink) +
       hex8(0) + // mtime: fixed so archives are reproducible
       hex8(data.length) +

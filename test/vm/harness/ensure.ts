@@ -71,6 +71,7 @@ function isRoot(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;
 }
 
+/** Installs Debian packages (root only; otherwise throws with the command to run). */
 export function aptInstall(pkgs: string[]): void {
   if (!isRoot()) {
     throw new VmPrereqError(
@@ -80,7 +81,12 @@ export function aptInstall(pkgs: string[]): void {
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const install = () =>
-    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...pkgs], { env, stdio: 'pipe' });
+    execFileSync(
+      'apt-get',
+      // Parallel test runs (or a CI image still finishing its own apt run) hold the dpkg lock for a while.
+      ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...pkgs],
+      { env, stdio: 'pipe' },
+    );
   try {
     install();
   } catch {

@@ -10,3 +10,11 @@ export {
   type VmResult,
   VmTimeoutError,
 } from './run.js';
+export { guestPathIn, type RootfsInfo, systemdRootfs } from './rootfs.js';
+export {
+  MASKED_UNITS,
+  type RunInSystemdVmOptions,
+  runInSystemdVm,
+  SCENARIO_UNIT,
+  type SystemdVmResult,
+} from './systemd.js';

@@ -110,8 +110,9 @@ let built = false;
 /**
  * Node, its libraries, and the project as it would be installed: dist/, package.json, policies/ and the
  * production dependencies only (devDependencies such as vitest or esbuild would triple the archive).
+ * `mapPath` rewrites guest paths for a userland the archive is layered on (see rootfs.ts guestPathIn).
  */
-export function projectArchive(): string {
+export function projectArchive(mapPath?: (guestPath: string) => string): string {
   if (!built && process.env.ISOLATE_VM_SKIP_BUILD !== '1') {
     execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: REPO_ROOT, stdio: 'pipe' });
     built = true;
@@ -134,6 +135,12 @@ export function projectArchive(): string {
   const cli = join(REPO_ROOT, 'dist', 'cli.js');
   if (existsSync(cli))
     files.push({ guest: '/usr/local/bin/isolate', symlink: `${GUEST_PROJECT_DIR}/dist/cli.js`, mode: 0o777 });
+  if (mapPath)
+    return cachedArchive(
+      'project',
+      files.map((f) => ({ ...f, guest: mapPath(f.guest) })),
+      'mapped',
+    );
   return cachedArchive('project', files, '');
 }
 

@@ -92,15 +92,18 @@ export function qemuArgsFor(
  * next boot (a passing scenario takes well under a minute). The first run's console tail goes to
  * stderr so the CI log shows where it stopped; a scenario that really hangs times out twice and fails.
  */
-export async function runInVm(opts: RunInVmOptions): Promise<VmResult> {
+export function runInVm(opts: RunInVmOptions): Promise<VmResult> {
+  return bootTwiceOnTimeout(`runInVm: ${opts.layout.name}`, () => runInVmOnce(opts), opts.bootAttempts ?? 2);
+}
+
+/** The retry policy above, shared with the other guest kinds (systemd.ts). */
+export async function bootTwiceOnTimeout<T>(label: string, boot: () => Promise<T>, attempts = 2): Promise<T> {
   try {
-    return await runInVmOnce(opts);
+    return await boot();
   } catch (err) {
-    if (!(err instanceof VmTimeoutError) || (opts.bootAttempts ?? 2) < 2) throw err;
-    process.stderr.write(
-      `runInVm: ${opts.layout.name}: first boot timed out, booting again. ${err.message}\n`,
-    );
-    return runInVmOnce(opts);
+    if (!(err instanceof VmTimeoutError) || attempts < 2) throw err;
+    process.stderr.write(`${label}: first boot timed out, booting again. ${err.message}\n`);
+    return boot();
   }
 }
 
@@ -135,13 +138,13 @@ async function runInVmOnce(opts: RunInVmOptions): Promise<VmResult> {
 }
 
 /** Executables (ELF, `#!` scripts, anything under a bin/ directory) get 0755, everything else 0644. */
-function guestFileMode(path: string, data: string | Buffer): number {
+export function guestFileMode(path: string, data: string | Buffer): number {
   const head = typeof data === 'string' ? Buffer.from(data.slice(0, 4)) : data.subarray(0, 4);
   const exec = head.toString('latin1').startsWith('\x7fELF') || head.toString('latin1').startsWith('#!');
   return exec || /\/s?bin\//.test(path) ? 0o755 : 0o644;
 }
 
-function spawnQemu(qemu: string, args: string[], timeoutMs: number): Promise<VmResult> {
+export function spawnQemu(qemu: string, args: string[], timeoutMs: number): Promise<VmResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(qemu, args, { stdio: ['ignore', 'pipe', 'pipe'] });
