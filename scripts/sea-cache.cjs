@@ -13,4 +13,6 @@ const wrapper = '(function (exports, require, module, __filename, __dirname, __i
 const script = new vm.Script(`${wrapper}${source}\n})`, { filename: file });
 process.on('exit', () => writeFileSync(out, script.createCachedData()));
 const mod = { exports: {} };
-script.runInThisContext()(mod.exports, require, mod, file, dirname(file), () => Promise.reject(new Error('no import')));
+script.runInThisContext()(mod.exports, require, mod, file, dirname(file), () =>
+  Promise.reject(new Error('no import')),
+);

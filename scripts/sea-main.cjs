@@ -19,9 +19,12 @@ const file = process.execPath;
 const wrapper = '(function (exports, require, module, __filename, __dirname, __isolateImport) {';
 const script = new vm.Script(`${wrapper}${source}\n})`, { filename: file, cachedData });
 if (process.env.ISOLATE_SEA_DEBUG === '1') {
-  process.stderr.write(`isolate sea: code cache ${cachedData ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent'}\n`);
+  process.stderr.write(
+    `isolate sea: code cache ${cachedData ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent'}\n`,
+  );
 }
 const mod = { exports: {} };
 // Everything is bundled: nothing is left to import() at run time.
-const noImport = (specifier) => Promise.reject(new Error(`isolate: ${specifier} is not bundled in this executable`));
+const noImport = (specifier) =>
+  Promise.reject(new Error(`isolate: ${specifier} is not bundled in this executable`));
 script.runInThisContext()(mod.exports, require, mod, file, dirname(file), noImport);

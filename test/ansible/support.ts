@@ -1,0 +1,116 @@
+// Drives the real ansible-playbook (Debian's ansible-core) against ansible/site.yml over the local
+// connection. Every inventory host has its own fake host root (sysfs fixture + writable cgroup2
+// stand-in) through the role's isolate_root, and runs the built CLI through a two-line wrapper.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import { ensureDebianTools } from '../support/apt.js';
+
+export const REPO = resolve(import.meta.dirname, '../..');
+export const ANSIBLE = join(REPO, 'ansible');
+
+export function ensureAnsible(): void {
+  ensureDebianTools({ '/usr/bin/ansible-playbook': 'ansible-core', '/usr/bin/python3': 'python3' });
+}
+
+export interface TestHost {
+  name: string;
+  group: string;
+  root: string;
+  vars?: Record<string, unknown>;
+}
+
+export interface Lab {
+  dir: string;
+  inventory: string;
+  bin: string;
+}
+
+/** A temp inventory: the example group_vars (so the shipped policies are what is tested) + test hosts. */
+export function makeLab(hosts: TestHost[]): Lab {
+  const dir = mkdtempSync(join(tmpdir(), 'isolate-ansible-'));
+  const bin = join(dir, 'isolate');
+  writeFileSync(bin, `#!/bin/sh\nexec "${process.execPath}" "${join(REPO, 'dist/cli.js')}" "$@"\n`);
+  chmodSync(bin, 0o755);
+  const inventory = join(dir, 'inventory');
+  mkdirSync(inventory);
+  cpSync(join(ANSIBLE, 'inventory/group_vars'), join(inventory, 'group_vars'), { recursive: true });
+  const groups: Record<string, { hosts: Record<string, unknown> }> = {};
+  for (const h of hosts) {
+    groups[h.group] ??= { hosts: {} };
+    groups[h.group].hosts[h.name] = {
+      ansible_connection: 'local',
+      ansible_python_interpreter: '/usr/bin/python3',
+      ansible_become: false,
+      isolate_root: h.root,
+      isolate_install: 'none',
+      isolate_bin: bin,
+      isolate_mode: 'apply-once',
+      ...h.vars,
+    };
+  }
+  writeFileSync(join(inventory, 'hosts.yml'), stringify({ isolate: { children: groups } }));
+  return { dir, inventory, bin };
+}
+
+export interface PlaybookRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function playbook(lab: Lab, args: string[], opts: { json?: boolean } = {}): PlaybookRun {
+  const r = spawnSync('ansible-playbook', ['-i', lab.inventory, join(ANSIBLE, 'site.yml'), ...args], {
+    encoding: 'utf8',
+    cwd: lab.dir,
+    env: {
+      ...process.env,
+      HOME: lab.dir,
+      ANSIBLE_LOCAL_TEMP: join(lab.dir, 'tmp'),
+      ANSIBLE_REMOTE_TMP: join(lab.dir, 'tmp'),
+      ANSIBLE_NOCOLOR: '1',
+      ANSIBLE_FORCE_COLOR: '0',
+      ANSIBLE_RETRY_FILES_ENABLED: '0',
+      ANSIBLE_STDOUT_CALLBACK: opts.json ? 'json' : 'default',
+      ANSIBLE_DEPRECATION_WARNINGS: '0',
+    },
+    timeout: 300_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export interface HostResult {
+  changed?: boolean;
+  failed?: boolean;
+  msg?: string;
+  changes?: Array<{ target: string; setting: string; from: string | null; to: string }>;
+  diff?: unknown;
+}
+
+export interface JsonRun {
+  stats: Record<string, { changed: number; failures: number; ok: number; skipped: number }>;
+  /** Task name → host → result. */
+  tasks: Map<string, Record<string, HostResult>>;
+}
+
+export function parseJson(run: PlaybookRun): JsonRun {
+  let data: {
+    stats: JsonRun['stats'];
+    plays: Array<{ tasks: Array<{ task: { name: string }; hosts: Record<string, HostResult> }> }>;
+  };
+  try {
+    data = JSON.parse(run.stdout.slice(run.stdout.indexOf('{')));
+  } catch {
+    throw new Error(`ansible-playbook printed no JSON (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
+  }
+  const tasks = new Map<string, Record<string, HostResult>>();
+  // With serial, each batch is a play of its own in the json callback.
+  for (const play of data.plays)
+    for (const t of play.tasks) tasks.set(t.task.name, { ...tasks.get(t.task.name), ...t.hosts });
+  return { stats: data.stats, tasks };
+}
+
+export const CONVERGE = "Converge the host with isolate's plan";
+export const POLICY = 'Validate and install the policy';
