@@ -52,7 +52,7 @@ describe('role isolate over three host groups', () => {
     expect(run.stdout).toContain(`+cgroupfs /kafka.slice cpuset.cpus = ${kafka?.to}`);
     expect(run.stdout).toContain(`+++ after: ${hosts[0]?.root}: isolate plan`);
     // The policy task's diff is the policy text.
-    expect(run.stdout).toMatch(/\+ *name: kafka/);
+    expect(run.stdout).toMatch(/^\+- name: kafka$/m);
   });
 
   it('the first run applies exactly what check mode predicted', () => {

@@ -73,7 +73,8 @@ export function playbook(lab: Lab, args: string[], opts: { json?: boolean } = {}
       ANSIBLE_NOCOLOR: '1',
       ANSIBLE_FORCE_COLOR: '0',
       ANSIBLE_RETRY_FILES_ENABLED: '0',
-      ANSIBLE_STDOUT_CALLBACK: opts.json ? 'json' : 'default',
+      ANSIBLE_STDOUT_CALLBACK: opts.json ? 'isolate_test_json' : 'default',
+      ANSIBLE_CALLBACK_PLUGINS: join(import.meta.dirname, 'callback'),
       ANSIBLE_DEPRECATION_WARNINGS: '0',
     },
     timeout: 300_000,
@@ -91,7 +92,7 @@ export interface HostResult {
 
 export interface JsonRun {
   stats: Record<string, { changed: number; failures: number; ok: number; skipped: number }>;
-  /** Task name → host → result. */
+  /** Task name (without the role prefix) → host → result. */
   tasks: Map<string, Record<string, HostResult>>;
 }
 
@@ -108,7 +109,11 @@ export function parseJson(run: PlaybookRun): JsonRun {
   const tasks = new Map<string, Record<string, HostResult>>();
   // With serial, each batch is a play of its own in the json callback.
   for (const play of data.plays)
-    for (const t of play.tasks) tasks.set(t.task.name, { ...tasks.get(t.task.name), ...t.hosts });
+    for (const t of play.tasks) {
+      // "isolate : Converge ..." → "Converge ..."
+      const name = t.task.name.replace(/^[\w.-]+ : /, '');
+      tasks.set(name, { ...tasks.get(name), ...t.hosts });
+    }
   return { stats: data.stats, tasks };
 }
 

@@ -60,6 +60,8 @@ export function makeFakeHost(
   writeFileSync(join(cg, 'cgroup.controllers'), `${CONTROLLERS}\n`);
   writeFileSync(join(cg, 'cgroup.subtree_control'), `${ENABLED}\n`);
   for (const g of groups) group(join(cg, g));
+  // No processes: check audits an empty thread list, process matches find nothing to move.
+  mkdirSync(join(root, 'proc'), { recursive: true });
   // Parents of nested groups delegate the controllers to them, as systemd does for system.slice.
   for (const g of groups.filter((g) => groups.some((o) => o.startsWith(`${g}/`))))
     writeFileSync(join(cg, g, 'cgroup.subtree_control'), `${ENABLED}\n`);
