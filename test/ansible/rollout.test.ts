@@ -3,7 +3,7 @@
 // policy, and a serial rollout stops at the failure threshold.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeFakeHost } from '../support/fake-host.js';
 import { CONVERGE, ensureAnsible, makeLab, POLICY, parseJson, playbook, type TestHost } from './support.js';
 
@@ -11,7 +11,9 @@ const read = (root: string, cg: string, file: string) =>
   readFileSync(join(root, 'sys/fs/cgroup', cg, file), 'utf8').trim();
 const policyOf = (root: string) => join(root, 'etc/isolate/policy.yaml');
 
-beforeAll(() => ensureAnsible());
+beforeAll(() => ensureAnsible(), 600_000);
+// Each test runs ansible-playbook once or twice over several hosts.
+vi.setConfig({ testTimeout: 300_000 });
 
 describe('role isolate over three host groups', () => {
   // The example group_vars' policies, each on a captured topology it fits.
@@ -28,8 +30,8 @@ describe('role isolate over three host groups', () => {
   const lab = makeLab(hosts);
   let predicted: ReturnType<typeof parseJson>;
 
-  it('check mode changes nothing and predicts a change on every host', () => {
-    const run = playbook(lab, ['--check'], { json: true });
+  it('check mode changes nothing and predicts a change on every host', async () => {
+    const run = await playbook(lab, ['--check'], { json: true });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     predicted = parseJson(run);
     for (const h of hosts) {
@@ -41,8 +43,8 @@ describe('role isolate over three host groups', () => {
     }
   });
 
-  it('with --diff, check mode shows the plan of each host', () => {
-    const run = playbook(lab, ['--check', '--diff', '--limit', 'fy1']);
+  it('with --diff, check mode shows the plan of each host', async () => {
+    const run = await playbook(lab, ['--check', '--diff', '--limit', 'fy1']);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const kafka = predicted.tasks
       .get(CONVERGE)
@@ -55,8 +57,8 @@ describe('role isolate over three host groups', () => {
     expect(run.stdout).toMatch(/^\+- name: kafka$/m);
   });
 
-  it('the first run applies exactly what check mode predicted', () => {
-    const run = playbook(lab, [], { json: true });
+  it('the first run applies exactly what check mode predicted', async () => {
+    const run = await playbook(lab, [], { json: true });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const applied = parseJson(run);
     for (const h of hosts) {
@@ -73,9 +75,9 @@ describe('role isolate over three host groups', () => {
     expect(readFileSync(policyOf(hosts[1]?.root ?? ''), 'utf8')).toContain('storm-supervisor.service');
   });
 
-  it('the second run, and check mode after it, report changed=0', () => {
+  it('the second run, and check mode after it, report changed=0', async () => {
     for (const args of [[], ['--check', '--diff']]) {
-      const run = playbook(lab, args, { json: true });
+      const run = await playbook(lab, args, { json: true });
       expect(run.code, run.stdout + run.stderr).toBe(0);
       const again = parseJson(run);
       for (const h of hosts) {
@@ -113,11 +115,11 @@ describe('a bad policy in a serial rollout', () => {
   }));
   const lab = makeLab(hosts);
 
-  it('fails the host with the validator message, keeps its old policy, and stops the rollout', () => {
+  it('fails the host with the validator message, keeps its old policy, and stops the rollout', async () => {
     const bad = hosts[0]?.root ?? '';
     mkdirSync(join(bad, 'etc/isolate'), { recursive: true });
     writeFileSync(policyOf(bad), old);
-    const run = playbook(lab, ['-e', 'isolate_serial=2']);
+    const run = await playbook(lab, ['-e', 'isolate_serial=2']);
     const out = run.stdout + run.stderr;
     expect(run.code, out).toBe(2);
     expect(out).toMatch(

@@ -1,10 +1,10 @@
 // Drives the real ansible-playbook (Debian's ansible-core) against ansible/site.yml over the local
 // connection. Every inventory host has its own fake host root (sysfs fixture + writable cgroup2
 // stand-in) through the role's isolate_root, and runs the built CLI through a two-line wrapper.
-import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { execa } from 'execa';
 import { stringify } from 'yaml';
 import { ensureDebianTools } from '../support/apt.js';
 
@@ -39,8 +39,8 @@ export function makeLab(hosts: TestHost[]): Lab {
   cpSync(join(ANSIBLE, 'inventory/group_vars'), join(inventory, 'group_vars'), { recursive: true });
   const groups: Record<string, { hosts: Record<string, unknown> }> = {};
   for (const h of hosts) {
-    groups[h.group] ??= { hosts: {} };
-    groups[h.group].hosts[h.name] = {
+    const group = (groups[h.group] ??= { hosts: {} });
+    group.hosts[h.name] = {
       ansible_connection: 'local',
       ansible_python_interpreter: '/usr/bin/python3',
       ansible_become: false,
@@ -61,9 +61,14 @@ export interface PlaybookRun {
   stderr: string;
 }
 
-export function playbook(lab: Lab, args: string[], opts: { json?: boolean } = {}): PlaybookRun {
-  const r = spawnSync('ansible-playbook', ['-i', lab.inventory, join(ANSIBLE, 'site.yml'), ...args], {
-    encoding: 'utf8',
+/** Asynchronous: a synchronous child that runs for seconds starves vitest's worker RPC. */
+export async function playbook(
+  lab: Lab,
+  args: string[],
+  opts: { json?: boolean } = {},
+): Promise<PlaybookRun> {
+  const r = await execa('ansible-playbook', ['-i', lab.inventory, join(ANSIBLE, 'site.yml'), ...args], {
+    reject: false,
     cwd: lab.dir,
     env: {
       ...process.env,
@@ -79,7 +84,7 @@ export function playbook(lab: Lab, args: string[], opts: { json?: boolean } = {}
     },
     timeout: 300_000,
   });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return { code: r.exitCode ?? null, stdout: r.stdout, stderr: r.stderr };
 }
 
 export interface HostResult {
