@@ -39,7 +39,8 @@ export function makeLab(hosts: TestHost[]): Lab {
   cpSync(join(ANSIBLE, 'inventory/group_vars'), join(inventory, 'group_vars'), { recursive: true });
   const groups: Record<string, { hosts: Record<string, unknown> }> = {};
   for (const h of hosts) {
-    const group = (groups[h.group] ??= { hosts: {} });
+    const group = groups[h.group] ?? { hosts: {} };
+    groups[h.group] = group;
     group.hosts[h.name] = {
       ansible_connection: 'local',
       ansible_python_interpreter: '/usr/bin/python3',
