@@ -4,12 +4,20 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { expectDocSample } from '../support/doc-samples.js';
 import { makeFakeHost } from '../support/fake-host.js';
 import { CONVERGE, ensureAnsible, makeLab, POLICY, parseJson, playbook, type TestHost } from './support.js';
 
 const read = (root: string, cg: string, file: string) =>
   readFileSync(join(root, 'sys/fs/cgroup', cg, file), 'utf8').trim();
 const policyOf = (root: string) => join(root, 'etc/isolate/policy.yaml');
+/** Output as on a real host: the fixture root becomes /, blank lines between tasks go. */
+const tidy = (text: string, root = '') =>
+  text
+    .replaceAll(`${root}/`, '/')
+    .replaceAll(root, '/')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 
 beforeAll(() => ensureAnsible(), 600_000);
 // Each test runs ansible-playbook once or twice over several hosts.
@@ -19,13 +27,13 @@ describe('role isolate over three host groups', () => {
   // The example group_vars' policies, each on a captured topology it fits.
   const hosts: TestHost[] = [
     {
-      name: 'fy1',
+      name: 'kafka-fy-01',
       group: 'kafka_flink_yarn',
       root: makeFakeHost('amd-epyc-l3'),
       vars: { isolate_kafka_nic: 'enp65s0f0np0' },
     },
-    { name: 'st1', group: 'kafka_storm', root: makeFakeHost('intel-2s-ht-split') },
-    { name: 'tb1', group: 'kafka_two_brokers', root: makeFakeHost('amd-epyc-l3') },
+    { name: 'kafka-st-01', group: 'kafka_storm', root: makeFakeHost('intel-2s-ht-split') },
+    { name: 'kafka-2b-01', group: 'kafka_two_brokers', root: makeFakeHost('amd-epyc-l3') },
   ];
   const lab = makeLab(hosts);
   let predicted: ReturnType<typeof parseJson>;
@@ -44,17 +52,22 @@ describe('role isolate over three host groups', () => {
   });
 
   it('with --diff, check mode shows the plan of each host', async () => {
-    const run = await playbook(lab, ['--check', '--diff', '--limit', 'fy1']);
+    const run = await playbook(lab, ['--check', '--diff', '--limit', 'kafka-st-01']);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const kafka = predicted.tasks
       .get(CONVERGE)
-      ?.fy1?.changes?.find((c) => c.target === '/kafka.slice' && c.setting === 'cpuset.cpus');
-    expect(kafka).toBeDefined();
-    expect(run.stdout).toContain(`-cgroupfs /kafka.slice cpuset.cpus = ""`);
-    expect(run.stdout).toContain(`+cgroupfs /kafka.slice cpuset.cpus = ${kafka?.to}`);
-    expect(run.stdout).toContain(`+++ after: ${hosts[0]?.root}: isolate plan`);
+      ?.['kafka-st-01']?.changes?.find(
+        (c) => c.target === '/system.slice/kafka.service' && c.setting === 'cpuset.cpus',
+      );
+    expect(kafka?.to).toMatch(/^\d/);
+    expect(run.stdout).toContain(`-cgroupfs /system.slice/kafka.service cpuset.cpus = ""`);
+    expect(run.stdout).toContain(`+cgroupfs /system.slice/kafka.service cpuset.cpus = ${kafka?.to}`);
+    expect(run.stdout).toContain(`+++ after: ${hosts[1]?.root}: isolate plan`);
     // The policy task's diff is the policy text.
     expect(run.stdout).toMatch(/^\+- name: kafka$/m);
+    const from = run.stdout.indexOf('TASK [isolate : Validate and install the policy]');
+    const to = run.stdout.indexOf('PLAY RECAP');
+    expectDocSample('docs/ansible.md', 'check-diff', tidy(run.stdout.slice(from, to), hosts[1]?.root));
   });
 
   it('the first run applies exactly what check mode predicted', async () => {
@@ -134,5 +147,7 @@ describe('a bad policy in a serial rollout', () => {
       expect(out).not.toMatch(new RegExp(`^${h.name} +:`, 'm'));
     }
     expect(out).toMatch(/^bad +: .*failed=1/m);
+    const fatal = out.split('\n').filter((l) => l.startsWith('fatal: [bad]'));
+    expectDocSample('docs/ansible.md', 'rejected-policy', tidy(fatal.join('\n'), bad));
   });
 });

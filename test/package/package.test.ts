@@ -11,6 +11,7 @@ import { isolate as isolateDist } from '../cli/run.js';
 import { fixturePath, HAVE_FIXTURES } from '../raid/fixtures.js';
 import { CV_9270, CV_9270_DETAIL, makeHost } from '../raid/host.js';
 import { ensureDebianTools } from '../support/apt.js';
+import { expectDocSample } from '../support/doc-samples.js';
 import { makeFakeHost } from '../support/fake-host.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
@@ -81,6 +82,9 @@ describe('the single executable', () => {
       join(root, 'etc/isolate/policy.yaml'),
       'apiVersion: isolate/v1\nkind: HostPolicy\nworkloads:\n  - {name: kafka, class: exclusive, cores: 1, match: {cgroup: /kafka.slice}}\n  - {name: flink, class: batch, match: {cgroup: /hadoop-yarn}}\n',
     );
+    const planned = run(['plan', '--dry-run', '--root', root]);
+    expect(planned.code, planned.stderr).toBe(0);
+    expectDocSample('docs/install.md', 'plan', planned.stdout.replaceAll(root, '').trim());
     const applied = run(['apply', '--yes', '--root', root], { ISOLATE_LOG: 'json' });
     expect(applied.code, applied.stderr).toBe(0);
     const logs = applied.stderr
