@@ -80,12 +80,12 @@ def main():
         if have_bin:
             rc, out, err = module.run_command([p["bin"], "policy", "validate", "--root", root, tmp])
             if rc != 0:
-                why = (err or out).strip().replace(tmp, "the new policy")
+                # Name the candidate after its destination, not the random temporary name.
+                why = (err or out).strip().replace(tmp, "%s (new)" % dest)
                 module.fail_json(
                     msg="isolate policy validate rejected the new policy; %s was left unchanged: %s" % (dest, why),
                     rc=rc,
-                    stderr=err,
-                    **result
+                    changed=False,
                 )
         else:
             module.warn("%s is not installed yet: the policy was not validated in check mode" % p["bin"])
