@@ -10,7 +10,7 @@ it('ansible-lint --profile production passes with no rule skipped', async () => 
   const r = await execa('ansible-lint', ['--profile', 'production', '--nocolor', '-p'], {
     cwd: ANSIBLE,
     reject: false,
-    env: { ANSIBLE_LOCAL_TEMP: '/tmp/isolate-ansible-lint', NO_COLOR: '1' },
+    env: { ANSIBLE_LOCAL_TEMP: '/tmp/isolate-ansible-lint', NO_COLOR: '1', LC_ALL: 'C.UTF-8' },
     timeout: 300_000,
   });
   expect(r.exitCode, r.stdout + r.stderr).toBe(0);

@@ -74,6 +74,8 @@ export async function playbook(
     env: {
       ...process.env,
       HOME: lab.dir,
+      // ansible-core refuses to start without a UTF-8 locale; C.UTF-8 is always there on Debian.
+      LC_ALL: 'C.UTF-8',
       ANSIBLE_LOCAL_TEMP: join(lab.dir, 'tmp'),
       ANSIBLE_REMOTE_TMP: join(lab.dir, 'tmp'),
       ANSIBLE_NOCOLOR: '1',
