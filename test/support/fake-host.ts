@@ -54,7 +54,8 @@ export function makeFakeHost(
   groups = DEFAULT_GROUPS,
   root = mkdtempSync(join(tmpdir(), 'isolate-host-')),
 ): string {
-  cpSync(join(FIXTURES, fixture, 'sys'), join(root, 'sys'), { recursive: true });
+  // verbatimSymlinks: sysfs links are relative (class/net/X → ../../devices/...) and must stay inside root.
+  cpSync(join(FIXTURES, fixture, 'sys'), join(root, 'sys'), { recursive: true, verbatimSymlinks: true });
   const cg = join(root, 'sys/fs/cgroup');
   mkdirSync(cg, { recursive: true });
   writeFileSync(join(cg, 'cgroup.controllers'), `${CONTROLLERS}\n`);
