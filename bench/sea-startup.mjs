@@ -18,28 +18,32 @@ const packagedNode = existsSync(runtimes)
   ? readdirSync(runtimes).map((v) => join(runtimes, v, 'node'))[0]
   : undefined;
 
-function time(cmd, args) {
-  const samples = [];
-  for (let i = 0; i < runs + 3; i++) {
+const plan = ['plan', '--dry-run', '--root', root, '--policy', policy];
+const rows = [
+  [`node -e 0 (${process.version}, build machine)`, process.execPath, ['-e', '0']],
+  ...(packagedNode ? [['node -e 0 (runtime inside out/isolate)', packagedNode, ['-e', '0']]] : []),
+  ['node dist/cli.js plan --dry-run', process.execPath, [join(repo, 'dist/cli.js'), ...plan]],
+  ['out/isolate plan --dry-run', exe, plan],
+  ['out/isolate --version', exe, ['--version']],
+];
+// Interleaved (one run of each command per round) so load changes on a shared machine hit every row alike.
+const samples = rows.map(() => []);
+for (let i = 0; i < runs + 3; i++) {
+  rows.forEach(([, cmd, args], j) => {
     const t0 = process.hrtime.bigint();
     const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ISOLATE_LOG: 'off' } });
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-    if (i >= 3) samples.push(ms); // first runs warm the page cache
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)];
+    if (i >= 3) samples[j].push(ms); // first rounds warm the page cache
+  });
 }
-
-const plan = ['plan', '--dry-run', '--root', root, '--policy', policy];
-const rows = [
-  [`node -e 0 (${process.version}, build machine)`, time(process.execPath, ['-e', '0'])],
-  ...(packagedNode ? [['node -e 0 (runtime inside out/isolate)', time(packagedNode, ['-e', '0'])]] : []),
-  ['node dist/cli.js plan --dry-run', time(process.execPath, [join(repo, 'dist/cli.js'), ...plan])],
-  ['out/isolate plan --dry-run', time(exe, plan)],
-  ['out/isolate --version', time(exe, ['--version'])],
-];
-const base = rows[0][1];
-for (const [name, ms] of rows)
-  console.log(`${name.padEnd(44)} median ${ms.toFixed(1).padStart(6)} ms  ${(ms / base).toFixed(2)}×`);
-console.log(`over ${runs} runs`);
+const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+const min = (v) => Math.min(...v);
+const base = median(samples[0]);
+rows.forEach(([name], j) => {
+  const m = median(samples[j]);
+  console.log(
+    `${name.padEnd(44)} median ${m.toFixed(1).padStart(6)} ms  min ${min(samples[j]).toFixed(1).padStart(6)} ms  ${(m / base).toFixed(2)}×`,
+  );
+});
+console.log(`over ${runs} interleaved rounds`);
