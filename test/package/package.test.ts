@@ -1,0 +1,214 @@
+// `npm run package`: the single executable runs the CLI with no Node.js and no node_modules beside it
+// (lazy pino, execa and systeminformation included), and the .deb installs what the units and the
+// Ansible role expect, never touches the operator's policy, and passes lintian.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execa } from 'execa';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { isolate as isolateDist } from '../cli/run.js';
+import { fixturePath, HAVE_FIXTURES } from '../raid/fixtures.js';
+import { CV_9270, CV_9270_DETAIL, makeHost } from '../raid/host.js';
+import { ensureDebianTools } from '../support/apt.js';
+import { expectDocSample } from '../support/doc-samples.js';
+import { makeFakeHost } from '../support/fake-host.js';
+
+const REPO = resolve(import.meta.dirname, '../..');
+const FIXTURE = join(REPO, 'test/fixtures/sysfs/qemu-2s-smt2');
+const out = mkdtempSync(join(tmpdir(), 'isolate-package-'));
+// A directory with nothing but the executable, and a PATH without node: nothing to fall back on.
+const bare = mkdtempSync(join(tmpdir(), 'isolate-bare-'));
+const exe = join(bare, 'isolate');
+const deb = join(out, 'isolate_0.1.0_amd64.deb');
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(exe, args, {
+    encoding: 'utf8',
+    cwd: bare,
+    // This machine has node in /usr/bin: a PATH with nothing on it proves nothing is looked up.
+    env: { PATH: bare, ISOLATE_LOG: 'off', ...env },
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+beforeAll(async () => {
+  ensureDebianTools({
+    '/usr/bin/dpkg-deb': 'dpkg',
+    '/usr/bin/strip': 'binutils',
+    '/usr/bin/lintian': 'lintian',
+  });
+  // Asynchronously: a minute-long synchronous child would starve vitest's worker RPC.
+  await execa(process.execPath, ['scripts/package.mjs', '--out', out, '--fast-deb'], { cwd: REPO });
+  copyFileSync(join(out, 'isolate'), exe);
+  execFileSync('chmod', ['755', exe]);
+}, 600_000);
+
+describe('the single executable', () => {
+  it('runs without Node.js: no node on PATH, no node_modules, the code cache accepted', () => {
+    expect(spawnSync('/bin/sh', ['-c', 'command -v node'], { env: { PATH: bare } }).status).not.toBe(0);
+    const r = run(['--version'], { ISOLATE_SEA_DEBUG: '1' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version);
+    expect(r.stderr).toContain('isolate sea: code cache accepted');
+    expect(r.stderr).not.toMatch(/ExperimentalWarning|single executable/i);
+  });
+
+  it('topology and plan --dry-run --json print what dist/cli.js prints', () => {
+    for (const args of [
+      ['topology', '--json', '--root', FIXTURE],
+      ['plan', '--dry-run', '--json', '--root', FIXTURE, '--policy', join(REPO, 'policies/default.yaml')],
+    ]) {
+      const sea = run(args);
+      const dist = isolateDist(args);
+      expect(sea.code, sea.stderr).toBe(0);
+      expect(JSON.parse(sea.stdout)).toEqual(JSON.parse(dist.stdout));
+    }
+  });
+
+  it('topology on this host reads the CPU model through systeminformation (a lazy import)', () => {
+    const r = run(['topology']);
+    expect(r.code, r.stderr).toBe(0);
+    const model = readFileSync('/proc/cpuinfo', 'utf8').match(/^vendor_id\s*:\s*(\S+)/m);
+    expect(r.stdout.split('\n')[0]).toMatch(/GiB$/);
+    expect(model).not.toBeNull();
+  });
+
+  it('apply logs through pino (a lazy import), converges, and check audits the host', () => {
+    const root = makeFakeHost('qemu-2s-smt2');
+    mkdirSync(join(root, 'etc/isolate'), { recursive: true });
+    writeFileSync(
+      join(root, 'etc/isolate/policy.yaml'),
+      'apiVersion: isolate/v1\nkind: HostPolicy\nworkloads:\n  - {name: kafka, class: exclusive, cores: 1, match: {cgroup: /kafka.slice}}\n  - {name: flink, class: batch, match: {cgroup: /hadoop-yarn}}\n',
+    );
+    const planned = run(['plan', '--dry-run', '--root', root]);
+    expect(planned.code, planned.stderr).toBe(0);
+    expectDocSample('docs/install.md', 'plan', planned.stdout.replaceAll(root, '').trim());
+    const applied = run(['apply', '--yes', '--root', root], { ISOLATE_LOG: 'json' });
+    expect(applied.code, applied.stderr).toBe(0);
+    const logs = applied.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    expect(logs.some((l) => l.name === 'isolate' && typeof l.level === 'number')).toBe(true);
+    expect(readFileSync(join(root, 'sys/fs/cgroup/kafka.slice/cpuset.cpus'), 'utf8').trim()).toMatch(/^\d/);
+    const again = run(['plan', '--dry-run', '--detailed-exitcode', '--root', root]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    const check = run(['check', '--json', '--root', root]);
+    expect([0, 1], check.stdout + check.stderr).toContain(check.code);
+    expect(JSON.parse(check.stdout)).toBeTypeOf('object');
+  });
+
+  it.skipIf(!HAVE_FIXTURES)('raid show runs a vendor tool through execa (a lazy import)', () => {
+    const host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { controllers: [{ showAll: CV_9270, cv: CV_9270_DETAIL }] } },
+    });
+    try {
+      // The simulators are Node.js scripts standing in for storcli: they, not isolate, need node.
+      const r = run(['raid', 'show', '--json', '--root', host.root], {
+        PATH: `${resolve(process.execPath, '..')}:/usr/bin:/bin`,
+        RAID_SIM_DIR: host.dir,
+        ISOLATE_RAID_LOCK: join(host.dir, 'isolate-raid.lock'),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.stringify(JSON.parse(r.stdout))).toContain('9270');
+      expect(host.log().some((l) => l.startsWith('storcli'))).toBe(true);
+      expect(fixturePath(CV_9270)).toContain('storcli');
+    } finally {
+      host.cleanup();
+    }
+  });
+});
+
+describe('the .deb', () => {
+  const dpkgDeb = (...args: string[]) => execFileSync('dpkg-deb', [...args, deb], { encoding: 'utf8' });
+
+  it('installs the executable, the units, schemas and policies, and an empty /etc/isolate', () => {
+    const files = dpkgDeb('--contents')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(/\s+/).slice(-1)[0]);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        './usr/bin/isolate',
+        './lib/systemd/system/isolate.service',
+        './lib/systemd/system/isolate-check.service',
+        './lib/systemd/system/isolate-check.timer',
+        './usr/share/isolate/schema/policy.schema.json',
+        './usr/share/isolate/policies/default.yaml',
+        './usr/share/isolate/policies/kafka-flink-yarn.yaml',
+        './etc/isolate/',
+        './usr/share/doc/isolate/copyright',
+      ]),
+    );
+    expect(files.filter((f) => f?.startsWith('./etc/'))).toEqual(['./etc/', './etc/isolate/']);
+    const control = dpkgDeb('--field');
+    expect(control).toMatch(/^Package: isolate$/m);
+    expect(control).toMatch(/^Architecture: amd64$/m);
+    // The units run the path the package installs.
+    const unit = readFileSync(join(REPO, 'systemd/isolate.service'), 'utf8');
+    expect(unit).toContain('ExecStart=/usr/bin/isolate ');
+  });
+
+  it('installed (dpkg --root), finds the default policy under /usr/share/isolate', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'isolate-x-'));
+    execFileSync('dpkg-deb', ['-x', deb, dir]);
+    const r = spawnSync(join(dir, 'usr/bin/isolate'), ['plan', '--dry-run', '--root', FIXTURE], {
+      encoding: 'utf8',
+      env: { PATH: '/usr/bin:/bin' },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`${dir}/usr/share/isolate/policies/default.yaml`);
+  });
+
+  it('upgrade and purge leave the operator policy alone; purge removes /var/lib/isolate', () => {
+    const root = mkdtempSync(join(tmpdir(), 'isolate-dpkg-'));
+    for (const d of ['var/lib/dpkg/info', 'var/lib/dpkg/updates', 'var/log'])
+      mkdirSync(join(root, d), { recursive: true });
+    writeFileSync(join(root, 'var/lib/dpkg/status'), '');
+    const dpkg = (...args: string[]) =>
+      execFileSync(
+        'dpkg',
+        [
+          `--root=${root}`,
+          '--force-script-chrootless',
+          '--force-not-root',
+          '--force-depends',
+          '--log=/dev/null',
+          ...args,
+        ],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+    dpkg('-i', deb);
+    expect(existsSync(join(root, 'usr/bin/isolate'))).toBe(true);
+    const policy = join(root, 'etc/isolate/policy.yaml');
+    const mine = "# the operator's own policy\napiVersion: isolate/v1\n";
+    writeFileSync(policy, mine);
+    mkdirSync(join(root, 'var/lib/isolate'), { recursive: true });
+    writeFileSync(join(root, 'var/lib/isolate/journal.json'), '{}');
+    dpkg('-i', deb); // reinstall = upgrade path
+    expect(readFileSync(policy, 'utf8')).toBe(mine);
+    dpkg('--purge', 'isolate');
+    expect(existsSync(join(root, 'usr/bin/isolate'))).toBe(false);
+    expect(readFileSync(policy, 'utf8')).toBe(mine);
+    expect(existsSync(join(root, 'var/lib/isolate'))).toBe(false);
+  });
+
+  it('is lintian clean: every remaining tag is overridden with its reason', async () => {
+    const r = await execa(
+      'lintian',
+      ['--pedantic', '--display-info', '--fail-on', 'error,warning,info,pedantic', deb],
+      { reject: false, timeout: 600_000 },
+    );
+    const tags = r.stdout.split('\n').filter((l) => /^[EWIPX]: /.test(l));
+    expect(tags, r.stdout + r.stderr).toEqual([]);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    const overrides = readFileSync(join(REPO, 'packaging/deb/lintian-overrides'), 'utf8').split('\n');
+    // Each override line comes right after its comment.
+    overrides.forEach((l, i) => {
+      if (l.startsWith('isolate:')) expect(overrides[i - 1], l).toMatch(/^(#|isolate:)/);
+    });
+  }, 600_000);
+});
