@@ -19,7 +19,7 @@ workloads:
 function setup() {
   const h = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
   mkdirSync(join(h.root, 'etc/isolate'), { recursive: true });
-  mkdirSync(join(h.root, 'proc'), { recursive: true });
+
   const policyPath = join(h.root, 'etc/isolate/policy.yaml');
   writeFileSync(policyPath, POLICY(1));
   return { ...h, policyPath };

@@ -84,7 +84,7 @@ describe('metrics endpoint', () => {
 describe('isolate agent --once', () => {
   it("converges once, then exits with check's code (WARNING: the workloads are not running)", () => {
     const { root, cg } = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
-    mkdirSync(join(root, 'proc'));
+
     mkdirSync(join(root, 'etc/isolate'), { recursive: true });
     writeFileSync(
       join(root, 'etc/isolate/policy.yaml'),

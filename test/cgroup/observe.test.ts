@@ -44,7 +44,7 @@ describe('observeHost', () => {
     });
     expect(o.cgroup.layout).toBe('none');
     expect(o.cgroup.writable).toBe(false);
-    expect(o.cgroup.reason).toContain('no cgroup v2 hierarchy at');
+    expect(o.cgroup.reason).toContain('is not a cgroup v2 hierarchy');
     expect(o.processes.kafka).toEqual([42]);
     expect(o.processCgroups?.[42]).toBe('/system.slice/kafka.service');
   });
