@@ -53,7 +53,7 @@ export async function runTool(
     const lock = await acquireHostLock(timeoutMs + 5_000);
     if (typeof lock !== 'function') {
       throw new ToolCallError(
-        `${call}: not run, another isolate process (pid ${lock.heldBy}) has been running a RAID tool for over ${Math.round(timeoutMs / 1000)}s`,
+        `${call}: not run, the host's RAID tool lock is ${lock.heldBy}, busy for over ${Math.round(timeoutMs / 1000)}s`,
         true,
       );
     }
