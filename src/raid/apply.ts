@@ -21,7 +21,10 @@ import { findTool } from './tools.js';
 export const RAID_APPLY_EXIT = 4;
 
 export interface ApplyOptions extends ObserveOptions {
-  /** From the policy; lets write-back be set without a healthy protection unit (never an "always" mode). */
+  /**
+   * Ignored: write-back is never set without a healthy protection unit (issue 8 removed the
+   * policy key). Kept so older callers still type-check.
+   */
   allowWithoutBattery?: boolean;
 }
 
@@ -46,7 +49,7 @@ export async function applyRaidChange(change: Change, opts: ApplyOptions): Promi
     : controllerBlock(before);
   if (blocked) fail(`${change.target}: not changed: ${blocked}`);
   if (setting === 'writeCache' && change.to === 'write-back') {
-    const verdict = writeBackVerdict(before, { allowWithoutBattery: opts.allowWithoutBattery });
+    const verdict = writeBackVerdict(before);
     if (!verdict.safe) fail(`${change.target}: refusing to enable write-back: ${verdict.reasons.join('; ')}`);
   }
   const calls = setCommands(t, setting, change.to);

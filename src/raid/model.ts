@@ -28,6 +28,20 @@ export type DiskCache = 'enabled' | 'disabled' | 'default';
 /** What keeps the cache contents alive on power loss. */
 export type ProtectionKind = 'bbu' | 'cachevault' | 'supercap' | 'flash-backed' | 'none';
 
+/**
+ * What the protection unit's own words mean, judged by the tool family's truth table
+ * (`src/raid/<tool>/protection.ts`). `unknown` is never healthy.
+ */
+export type ProtectionCondition =
+  | 'healthy'
+  | 'charging'
+  | 'learning'
+  | 'degraded'
+  | 'failed'
+  | 'replace'
+  | 'absent'
+  | 'unknown';
+
 export interface Protection {
   kind: ProtectionKind | null;
   present: boolean | null;
@@ -38,6 +52,12 @@ export interface Protection {
   learnActive: boolean | null;
   replacementRequired: boolean | null;
   nextLearn: string | null;
+  /** The worst meaning among the state word and every fault flag read. */
+  condition: ProtectionCondition;
+  /** Words and flags that are not healthy, as printed: `Remaining Capacity Low: Yes`. */
+  faults: string[];
+  /** Words the truth table does not know (they make the unit `unknown`): `Battery State: Foo`. */
+  unrecognised: string[];
 }
 
 export type Severity = 'critical' | 'warning' | 'unknown' | 'info';
@@ -124,6 +144,9 @@ export function unknownProtection(): Protection {
     learnActive: null,
     replacementRequired: null,
     nextLearn: null,
+    condition: 'unknown',
+    faults: [],
+    unrecognised: [],
   };
 }
 

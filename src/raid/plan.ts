@@ -51,8 +51,11 @@ export function controllerBlock(c: RaidController): string | null {
   if (c.readOnlyReason) return c.readOnlyReason;
   if (c.mode === 'hba') return 'HBA mode, no controller cache';
   if (c.healthy !== true) return `controller status ${c.status ?? 'unknown'}`;
-  if (c.protection.learnActive === true) return 'learn cycle running; re-run after it ends';
-  if (c.protection.charging === true) return 'protection unit is charging; re-run after it is charged';
+  const p = c.protection;
+  if (p.learnActive === true || p.condition === 'learning')
+    return 'learn cycle running; re-run after it ends';
+  if (p.charging === true || p.condition === 'charging')
+    return 'protection unit is charging; re-run after it is charged';
   if (c.findings.some((f) => f.severity === 'unknown')) {
     return `its state is not fully known (${c.findings.find((f) => f.severity === 'unknown')?.message})`;
   }
@@ -82,7 +85,7 @@ function planWrite(
       );
       return;
     }
-    const verdict = writeBackVerdict(c, { allowWithoutBattery: s.allowWithoutBattery });
+    const verdict = writeBackVerdict(c);
     if (!verdict.safe) {
       warnings.push(
         `${d.target}: not enabling write-back: ${verdict.reasons.join('; ')}${verdict.transient ? ' (re-run later)' : ''}`,

@@ -24,9 +24,9 @@ export interface RaidCacheSettings {
   /** Physical-disk write cache; the disks' own cache is not battery-protected. */
   diskWriteCache: DiskWriteCacheWanted;
   /**
-   * Let isolate set (self-protecting) write-back although the protection unit is missing or not
-   * healthy: the firmware keeps writing through until a healthy unit is fitted. Never enables an
-   * "always write-back" mode. Default false.
+   * Always false. It used to let isolate set write-back without a healthy protection unit, which
+   * `raid check` then had to call unsafe; issue 8 removed it. `false` is still accepted so old
+   * policy files load; `true` is refused with a one-line error.
    */
   allowWithoutBattery: boolean;
 }
@@ -103,13 +103,13 @@ function parseSettings(map: Record<string, unknown>, path: FieldPath, errors: Fi
     out.diskWriteCache = oneOf(map.diskWriteCache, DISK_WRITE_CACHE, [...path, 'diskWriteCache'], errors);
   }
   if (map.allowWithoutBattery !== undefined) {
-    if (typeof map.allowWithoutBattery !== 'boolean') {
+    if (map.allowWithoutBattery !== false) {
       errors.fail(
         [...path, 'allowWithoutBattery'],
-        `expected true or false; got ${show(map.allowWithoutBattery)}`,
+        `no longer supported (got ${show(map.allowWithoutBattery)}): isolate never sets write-back without a healthy battery, CacheVault or flash backup; delete this key`,
       );
     }
-    out.allowWithoutBattery = map.allowWithoutBattery;
+    out.allowWithoutBattery = false;
   }
   return out;
 }
