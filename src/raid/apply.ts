@@ -10,7 +10,14 @@ import {
   type RaidTarget,
   setCommands,
 } from './commands.js';
-import { DEFAULT_TIMEOUT_MS, describeCall, runTool, ToolCallError, type ToolResult } from './exec.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  describeCall,
+  runTool,
+  ToolCallError,
+  type ToolResult,
+  vendorWorkDir,
+} from './exec.js';
 import type { LogicalDrive, RaidController, RaidTool } from './model.js';
 import { type ObserveOptions, readController } from './observe.js';
 import { controllerBlock } from './plan.js';
@@ -52,12 +59,15 @@ export async function applyRaidChange(change: Change, opts: ApplyOptions): Promi
     const verdict = writeBackVerdict(before);
     if (!verdict.safe) fail(`${change.target}: refusing to enable write-back: ${verdict.reasons.join('; ')}`);
   }
-  const calls = setCommands(t, setting, change.to);
+  const calls = setCommands(t, setting, change.to, { diskCacheByUsage: before.diskCacheByUsage ?? null });
   if (!calls) fail(`${change.target}: ${setting}=${change.to} cannot be set with ${t.tool}`);
   for (const args of calls) {
     let result: ToolResult;
     try {
-      result = await runTool(bin, args, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      result = await runTool(bin, args, {
+        timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        cwd: await vendorWorkDir(opts.root),
+      });
     } catch (err) {
       if (err instanceof ToolCallError) {
         fail(

@@ -104,6 +104,12 @@ export interface RaidController {
   cacheStatus: string | null;
   protection: Protection;
   logicalDrives: LogicalDrive[];
+  /**
+   * ssacli Gen10+: the physical-drive write cache is set per drive usage (`Configured Drive Write
+   * Cache Policy` / `Unconfigured …`), and `modify drivewritecache=` then needs `usage=configured`;
+   * older controllers have one `Drive Write Cache` switch. null for other tools.
+   */
+  diskCacheByUsage?: boolean | null;
   /** Why isolate will only read this controller (e.g. storcli2 set syntax is not known, raid-cli.md §10). */
   readOnlyReason: string | null;
   /** Would isolate enable self-protecting write-back on this controller now (filled by safety.ts). */

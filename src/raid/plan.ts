@@ -146,6 +146,22 @@ function planControllerDiskCache(c: RaidController, to: string, changes: Change[
     return;
   }
   if (from === to) return;
+  const target = parseTarget(c.id);
+  const ctx = { diskCacheByUsage: c.diskCacheByUsage ?? null };
+  if (!target || !setCommands(target, 'diskWriteCache', to, ctx)) {
+    warnings.push(
+      `${c.id}: drive write cache ${to} cannot be set with ${c.tool} on this controller; left as is`,
+    );
+    return;
+  }
+  if (!setCommands(target, 'diskWriteCache', from, ctx)) {
+    // The controller-wide switch gets the same rollback check as a per-drive change: a value the
+    // tool cannot set again (`default`) is not changed away from.
+    warnings.push(
+      `${c.id}: drive write cache is ${from}, which ${c.tool} cannot set back on rollback; left as is`,
+    );
+    return;
+  }
   changes.push({
     backend: 'raid',
     target: c.id,

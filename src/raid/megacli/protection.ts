@@ -3,7 +3,7 @@
 // storcli/protection.ts uses FIRMWARE_FLAGS too.
 import type { Protection } from '../model.js';
 import { flag, Judgement, type WordTable } from '../protection.js';
-import { text } from '../words.js';
+import { normKey, text } from '../words.js';
 
 /**
  * `Battery State`. `Optimal`: every modern capture; `Operational`: what older MegaCli prints for a
@@ -14,43 +14,43 @@ export const BATTERY_STATE: WordTable = {
   operational: 'healthy',
 };
 
-/** `BBU Firmware Status:` flags (every -AdpBbuCmd capture prints all of them). */
+/** `BBU Firmware Status:` flags, keyed as printed (every -AdpBbuCmd capture prints all of them). */
 export const FIRMWARE_FLAGS: Readonly<Record<string, WordTable>> = {
   // "Charging Status: Charging" during a charge (raid-cli.md §8.4); "None" otherwise.
-  'charging status': { none: 'healthy', charging: 'charging' },
+  'Charging Status': { none: 'healthy', charging: 'charging' },
   // Firmware's own verdict on the gauges; anything but OK is judged below as degraded.
-  voltage: { ok: 'healthy' },
-  temperature: { ok: 'healthy' },
+  Voltage: { ok: 'healthy' },
+  Temperature: { ok: 'healthy' },
   // A learn that is only due is routine (BBU Status bit 4096 "learn cycle required", [R16b]).
-  'learn cycle requested': flag('healthy'),
-  'learn cycle active': flag('learning'),
-  'learn cycle status': { ok: 'healthy', failed: 'degraded' },
-  'learn cycle timeout': flag('degraded'),
-  'i2c errors detected': flag('degraded'),
-  'battery pack missing': flag('absent'),
-  'battery replacement required': flag('replace'),
-  'remaining capacity low': flag('degraded'),
-  'periodic learn required': flag('healthy'),
-  'transparent learn': flag('healthy'),
-  'no space to cache offload': flag('degraded'),
-  'pack is about to fail & should be replaced': flag('replace'),
-  'cache offload premium feature required': flag('degraded'),
-  'module microcode update required': flag('degraded'),
+  'Learn Cycle Requested': flag('healthy'),
+  'Learn Cycle Active': flag('learning'),
+  'Learn Cycle Status': { ok: 'healthy', failed: 'degraded' },
+  'Learn Cycle Timeout': flag('degraded'),
+  'I2c Errors Detected': flag('degraded'),
+  'Battery Pack Missing': flag('absent'),
+  'Battery Replacement required': flag('replace'),
+  'Remaining Capacity Low': flag('degraded'),
+  'Periodic Learn Required': flag('healthy'),
+  'Transparent Learn': flag('healthy'),
+  'No space to cache offload': flag('degraded'),
+  'Pack is about to fail & should be replaced': flag('replace'),
+  'Cache Offload premium feature required': flag('degraded'),
+  'Module microcode update required': flag('degraded'),
 };
 
 /** `GasGuageStatus:` flags of older MegaCli (netdata-AdpBbuCmd-old.txt). `Discharging: Yes` is normal there. */
 export const GAUGE_FLAGS: Readonly<Record<string, WordTable>> = {
-  'fully discharged': flag('degraded'),
-  'remaining time alarm': flag('degraded'),
-  'over temperature': flag('degraded'),
-  'over charged': flag('degraded'),
+  'Fully Discharged': flag('degraded'),
+  'Remaining Time Alarm': flag('degraded'),
+  'Over Temperature': flag('degraded'),
+  'Over Charged': flag('degraded'),
 };
 
 /** `isSOHGood` (state of health, older MegaCli). */
 export const SOH: WordTable = { yes: 'healthy', no: 'replace' };
 
 /** Voltage/Temperature: the firmware prints OK; any other word means the gauge is out of range. */
-const GAUGE_VERDICT = new Set(['voltage', 'temperature']);
+const GAUGE_VERDICT = new Set(['Voltage', 'Temperature']);
 
 /**
  * Judge one BBU's -AdpBbuCmd facts. `top` holds the lines before the firmware section (Battery
@@ -73,22 +73,22 @@ export function judgeMegacliBbu(
   return j.apply(p);
 }
 
+/**
+ * Judge every flag of `table` (keyed by the label as the tool prints it) found in `values` (keyed by
+ * normKey of the printed label).
+ */
 export function judgeFlags(
   j: Judgement,
   values: Map<string, string>,
   table: Readonly<Record<string, WordTable>>,
 ): void {
-  for (const [key, words] of Object.entries(table)) {
-    const value = values.get(key);
+  for (const [label, words] of Object.entries(table)) {
+    const value = values.get(normKey(label));
     if (value === undefined) continue;
-    if (GAUGE_VERDICT.has(key) && value.trim().toLowerCase() !== 'ok') {
-      j.add('degraded', `${label(key)}: ${value}`);
+    if (GAUGE_VERDICT.has(label) && value.trim().toLowerCase() !== 'ok') {
+      j.add('degraded', `${label}: ${value}`);
       continue;
     }
-    j.word(label(key), value, words);
+    j.word(label, value, words);
   }
-}
-
-function label(key: string): string {
-  return key.charAt(0).toUpperCase() + key.slice(1);
 }

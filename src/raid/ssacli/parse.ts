@@ -148,6 +148,12 @@ function toController(f: CtlFacts): RaidController {
   const board = get('cache board present');
   c.cachePresent = board === 'True' ? true : board === 'False' ? false : null;
   c.cacheStatus = get('cache status');
+  // Gen10 wording (netdata-P408i-a-Gen10-smartpqi.txt) vs one switch (netdata-P212_P410i-config-detail.txt).
+  c.diskCacheByUsage = f.props.has('configured drive write cache policy')
+    ? true
+    : f.props.has('drive write cache')
+      ? false
+      : null;
   if (/^Dynamic Smart Array/i.test(f.model)) {
     // Driver (software) RAID without cache or battery (check_raid-issue139-B140i-dynamic-smart-array.txt).
     c.cachePresent = false;

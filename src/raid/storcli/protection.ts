@@ -21,9 +21,9 @@ export const STATE: WordTable = {
 
 /** CacheVault `Firmware_Status` (megaraid-dashboard-cv_show_all-optimal-transparent-learn.json, [R42]). */
 export const CV_FLAGS: Readonly<Record<string, WordTable>> = {
-  'replacement required': flag('replace'),
-  'no space to cache offload': flag('degraded'),
-  'module microcode update required': flag('degraded'),
+  'Replacement required': flag('replace'),
+  'No space to cache offload': flag('degraded'),
+  'Module microcode update required': flag('degraded'),
 };
 
 /** `BBU Status` / `Energy Pack Status` bits with a known meaning (raid-cli.md §3.3, [R15][R16b]). */
