@@ -66,7 +66,7 @@ export function writeBackVerdict(c: RaidController): SafetyVerdict {
     c.logicalDrives.some((d) => d.currentWrite === 'always-write-back' || d.writeBackIfBadBattery === true)
   ) {
     reasons.push('an unsafe always-write-back mode is configured (isolate leaves it to the operator)');
-  } else if (c.logicalDrives.some((d) => d.writeBackIfBadBattery === null && d.currentWrite !== 'unknown')) {
+  } else if (c.logicalDrives.some((d) => d.writeBackIfBadBattery === null)) {
     // ssacli without a "No-Battery Write Cache" line, MegaCli without the BBU clause: the unsafe mode
     // cannot be ruled out.
     reasons.push(`whether ${unsafeWord(c)} is set is not reported`);

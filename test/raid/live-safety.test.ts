@@ -74,6 +74,35 @@ describe.skipIf(!HAVE_FIXTURES)('storcli: the BBU is judged from its own /cN/bbu
     expect(severities(obs).join('\n')).toContain(`${flag}: ${value}`);
   });
 
+  it.each([
+    ['Optimal', 'healthy', true],
+    ['Missing', 'absent', false],
+    ['Failed', 'failed', false],
+    ['Degraded', 'degraded', false],
+    ['Degraded (need attention)', 'degraded', false],
+  ])('BBU State %s → %s', async (state, condition, safe) => {
+    host = makeHost({ drivers: ['megaraid_sas'], tools: storcli({ bbuState: state }) });
+    const { obs } = await planAndApply(WB);
+    expect(obs.controllers[0]?.protection.condition).toBe(condition);
+    expect(obs.controllers[0]?.writeBackSafe).toBe(safe);
+    expect(sets()).toEqual(safe ? ['storcli /c0/v0 set wrcache=WB J nolog'] : []);
+    const own = (obs.controllers[0]?.findings ?? [])
+      .filter((f) => f.target === 'storcli:/c0')
+      .map((f) => f.severity);
+    expect(own).toEqual(condition === 'failed' || condition === 'degraded' ? ['warning'] : []);
+  });
+
+  it.each([
+    ['Learn Cycle Requested', 'Yes', 'healthy'],
+    ['Charging Status', 'Charging', 'charging'],
+    ['Battery Pack Missing', 'Yes', 'absent'],
+    ['Battery Replacement required', 'Yes', 'replace'],
+  ])('%s: %s → %s', async (flag, value, condition) => {
+    host = makeHost({ drivers: ['megaraid_sas'], tools: storcli({ bbuFlags: { [flag]: value } }) });
+    const obs = await observeRaid(opts());
+    expect(obs.controllers[0]?.protection.condition).toBe(condition);
+  });
+
   it('an unknown state word is quoted in a WARNING and never healthy', async () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
