@@ -164,7 +164,9 @@ export class MegacliReader {
     if (!sawAnything) {
       this.hostFindings.push({
         severity: 'unknown',
-        message: `megacli: ${source} is not MegaCli output I recognise`,
+        // -ShowSummary (what inventory agents collect) is not read: no capture of it exists to build
+        // and test a reader on, and its layout is not quoted in raid-cli.md; guessing it is not an option.
+        message: `megacli: ${source} is not MegaCli output I recognise; give -AdpAllInfo, -LDInfo (or -LDPDInfo) and -AdpBbuCmd outputs (-ShowSummary is not supported)`,
       });
     }
     const printed = printedCode === null ? null : Number.parseInt(printedCode, 16);
