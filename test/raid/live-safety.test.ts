@@ -127,6 +127,22 @@ describe.skipIf(!HAVE_FIXTURES)('storcli: the BBU is judged from its own /cN/bbu
     expect(checkVerdict(obs).code).toBe(0);
   });
 
+  it('a learn cycle with the BBU state "unknown" ([R17a]) on a write-back drive: INFO only, exit 0', async () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: storcli({
+        bbuState: 'unknown',
+        bbuFlags: { 'Learn Cycle Active': 'Yes' },
+        cache: { 0: 'RWBD' },
+      }),
+    });
+    const obs = await observeRaid(opts());
+    expect(obs.controllers[0]?.protection).toMatchObject({ condition: 'learning', unrecognised: [] });
+    expect(severities(obs).every((s) => s.startsWith('info:'))).toBe(true);
+    expect(checkVerdict(obs).code).toBe(0);
+    expect(planRaid(WB, obs).warnings.join('\n')).toMatch(/learn cycle running/);
+  });
+
   it.each([
     ['crashes (exit 139) half-way through', { crash: '/bbu show' }],
     ['is cut short', { truncate: 400, truncateOn: '/bbu show' }],

@@ -43,10 +43,15 @@ export interface StorcliUnitFacts {
 export function judgeStorcliUnit(p: Protection, f: StorcliUnitFacts): Protection {
   const j = new Judgement();
   const state = f.prot.get('state') ?? f.prot.get('battery state');
-  if (state !== undefined) j.word('State', state, STATE);
-  else j.unknownWithoutWord();
   const fw = new Map<string, string>();
   for (const [k, v] of f.prot) if (k.startsWith('fw:')) fw.set(k.slice(3), v);
+  const learning = /^yes$/i.test(fw.get('learn cycle active') ?? '');
+  // During a learn storcli prints the BBU state as "unknown" ([R17a]): with the learn flag set that
+  // word is the learn, not an unknown unit.
+  if (state !== undefined && learning && state.trim().toLowerCase() === 'unknown') {
+    j.add('learning', `State: ${state} (learn cycle active)`);
+  } else if (state !== undefined) j.word('State', state, STATE);
+  else j.unknownWithoutWord();
   judgeFlags(j, fw, f.kind === 'cachevault' ? CV_FLAGS : FIRMWARE_FLAGS);
   const bits = bitfield(f.packStatus);
   if (bits !== null) {
