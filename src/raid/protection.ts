@@ -18,7 +18,7 @@ const ORDER: ProtectionCondition[] = [
   'healthy',
 ];
 
-export function worst(conditions: ProtectionCondition[]): ProtectionCondition {
+function worst(conditions: ProtectionCondition[]): ProtectionCondition {
   let best = ORDER.length - 1;
   for (const c of conditions) best = Math.min(best, ORDER.indexOf(c));
   return conditions.length === 0 ? 'unknown' : (ORDER[best] as ProtectionCondition);
@@ -52,10 +52,6 @@ export class Judgement {
   /** Something needed was not printed: unknown, but there is no word to quote. */
   unknownWithoutWord(): void {
     this.conditions.push('unknown');
-  }
-
-  get empty(): boolean {
-    return this.conditions.length === 0;
   }
 
   condition(): ProtectionCondition {
