@@ -33,7 +33,7 @@ function renderController(c: RaidController): string[] {
   const prot =
     p.present === false
       ? 'no battery/CacheVault'
-      : `${p.kind ?? 'protection'} ${p.state ?? 'state unknown'}${p.charging ? ', charging' : ''}${p.learnActive ? ', learn cycle running' : ''}${p.replacementRequired ? ', REPLACE' : ''}${p.nextLearn ? `, next learn ${p.nextLearn}` : ''}`;
+      : `${p.kind ?? 'protection'} ${p.state ?? 'state unknown'} → ${p.condition}${p.faults.length > 0 ? ` (${p.faults.join(', ')})` : ''}${p.charging ? ', charging' : ''}${p.learnActive ? ', learn cycle running' : ''}${p.replacementRequired ? ', REPLACE' : ''}${p.nextLearn ? `, next learn ${p.nextLearn}` : ''}`;
   const out = [
     `${c.id}  ${c.model ?? '(model unknown)'}  status ${c.status ?? 'unknown'}${c.mode ? `  ${c.mode} mode` : ''}`,
     `  protection: ${prot}`,

@@ -21,9 +21,9 @@ export interface RaidCacheSettings {
   /** Physical-disk write cache; the disks' own cache is not battery-protected. */
   diskWriteCache: DiskWriteCacheWanted;
   /**
-   * Let isolate set (self-protecting) write-back although the protection unit is missing or not
-   * healthy: the firmware keeps writing through until a healthy unit is fitted. Never enables an
-   * "always write-back" mode. Default false.
+   * Always false. It used to let isolate set write-back without a healthy protection unit, which
+   * `raid check` then had to call unsafe; issue 8 removed it. `false` is still accepted so old
+   * policy files load; `true` is refused with a one-line error.
    */
   allowWithoutBattery: boolean;
 }

@@ -29,6 +29,20 @@ export type DiskCache = 'enabled' | 'disabled' | 'default';
 /** What keeps the cache contents alive on power loss. */
 export type ProtectionKind = 'bbu' | 'cachevault' | 'supercap' | 'flash-backed' | 'none';
 
+/**
+ * What the protection unit's own words mean, judged by the tool family's truth table
+ * (`src/raid/<tool>/protection.ts`). `unknown` is never healthy.
+ */
+export type ProtectionCondition =
+  | 'healthy'
+  | 'charging'
+  | 'learning'
+  | 'degraded'
+  | 'failed'
+  | 'replace'
+  | 'absent'
+  | 'unknown';
+
 export interface Protection {
   kind: ProtectionKind | null;
   present: boolean | null;
@@ -39,6 +53,12 @@ export interface Protection {
   learnActive: boolean | null;
   replacementRequired: boolean | null;
   nextLearn: string | null;
+  /** The worst meaning among the state word and every fault flag read. */
+  condition: ProtectionCondition;
+  /** Words and flags that are not healthy, as printed: `Remaining Capacity Low: Yes`. */
+  faults: string[];
+  /** Words the truth table does not know (they make the unit `unknown`): `Battery State: Foo`. */
+  unrecognised: string[];
 }
 
 export type { Finding, Severity } from './finding.js';
@@ -78,6 +98,12 @@ export interface RaidController {
   cacheStatus: string | null;
   protection: Protection;
   logicalDrives: LogicalDrive[];
+  /**
+   * ssacli Gen10+: the physical-drive write cache is set per drive usage (`Configured Drive Write
+   * Cache Policy` / `Unconfigured …`), and `modify drivewritecache=` then needs `usage=configured`;
+   * older controllers have one `Drive Write Cache` switch. null for other tools.
+   */
+  diskCacheByUsage?: boolean | null;
   /** Why isolate will only read this controller (e.g. storcli2 set syntax is not known, raid-cli.md §10). */
   readOnlyReason: string | null;
   /** Would isolate enable self-protecting write-back on this controller now (filled by safety.ts). */
@@ -118,6 +144,9 @@ export function unknownProtection(): Protection {
     learnActive: null,
     replacementRequired: null,
     nextLearn: null,
+    condition: 'unknown',
+    faults: [],
+    unrecognised: [],
   };
 }
 

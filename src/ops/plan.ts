@@ -22,7 +22,6 @@ import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath, sha25
 export interface ExecutorOptions {
   raid?: {
     timeoutMs: number;
-    allowWithoutBattery?: boolean;
     toolPaths?: Partial<Record<RaidTool, string>>;
   };
 }
@@ -64,7 +63,6 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   if (wantsRaidChange(policy.raid)) {
     executorOptions.raid = {
       timeoutMs: policy.raid.timeoutSeconds * 1000,
-      ...(policy.raid.allowWithoutBattery ? { allowWithoutBattery: true } : {}),
       ...(req.raidToolPaths && Object.keys(req.raidToolPaths).length > 0
         ? { toolPaths: req.raidToolPaths }
         : {}),

@@ -2,7 +2,7 @@
 // document and gives us a path and a FieldErrors that knows file:line:column.
 import type { FieldErrors, FieldPath } from '../model/field.js';
 import { describe } from './size.js';
-import { allowOnly, boolean, object, oneOf } from './validate.js';
+import { allowOnly, object, oneOf } from './validate.js';
 import {
   DEFAULT_RAID_POLICY,
   DISK_WRITE_CACHE,
@@ -66,7 +66,18 @@ function parseSettings(map: Record<string, unknown>, path: FieldPath, errors: Fi
     out.diskWriteCache = oneOf(map.diskWriteCache, DISK_WRITE_CACHE, [...path, 'diskWriteCache'], errors);
   }
   if (map.allowWithoutBattery !== undefined) {
-    out.allowWithoutBattery = boolean(map.allowWithoutBattery, [...path, 'allowWithoutBattery'], errors);
+    if (map.allowWithoutBattery !== false) {
+      errors.fail(
+        [...path, 'allowWithoutBattery'],
+        `no longer supported (got ${show(map.allowWithoutBattery)}): isolate never sets write-back without a healthy battery, CacheVault or flash backup; delete this key`,
+      );
+    }
+    out.allowWithoutBattery = false;
   }
   return out;
+}
+
+/** A value as the old messages showed it: `"yes"`, `true`. */
+function show(value: unknown): string {
+  return typeof value === 'string' ? `"${value}"` : String(value);
 }

@@ -10,7 +10,14 @@ import {
   type RaidTarget,
   setCommands,
 } from '../planner/raid/commands.js';
-import { DEFAULT_TIMEOUT_MS, describeCall, runTool, ToolCallError, type ToolResult } from './exec.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  describeCall,
+  runTool,
+  ToolCallError,
+  type ToolResult,
+  vendorWorkDir,
+} from './exec.js';
 import type { LogicalDrive, RaidController, RaidTool } from '../model/raid.js';
 import { type ObserveOptions, readController } from './observe.js';
 import { controllerBlock } from '../planner/raid/plan.js';
@@ -20,10 +27,7 @@ import { findTool } from './tools.js';
 /** Exit code for RAID apply failures (a vendor tool refused, timed out, or did not take the change). */
 export const RAID_APPLY_EXIT = 4;
 
-export interface ApplyOptions extends ObserveOptions {
-  /** From the policy; lets write-back be set without a healthy protection unit (never an "always" mode). */
-  allowWithoutBattery?: boolean;
-}
+export type ApplyOptions = ObserveOptions;
 
 export async function applyRaidChange(change: Change, opts: ApplyOptions): Promise<void> {
   const t = checkedTarget(change);
@@ -46,15 +50,18 @@ export async function applyRaidChange(change: Change, opts: ApplyOptions): Promi
     : controllerBlock(before);
   if (blocked) fail(`${change.target}: not changed: ${blocked}`);
   if (setting === 'writeCache' && change.to === 'write-back') {
-    const verdict = writeBackVerdict(before, { allowWithoutBattery: opts.allowWithoutBattery });
+    const verdict = writeBackVerdict(before);
     if (!verdict.safe) fail(`${change.target}: refusing to enable write-back: ${verdict.reasons.join('; ')}`);
   }
-  const calls = setCommands(t, setting, change.to);
+  const calls = setCommands(t, setting, change.to, { diskCacheByUsage: before.diskCacheByUsage ?? null });
   if (!calls) fail(`${change.target}: ${setting}=${change.to} cannot be set with ${t.tool}`);
   for (const args of calls) {
     let result: ToolResult;
     try {
-      result = await runTool(bin, args, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      result = await runTool(bin, args, {
+        timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        cwd: await vendorWorkDir(opts.root),
+      });
     } catch (err) {
       if (err instanceof ToolCallError) {
         fail(

@@ -1,7 +1,9 @@
 // Runs vendor tools: argv arrays only (never a shell), a hard timeout per call, and one call at a
 // time per host — these tools hang and deadlock each other when run in parallel (raid-cli.md §8.6:
 // MegaCli froze a host, arcconf processes deadlocked, hpacucli takes a global kernel lock).
-import { basename } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { acquireHostLock } from './hostlock.js';
 
 export interface ToolResult {
@@ -12,6 +14,23 @@ export interface ToolResult {
 }
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
+
+export interface RunOptions {
+  timeoutMs?: number;
+  /**
+   * Working directory of the tool. Vendor tools drop log files where they run (storcli.log without
+   * `nolog`, arcconf's UcliEvt.log on every call, MegaCli's MegaSAS.log), so they never run in the
+   * caller's directory: see vendorWorkDir.
+   */
+  cwd?: string;
+}
+
+/** `<root>/run/isolate/vendor`, private to root: where vendor tools run and leave their logs. */
+export async function vendorWorkDir(root: string): Promise<string> {
+  const dir = join(root, 'run/isolate/vendor');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
 
 /** Thrown for a call that timed out or could not start; callers turn it into a finding or UserError. */
 export class ToolCallError extends Error {
@@ -42,8 +61,12 @@ export function describeCall(bin: string, args: readonly string[]): string {
 export async function runTool(
   bin: string,
   args: readonly string[],
-  timeoutMs = DEFAULT_TIMEOUT_MS,
+  options: RunOptions | number = {},
 ): Promise<ToolResult> {
+  const opts = typeof options === 'number' ? { timeoutMs: options } : options;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // No directory given: a fresh private one under the temp dir rather than wherever isolate started.
+  const cwd = opts.cwd ?? (await vendorWorkDir(join(tmpdir(), `isolate-${process.getuid?.() ?? 'user'}`)));
   return serialized(async () => {
     const call = describeCall(bin, args);
     if (hung.has(bin)) {
@@ -53,12 +76,12 @@ export async function runTool(
     const lock = await acquireHostLock(timeoutMs + 5_000);
     if (typeof lock !== 'function') {
       throw new ToolCallError(
-        `${call}: not run, another isolate process (pid ${lock.heldBy}) has been running a RAID tool for over ${Math.round(timeoutMs / 1000)}s`,
+        `${call}: not run, the host's RAID tool lock is ${lock.heldBy}, busy for over ${Math.round(timeoutMs / 1000)}s`,
         true,
       );
     }
     try {
-      return await execute(bin, args, call, timeoutMs);
+      return await execute(bin, args, call, timeoutMs, cwd);
     } finally {
       await lock();
     }
@@ -70,6 +93,7 @@ async function execute(
   args: readonly string[],
   call: string,
   timeoutMs: number,
+  cwd: string,
 ): Promise<ToolResult> {
   // execa is heavy; only RAID commands pay for it.
   const { execa } = await import('execa');
@@ -78,6 +102,7 @@ async function execute(
     timeout: timeoutMs,
     forceKillAfterDelay: 2_000,
     stdin: 'ignore',
+    cwd,
     stripFinalNewline: false,
     maxBuffer: 64 * 1024 * 1024,
     // hpacucli ≥9 stalls scanning SAN LUNs without this (raid-cli.md §8.6, [R21]); C locale keeps labels stable.

@@ -8,7 +8,6 @@ import { type ApplyOptions, applyRaidChange, inverseRaidChange, readRaidSetting 
 /** How RAID changes are carried out; saved in the plan so `apply --plan` and `rollback` agree with `plan`. */
 export interface RaidExecutorOptions {
   root: string;
-  allowWithoutBattery?: boolean;
   timeoutMs?: number;
   /** `--tool-path` / ISOLATE_RAID_TOOL_PATH, as `raid show` takes them. */
   toolPaths?: Partial<Record<RaidTool, string>>;
@@ -17,7 +16,6 @@ export interface RaidExecutorOptions {
 export function raidExecutor(opts: RaidExecutorOptions): ChangeExecutor {
   const applyOpts: ApplyOptions = {
     root: opts.root,
-    ...(opts.allowWithoutBattery !== undefined ? { allowWithoutBattery: opts.allowWithoutBattery } : {}),
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     ...(opts.toolPaths ? { toolPaths: opts.toolPaths } : {}),
   };

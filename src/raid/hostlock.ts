@@ -1,48 +1,27 @@
 // One vendor call at a time per *host*, not only per process: `raid check` from monitoring and
 // `isolate apply` may run at the same moment, and these tools deadlock each other (raid-cli.md §8.6).
-// An exclusive lock file holding the owner's pid; a lock whose owner is gone is taken over.
+// The lock itself is src/sys/lock.ts (atomic, stale-holder takeover, PID reuse detected).
 import { existsSync } from 'node:fs';
-import { open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { acquireLock } from '../sys/lock.js';
 
 export function lockPath(): string {
   if (process.env.ISOLATE_RAID_LOCK) return process.env.ISOLATE_RAID_LOCK;
   return join(existsSync('/run/lock') ? '/run/lock' : tmpdir(), 'isolate-raid.lock');
 }
 
-/** Take the lock, waiting up to `waitMs`. Returns a release function, or the holder's pid on timeout. */
+/**
+ * Take the lock, waiting up to `waitMs`. Returns a release function, or who holds it on timeout
+ * ("held by PID 123 (isolate raid check) since ...").
+ */
 export async function acquireHostLock(waitMs: number): Promise<(() => Promise<void>) | { heldBy: string }> {
-  const path = lockPath();
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      const fh = await open(path, 'wx');
-      await fh.writeFile(`${process.pid}\n`);
-      await fh.close();
-      return async () => {
-        await rm(path, { force: true });
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const holder = (await readFile(path, 'utf8').catch(() => '')).trim();
-    if (holder !== '' && !alive(Number(holder))) {
-      await rm(path, { force: true });
-      continue;
-    }
-    if (Date.now() >= deadline) return { heldBy: holder || 'unknown' };
-    await sleep(50);
-  }
+  const attempt = await acquireLock(lockPath(), { command: commandLine(), waitMs, pollMs: 50 });
+  if (!attempt.acquired) return { heldBy: attempt.description };
+  return () => attempt.lock.release();
 }
 
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+function commandLine(): string {
+  const args = process.argv.slice(2).filter((a) => !a.startsWith('/'));
+  return ['isolate', ...args.slice(0, 3)].join(' ');
 }

@@ -11,13 +11,23 @@ import { StorcliReader } from './storcli/parse.js';
 export interface LiveContext {
   bin: string;
   timeoutMs: number;
+  /** Private working directory (vendorWorkDir): vendor log files land there. */
+  cwd: string;
 }
 
 type Reader = (ctx: LiveContext, only?: string) => Promise<ParsedOutput>;
 
-async function call(ctx: LiveContext, args: string[]): Promise<{ text: string; source: string }> {
-  const r = await runTool(ctx.bin, args, ctx.timeoutMs);
-  return { text: r.stdout, source: describeCall(ctx.bin, args) };
+interface CallOutput {
+  text: string;
+  source: string;
+  /** Exit status: readers treat non-zero (or a mismatch with the printed code) as a read cut short. */
+  exitCode: number | null;
+}
+
+async function call(ctx: LiveContext, args: string[]): Promise<CallOutput> {
+  const r = await runTool(ctx.bin, args, { timeoutMs: ctx.timeoutMs, cwd: ctx.cwd });
+  // A process killed by a signal has no exit code: as incomplete as a non-zero one.
+  return { text: r.stdout, source: describeCall(ctx.bin, args), exitCode: r.exitCode ?? -1 };
 }
 
 function timeoutFinding(err: unknown, what: string): Finding {
@@ -25,7 +35,13 @@ function timeoutFinding(err: unknown, what: string): Finding {
   return { severity: 'unknown', message: `${msg}; ${what} unknown, nothing will be changed` };
 }
 
-/** storcli/perccli(+2): `/call show all J nolog` (netdata, storcli.py [R1][R15]), then `/cN/cv show all J` for CacheVault health. */
+/**
+ * storcli/perccli(+2): `/call show all J nolog` (netdata, storcli.py [R1][R15]), then for every
+ * controller with a protection unit its own detail — `/cN/bbu show all` for a BBU (falling back to
+ * `/cN/cv` on "use /cx/cv"), `/cN/cv show all` for a CacheVault — because only the detail prints the
+ * fault flags (learn cycle, replacement, pack about to fail; raid-cli.md §3.3). A detail that cannot
+ * be read leaves the unit unknown.
+ */
 function storcliReader(tool: 'storcli' | 'perccli' | 'storcli2' | 'perccli2'): Reader {
   return async (ctx, only) => {
     const family = tool.startsWith('perccli') ? 'perccli' : 'storcli';
@@ -34,24 +50,20 @@ function storcliReader(tool: 'storcli' | 'perccli' | 'storcli2' | 'perccli2'): R
     // storcli2/perccli2 accept `show all J`; `nolog` is a storcli 7.x option.
     const tail = tool.endsWith('2') ? ['J'] : ['J', 'nolog'];
     const base = await call(ctx, [only === undefined ? '/call' : `/c${only}`, 'show', 'all', ...tail]);
-    reader.add(base.text, base.source);
+    reader.add(base.text, base.source, base.exitCode);
+    const read = async (path: string) => {
+      const out = await call(ctx, [path, 'show', 'all', ...tail]);
+      reader.add(out.text, out.source, out.exitCode);
+    };
+    const current = (address: string) => reader.result().controllers.find((x) => x.address === address);
     for (const c of reader.result().controllers) {
-      if (c.readOnlyReason) continue;
+      if (c.readOnlyReason || c.mode === 'hba' || c.protection.present === false) continue;
       try {
-        if (c.protection.kind === 'cachevault') {
-          // "Replacement required" is only in `/cx/cv show all` (raid-cli.md §3.3, §8.1).
-          const cv = await call(ctx, [`/c${c.address}/cv`, 'show', 'all', ...tail]);
-          reader.add(cv.text, cv.source);
-        } else if (c.protection.kind === null && c.protection.present === true) {
-          // BBU present but no BBU_Info/Cachevault_Info: ask; "use /cx/cv" means a CacheVault (§3.3).
-          const bbu = await call(ctx, [`/c${c.address}/bbu`, 'show', 'all', ...tail]);
-          reader.add(bbu.text, bbu.source);
-          if (
-            reader.result().controllers.find((x) => x.address === c.address)?.protection.kind === 'cachevault'
-          ) {
-            const cv = await call(ctx, [`/c${c.address}/cv`, 'show', 'all', ...tail]);
-            reader.add(cv.text, cv.source);
-          }
+        if (c.protection.kind === 'cachevault') await read(`/c${c.address}/cv`);
+        else if (c.protection.kind === 'bbu' || c.protection.present === true) {
+          await read(`/c${c.address}/bbu`);
+          // "use /cx/cv": the card has a CacheVault (raid-cli.md §3.3).
+          if (current(c.address)?.protection.kind === 'cachevault') await read(`/c${c.address}/cv`);
         }
       } catch (err) {
         if (!(err instanceof ToolCallError)) throw err;
@@ -77,7 +89,7 @@ const megacliReader: Reader = async (ctx, only) => {
     ['-AdpBbuCmd', a, '-NoLog'],
   ]) {
     const out = await call(ctx, args);
-    reader.add(out.text, out.source);
+    reader.add(out.text, out.source, out.exitCode);
   }
   return reader.result();
 };
@@ -92,7 +104,7 @@ const ssacliReader: Reader = async (ctx, only) => {
     'config',
     'detail',
   ]);
-  reader.add(out.text, out.source);
+  reader.add(out.text, out.source, out.exitCode);
   return reader.result();
 };
 
@@ -125,9 +137,9 @@ const arcconfReader: Reader = async (ctx, only) => {
   }
   for (const n of numbers) {
     const config = await call(ctx, ['GETCONFIG', n, 'AL']);
-    reader.add(config.text, config.source, n);
+    reader.add(config.text, config.source, n, config.exitCode);
     const status = await call(ctx, ['GETSTATUS', n]);
-    reader.add(status.text, status.source, n);
+    reader.add(status.text, status.source, n, status.exitCode);
   }
   return reader.result();
 };

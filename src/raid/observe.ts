@@ -1,7 +1,7 @@
 // Detect controllers and read them all: the RaidObservation that `raid show`, `raid check` and the
 // planner work from.
 import { DRIVER_TOOLS, HBA_DRIVERS, mdArrays, scsiHosts } from './detect.js';
-import { DEFAULT_TIMEOUT_MS, ToolCallError } from './exec.js';
+import { DEFAULT_TIMEOUT_MS, ToolCallError, vendorWorkDir } from './exec.js';
 import { LIVE_READERS } from './live.js';
 import type { Finding, RaidController, RaidObservation, RaidTool } from '../model/raid.js';
 import { assess } from '../planner/raid/safety.js';
@@ -51,7 +51,10 @@ export async function observeRaid(opts: ObserveOptions): Promise<RaidObservation
       }
       ran.add(tool);
       try {
-        const out = await LIVE_READERS[tool]({ bin, timeoutMs }, undefined);
+        const out = await LIVE_READERS[tool](
+          { bin, timeoutMs, cwd: await vendorWorkDir(opts.root) },
+          undefined,
+        );
         controllers.push(...out.controllers);
         findings.push(...out.findings);
         if (out.controllers.length > 0) seen = true;
@@ -102,7 +105,10 @@ export async function readController(
       controller: null,
       findings: [{ severity: 'warning', message: `${tool} is not installed under ${opts.root}` }],
     };
-  const out = await LIVE_READERS[tool]({ bin, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS }, address);
+  const out = await LIVE_READERS[tool](
+    { bin, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, cwd: await vendorWorkDir(opts.root) },
+    address,
+  );
   const controller = out.controllers.find((c) => c.address === address) ?? null;
   if (controller) assess(controller);
   return { controller, findings: out.findings };

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HAVE_FIXTURES } from '../raid/fixtures.js';
-import { M5015_BBU, makeHost, type SimHost } from '../raid/host.js';
+import { IBBU08_DETAIL, M5015_BBU, makeHost, type SimHost } from '../raid/host.js';
 import { isolate } from './run.js';
 
 let host: SimHost | null = null;
@@ -18,7 +18,8 @@ describe.skipIf(!HAVE_FIXTURES)('isolate plan with a raid: section', () => {
   it('lists the safe write-back change and runs only read commands', () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }] } },
+      // The BBU is judged from its own `/c0/bbu show all` (issue 8), so the host answers that too.
+      tools: { storcli: { controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }] } },
     });
     cpSync(
       join(import.meta.dirname, '../fixtures/sysfs/qemu-nosmt/sys/devices'),

@@ -5,9 +5,17 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fixturePath, HAVE_FIXTURES } from './fixtures.js';
-import { CV_9270, CV_9270_DETAIL, M5015_BBU, makeHost, type SimHost } from './host.js';
+import {
+  CV_9270,
+  CV_9270_DETAIL,
+  cwdWatch,
+  IBBU08_DETAIL,
+  M5015_BBU,
+  makeHost,
+  type SimHost,
+} from './host.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 let CLI = join(repo, 'dist/cli.js');
@@ -25,9 +33,15 @@ beforeAll(() => {
 afterAll(() => {
   if (snapshot) rmSync(snapshot, { recursive: true, force: true });
 });
+let newInCwd: () => string[] = () => [];
+beforeEach(() => {
+  newInCwd = cwdWatch();
+});
 afterEach(() => {
   host?.cleanup();
   host = null;
+  // The CLI runs in the test's directory: vendor tools must not leave their logs here.
+  expect(newInCwd()).toEqual([]);
 });
 
 const isolate = (args: string[]) =>
@@ -81,7 +95,7 @@ describe.skipIf(!HAVE_FIXTURES)('isolate raid (bundled CLI)', () => {
   it('raid show --json has the documented fields, null where the output is silent', async () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }] } },
+      tools: { storcli: { controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }] } },
     });
     const r = await isolate(['raid', 'show', '--json', '--root', host.root]);
     expect(r.exitCode).toBe(0);
@@ -97,7 +111,10 @@ describe.skipIf(!HAVE_FIXTURES)('isolate raid (bundled CLI)', () => {
         healthy: true,
         charging: false,
         learnActive: false,
-        replacementRequired: null,
+        replacementRequired: false,
+        condition: 'healthy',
+        faults: [],
+        unrecognised: [],
       },
     });
     expect(c.logicalDrives[0]).toEqual(

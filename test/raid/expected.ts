@@ -28,6 +28,17 @@ export interface Expected {
 }
 
 const OPTIMAL_BBU: Partial<Protection> = { kind: 'bbu', present: true, state: 'Optimal', healthy: true };
+/**
+ * A storcli/perccli `show all` embeds only the BBU's state word; its fault flags are in `/cN/bbu show
+ * all`, so the unit is not judged from that one word (issue 8): unknown, never healthy.
+ */
+const SHOW_ALL_BBU: Partial<Protection> = {
+  kind: 'bbu',
+  present: true,
+  state: 'Optimal',
+  healthy: null,
+  condition: 'unknown',
+};
 
 export const EXPECTED: Expected[] = [
   // ---------------------------------------------------------------- storcli (JSON)
@@ -42,13 +53,13 @@ export const EXPECTED: Expected[] = [
         model: 'ServeRAID M5015 SAS/SATA Controller',
         healthy: true,
         protection: {
-          ...OPTIMAL_BBU,
+          ...SHOW_ALL_BBU,
           charging: false,
           learnActive: false,
           nextLearn: '2024/04/18  18:32:56',
         },
         drives: [['storcli:/c0/v0', 'write-back', 'unknown', false]],
-        safe: true,
+        safe: false,
         critical: false,
       },
     ],
@@ -271,9 +282,9 @@ export const EXPECTED: Expected[] = [
     controllers: [
       {
         id: 'storcli:/c0',
-        protection: { ...OPTIMAL_BBU, charging: false },
+        protection: { ...SHOW_ALL_BBU, charging: false },
         drives: [],
-        safe: true,
+        safe: false,
         critical: false,
       },
       {
@@ -300,9 +311,9 @@ export const EXPECTED: Expected[] = [
     controllers: [
       {
         id: 'storcli:/c0',
-        protection: { ...OPTIMAL_BBU, nextLearn: '06/10/2015, 21:00:00' },
+        protection: { ...SHOW_ALL_BBU, nextLearn: '06/10/2015, 21:00:00' },
         drives: [],
-        safe: true,
+        safe: false,
         critical: false,
       },
     ],
@@ -370,9 +381,9 @@ export const EXPECTED: Expected[] = [
         id: 'perccli:/c0',
         model: 'PERC H755 Front',
         mode: 'raid',
-        protection: { ...OPTIMAL_BBU, charging: false },
+        protection: { ...SHOW_ALL_BBU, charging: false },
         drives: [['perccli:/c0/v239', 'write-back', 'unknown', false]],
-        safe: true,
+        safe: false,
         critical: false,
       },
     ],
@@ -399,7 +410,7 @@ export const EXPECTED: Expected[] = [
         id: 'perccli2:/c0',
         model: 'PERC H965i Front',
         readOnly: true,
-        protection: { kind: 'bbu', present: true, state: 'Optimal', healthy: true },
+        protection: { kind: 'bbu', present: true, state: 'Optimal', healthy: null, condition: 'unknown' },
         drives: [['perccli2:/c0/v1', 'write-back', 'write-back', false]],
         safe: false,
         critical: false,
@@ -491,7 +502,11 @@ export const EXPECTED: Expected[] = [
     controllers: [
       {
         id: 'megacli:/a0',
-        protection: { healthy: false, present: null },
+        protection: {
+          healthy: null,
+          present: null,
+          unrecognised: ['Get BBU Status Failed (no reason given)'],
+        },
         drives: [],
         safe: false,
         critical: false,

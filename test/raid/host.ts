@@ -1,6 +1,14 @@
 // A fake host for the simulators: a temp --root with sysfs scsi_host entries and the simulators
 // installed at the real tool paths, plus their state files and the shared command log.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +88,22 @@ export function storcliController(
 }
 
 export const M5015_BBU = 'storcli/netdata-megaraid-controllers-info.json';
+/**
+ * The M5015's iBBU08 detail for `/c0/bbu show all`: built by the storcli simulator from this real
+ * MegaCli -AdpBbuCmd capture of an iBBU08 (no real storcli capture of a successful one exists).
+ */
+export const IBBU08_DETAIL = 'megacli/check_raid-issue45-adpbbucmd-ibbu08-optimal.txt';
 export const CV_9270 = 'storcli/megaraid-dashboard-c0_show_all-9270CV.json';
 export const CV_9270_DETAIL = 'storcli/megaraid-dashboard-cv_show_all-optimal-transparent-learn.json';
 export const MR216I_NO_BATTERY = 'storcli/phe-cALL_show_all-MR216i-no-cache-NRWTD.json';
+
+/**
+ * Entries of the test's working directory now; call the result after the test to get what a vendor
+ * simulator (or isolate) left there. Simulators write storcli.log / MegaSAS.log / UcliEvt.log into
+ * their cwd like the real tools, so anything new here means isolate ran a tool in the caller's
+ * directory (issue 8).
+ */
+export function cwdWatch(): () => string[] {
+  const before = new Set(readdirSync(process.cwd()));
+  return () => readdirSync(process.cwd()).filter((f) => !before.has(f));
+}

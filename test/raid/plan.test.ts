@@ -173,7 +173,7 @@ describe('set commands and rollback', () => {
   it('only self-protecting write-back words are ever produced', () => {
     const wb = (target: Parameters<typeof setCommands>[0]) => setCommands(target, 'writeCache', 'write-back');
     expect(wb({ tool: 'storcli', controller: '0', drive: '0' })).toEqual([
-      ['/c0/v0', 'set', 'wrcache=WB', 'J'],
+      ['/c0/v0', 'set', 'wrcache=WB', 'J', 'nolog'],
     ]);
     expect(wb({ tool: 'megacli', controller: '0', drive: '1' })).toEqual([
       ['-LDSetProp', 'NoCachedBadBBU', '-L1', '-a0', '-NoLog'],

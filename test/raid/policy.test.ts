@@ -38,7 +38,7 @@ describe('raid policy section', () => {
       timeoutSeconds: 30,
       controllers: {
         'storcli:/c1': { writeCache: 'write-through' },
-        'ssacli:slot=0': { allowWithoutBattery: true },
+        'ssacli:slot=0': { allowWithoutBattery: false },
       },
     });
     expect(settingsFor(p, 'storcli:/c0')).toMatchObject({
@@ -49,7 +49,7 @@ describe('raid policy section', () => {
       writeCache: 'write-through',
       diskWriteCache: 'disabled',
     });
-    expect(settingsFor(p, 'ssacli:slot=0')).toMatchObject({ allowWithoutBattery: true });
+    expect(settingsFor(p, 'ssacli:slot=0')).toMatchObject({ allowWithoutBattery: false });
     expect(p.timeoutSeconds).toBe(30);
   });
 
@@ -63,7 +63,15 @@ describe('raid policy section', () => {
       'raid.writeCache: expected one of write-back, write-through, unchanged; got "always-write-back"',
     ],
     [{ readAhead: true }, 'raid.readAhead: expected one of on, off, adaptive, unchanged; got boolean true'],
-    [{ allowWithoutBattery: 'yes' }, 'raid.allowWithoutBattery: expected true or false; got "yes"'],
+    [
+      { allowWithoutBattery: 'yes' },
+      'raid.allowWithoutBattery: no longer supported (got "yes"): isolate never sets write-back without a healthy battery, CacheVault or flash backup; delete this key',
+    ],
+    [
+      // Issue 8: the override made isolate set write-back that its own check called CRITICAL.
+      { allowWithoutBattery: true },
+      'raid.allowWithoutBattery: no longer supported (got true): isolate never sets write-back without a healthy battery, CacheVault or flash backup; delete this key',
+    ],
     [{ timeoutSeconds: 0 }, 'raid.timeoutSeconds: expected a number of seconds from 1 to 3600; got number 0'],
     [
       { writecache: 'write-back' },

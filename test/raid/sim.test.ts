@@ -12,7 +12,16 @@ import { DEFAULT_RAID_POLICY, type RaidPolicy } from '../../src/model/raid-polic
 import { planRaid } from '../../src/planner/raid/plan.js';
 import { checkVerdict } from '../../src/audit/raid.js';
 import { HAVE_FIXTURES } from './fixtures.js';
-import { CV_9270, CV_9270_DETAIL, M5015_BBU, MR216I_NO_BATTERY, makeHost, type SimHost } from './host.js';
+import {
+  CV_9270,
+  CV_9270_DETAIL,
+  cwdWatch,
+  IBBU08_DETAIL,
+  M5015_BBU,
+  MR216I_NO_BATTERY,
+  makeHost,
+  type SimHost,
+} from './host.js';
 
 const policy = (p: Partial<RaidPolicy>): RaidPolicy => ({ ...DEFAULT_RAID_POLICY, ...p });
 const WB = policy({ writeCache: 'write-back' });
@@ -22,10 +31,15 @@ let host: SimHost | null = null;
 const opts = () => ({ root: host!.root, timeoutMs: 10_000 });
 const sets = () => host!.log().filter((l) => / set |SetProp|modify|SETCACHE/.test(l));
 
-beforeEach(() => resetHungTools());
+let newInCwd: () => string[] = () => [];
+beforeEach(() => {
+  resetHungTools();
+  newInCwd = cwdWatch();
+});
 afterEach(() => {
   host?.cleanup();
   host = null;
+  expect(newInCwd()).toEqual([]);
 });
 
 async function planOn(p: RaidPolicy) {
@@ -37,7 +51,7 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
   it('enables WB on a healthy BBU, verifies it, and is idempotent', async () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }] } },
+      tools: { storcli: { controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }] } },
     });
     const { obs, changes, warnings } = await planOn(WB);
     expect(obs.controllers[0]?.writeBackSafe).toBe(true);
@@ -52,9 +66,12 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
       }),
     ]);
     await applyRaidChange(changes[0]!, opts());
-    expect(sets()).toEqual(['storcli /c0/v0 set wrcache=WB J']);
-    // Re-read after the set, from the simulator's new state.
-    expect(host.log().at(-1)).toBe('storcli /c0 show all J nolog');
+    expect(sets()).toEqual(['storcli /c0/v0 set wrcache=WB J nolog']);
+    // Re-read after the set, from the simulator's new state, with the BBU's own detail.
+    expect(host.log().slice(-2)).toEqual([
+      'storcli /c0 show all J nolog',
+      'storcli /c0/bbu show all J nolog',
+    ]);
     const again = await planOn(WB);
     expect(again.changes).toEqual([]);
     expect(again.obs.controllers[0]?.logicalDrives[0]?.currentWrite).toBe('write-back');
@@ -78,7 +95,7 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
     });
     expect(changes).toHaveLength(1);
     await applyRaidChange(changes[0]!, opts());
-    expect(sets()).toEqual(['storcli /c0/v0 set wrcache=WB J']);
+    expect(sets()).toEqual(['storcli /c0/v0 set wrcache=WB J nolog']);
     expect(host.state('storcli')).toMatchObject({ controllers: [{ cache: { 0: 'RWBD' } }] });
   });
 
@@ -97,12 +114,16 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
   });
 
   it.each([
-    ['failed battery', { bbuState: 'Failed' }, /protection unit state Failed/],
+    ['failed battery', { bbuState: 'Failed' }, /protection unit failed \(State: Failed\)/],
     ['charging battery', { bbuStatus: 8 }, /charging/],
   ])('refuses write-back with a %s and changes nothing', async (_name, extra, why) => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' }, ...extra }] } },
+      tools: {
+        storcli: {
+          controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' }, ...extra }],
+        },
+      },
     });
     const { changes, warnings } = await planOn(WB);
     expect(changes).toEqual([]);
@@ -147,7 +168,10 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
       drivers: ['megaraid_sas', 'megaraid_sas'],
       tools: {
         storcli: {
-          controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }, { showAll: MR216I_NO_BATTERY }],
+          controllers: [
+            { showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } },
+            { showAll: MR216I_NO_BATTERY },
+          ],
         },
       },
     });
@@ -159,13 +183,15 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
     expect(changes.map((c) => c.target)).toEqual(['storcli:/c0/v0']);
     expect(warnings).toEqual([expect.stringMatching(/^storcli:\/c1\/v239: not enabling write-back/)]);
     for (const c of changes) await applyRaidChange(c, opts());
-    expect(sets()).toEqual(['storcli /c0/v0 set wrcache=WB J']);
+    expect(sets()).toEqual(['storcli /c0/v0 set wrcache=WB J nolog']);
   });
 
   it('reports AWB as CRITICAL, never sets it, and replaces it only when the policy asks for write-through', async () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RAWBD' } }] } },
+      tools: {
+        storcli: { controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RAWBD' } }] },
+      },
     });
     const first = await planOn(WB);
     expect(checkVerdict(first.obs).status).toBe('CRITICAL');
@@ -176,19 +202,27 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
       expect.objectContaining({ from: 'always-write-back', to: 'write-through' }),
     ]);
     await applyRaidChange(second.changes[0]!, opts());
-    expect(sets()).toEqual(['storcli /c0/v0 set wrcache=WT J']);
+    expect(sets()).toEqual(['storcli /c0/v0 set wrcache=WT J nolog']);
     // Rolling that back restores the self-protecting WB, never AWB.
     const undo = inverseRaidChange(second.changes[0]!);
     expect(undo).toMatchObject({ from: 'write-through', to: 'write-back' });
     await applyRaidChange(undo, opts());
-    expect(sets()).toEqual(['storcli /c0/v0 set wrcache=WT J', 'storcli /c0/v0 set wrcache=WB J']);
+    expect(sets()).toEqual([
+      'storcli /c0/v0 set wrcache=WT J nolog',
+      'storcli /c0/v0 set wrcache=WB J nolog',
+    ]);
     expect(host.log().join('\n')).not.toMatch(/wrcache=AWB/i);
   });
 
   it('a hanging storcli times out: clear message, nothing changed, check UNKNOWN', async () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { hang: 'show', controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }] } },
+      tools: {
+        storcli: {
+          hang: 'show',
+          controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }],
+        },
+      },
     });
     const started = Date.now();
     const obs = await observeRaid({ root: host.root, timeoutMs: 1500 });
@@ -204,7 +238,12 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
   it('a set that hangs is killed, not verified, and reported', async () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { hang: ' set ', controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }] } },
+      tools: {
+        storcli: {
+          hang: ' set ',
+          controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }],
+        },
+      },
     });
     const { changes } = await planOn(WB);
     const err = await applyRaidChange(changes[0]!, { root: host.root, timeoutMs: 1500 }).catch(
@@ -212,14 +251,14 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
     );
     expect(err).toBeInstanceOf(UserError);
     expect((err as UserError).message).toMatch(
-      /storcli:\/c0\/v0: storcli64 \/c0\/v0 set wrcache=WB J timed out .*nothing further was changed/,
+      /storcli:\/c0\/v0: storcli64 \/c0\/v0 set wrcache=WB J nolog timed out .*nothing further was changed/,
     );
-    expect(host.log().at(-1)).toBe('storcli /c0/v0 set wrcache=WB J');
+    expect(host.log().at(-1)).toBe('storcli /c0/v0 set wrcache=WB J nolog');
     // The hung tool is not called again in this run.
     await expect(observeRaid({ root: host.root, timeoutMs: 1500 })).resolves.toMatchObject({
       controllers: [],
     });
-    expect(host.log().at(-1)).toBe('storcli /c0/v0 set wrcache=WB J');
+    expect(host.log().at(-1)).toBe('storcli /c0/v0 set wrcache=WB J nolog');
   });
 
   it.each([
@@ -228,7 +267,12 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
   ])('%s output is unknown and changes nothing', async (_name, extra) => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { ...extra, controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }] } },
+      tools: {
+        storcli: {
+          ...extra,
+          controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }],
+        },
+      },
     });
     const { obs, changes } = await planOn(WB);
     expect(obs.controllers).toEqual([]);
@@ -282,7 +326,7 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
   it('the simulator rejects wrong syntax like storcli does (Failure with exit status 0) and apply notices', async () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { controllers: [{ showAll: M5015_BBU, cache: { 0: 'RWTD' } }] } },
+      tools: { storcli: { controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }] } },
     });
     const { execa } = await import('execa');
     const r = await execa(
@@ -304,16 +348,21 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
   it('a set that storcli refuses with exit status 0 is reported as failed', async () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
-      tools: { storcli: { refuse: { pdcache: 'SSD Pd is present' }, controllers: [{ showAll: M5015_BBU }] } },
+      tools: {
+        storcli: {
+          refuse: { pdcache: 'SSD Pd is present' },
+          controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL }],
+        },
+      },
     });
     const { changes } = await planOn(policy({ diskWriteCache: 'enabled' }));
     expect(changes).toEqual([
       expect.objectContaining({ setting: 'diskWriteCache', from: 'disabled', to: 'enabled' }),
     ]);
     await expect(applyRaidChange(changes[0]!, opts())).rejects.toThrow(
-      'storcli:/c0/v0: storcli64 /c0/v0 set pdcache=On J failed: SSD Pd is present',
+      'storcli:/c0/v0: storcli64 /c0/v0 set pdcache=On J nolog failed: SSD Pd is present',
     );
-    expect(host.log().at(-1)).toBe('storcli /c0/v0 set pdcache=On J');
+    expect(host.log().at(-1)).toBe('storcli /c0/v0 set pdcache=On J nolog');
   });
 
   it('a controller without its tool gives a warning naming the tool to install', async () => {
@@ -451,7 +500,7 @@ describe.skipIf(!HAVE_FIXTURES)('arcconf and ssacli simulators', () => {
     host = makeHost({ drivers: ['aacraid'], tools: { arcconf: arcconf({ batteryFailed: true }) } });
     const { changes, warnings } = await planOn(WB);
     expect(changes).toEqual([]);
-    expect(warnings.join('\n')).toMatch(/protection unit state Failed/);
+    expect(warnings.join('\n')).toMatch(/protection unit failed \(Status: Failed\)/);
   });
 
   it('ssacli: caching=enable with no-battery write cache disabled; nbwc enabled is CRITICAL and untouched', async () => {

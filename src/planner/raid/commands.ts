@@ -62,8 +62,19 @@ export function currentValue(tool: RaidTool, d: LogicalDrive, setting: RaidSetti
   }
 }
 
+/** What a set command needs to know about the controller besides the target. */
+export interface SetContext {
+  /** ssacli Gen10+: `drivewritecache=` takes `usage=configured` (RaidController.diskCacheByUsage). */
+  diskCacheByUsage?: boolean | null;
+}
+
 /** Is `value` settable for this tool at all? Returns the argv list (one or more calls) or null. */
-export function setCommands(t: RaidTarget, setting: RaidSetting, value: string): string[][] | null {
+export function setCommands(
+  t: RaidTarget,
+  setting: RaidSetting,
+  value: string,
+  ctx: SetContext = {},
+): string[][] | null {
   switch (t.tool) {
     case 'storcli':
     case 'perccli':
@@ -71,7 +82,7 @@ export function setCommands(t: RaidTarget, setting: RaidSetting, value: string):
     case 'megacli':
       return megacliSet(t, setting, value);
     case 'ssacli':
-      return ssacliSet(t, setting, value);
+      return ssacliSet(t, setting, value, ctx);
     case 'arcconf':
       return arcconfSet(t, setting, value);
     default:
@@ -89,8 +100,9 @@ function storcliSet(t: RaidTarget, setting: RaidSetting, value: string): string[
     diskWriteCache: { enabled: 'pdcache=On', disabled: 'pdcache=Off', default: 'pdcache=Default' },
   };
   const word = words[setting][value];
-  // `J` so success is read from "Command Status", not from the exit code (raid-cli.md §3.5).
-  return word ? [[`/c${t.controller}/v${t.drive}`, 'set', word, 'J']] : null;
+  // `J` so success is read from "Command Status", not from the exit code (raid-cli.md §3.5);
+  // `nolog` so storcli writes no storcli.log (collectors do the same, §3.1).
+  return word ? [[`/c${t.controller}/v${t.drive}`, 'set', word, 'J', 'nolog']] : null;
 }
 
 function megacliSet(t: RaidTarget, setting: RaidSetting, value: string): string[][] | null {
@@ -119,7 +131,7 @@ function megacliSet(t: RaidTarget, setting: RaidSetting, value: string): string[
   return word ? [['-LDSetProp', word, ...ld]] : null;
 }
 
-function ssacliSet(t: RaidTarget, setting: RaidSetting, value: string): string[][] | null {
+function ssacliSet(t: RaidTarget, setting: RaidSetting, value: string, ctx: SetContext): string[][] | null {
   // `forced` avoids the interactive confirmation (libstoragemgmt [R8]).
   if (setting === 'writeCache' && t.drive !== null) {
     const v = value === 'write-back' ? 'enable' : value === 'write-through' ? 'disable' : null;
@@ -127,7 +139,12 @@ function ssacliSet(t: RaidTarget, setting: RaidSetting, value: string): string[]
   }
   if (setting === 'diskWriteCache' && t.drive === null) {
     const v = value === 'enabled' ? 'enable' : value === 'disabled' ? 'disable' : null;
-    return v ? [['ctrl', t.controller, 'modify', `drivewritecache=${v}`, 'forced']] : null;
+    if (!v) return null;
+    // Gen10+ refuses drivewritecache= without usage= (issue 8); isolate manages the drives that
+    // back logical drives, so `configured`. A controller whose output does not say is not changed.
+    if (ctx.diskCacheByUsage === null) return null;
+    const usage = ctx.diskCacheByUsage ? ['usage=configured'] : [];
+    return [['ctrl', t.controller, 'modify', `drivewritecache=${v}`, ...usage, 'forced']];
   }
   return null;
 }

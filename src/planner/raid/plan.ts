@@ -61,8 +61,11 @@ export function controllerBlock(c: RaidController): string | null {
   if (c.readOnlyReason) return c.readOnlyReason;
   if (c.mode === 'hba') return 'HBA mode, no controller cache';
   if (c.healthy !== true) return `controller status ${c.status ?? 'unknown'}`;
-  if (c.protection.learnActive === true) return 'learn cycle running; re-run after it ends';
-  if (c.protection.charging === true) return 'protection unit is charging; re-run after it is charged';
+  const p = c.protection;
+  if (p.learnActive === true || p.condition === 'learning')
+    return 'learn cycle running; re-run after it ends';
+  if (p.charging === true || p.condition === 'charging')
+    return 'protection unit is charging; re-run after it is charged';
   if (c.findings.some((f) => f.severity === 'unknown')) {
     return `its state is not fully known (${c.findings.find((f) => f.severity === 'unknown')?.message})`;
   }
@@ -92,7 +95,7 @@ function planWrite(
       );
       return;
     }
-    const verdict = writeBackVerdict(c, { allowWithoutBattery: s.allowWithoutBattery });
+    const verdict = writeBackVerdict(c);
     if (!verdict.safe) {
       warnings.push(
         `${d.target}: not enabling write-back: ${verdict.reasons.join('; ')}${verdict.transient ? ' (re-run later)' : ''}`,
@@ -153,6 +156,22 @@ function planControllerDiskCache(c: RaidController, to: string, changes: Change[
     return;
   }
   if (from === to) return;
+  const target = parseTarget(c.id);
+  const ctx = { diskCacheByUsage: c.diskCacheByUsage ?? null };
+  if (!target || !setCommands(target, 'diskWriteCache', to, ctx)) {
+    warnings.push(
+      `${c.id}: drive write cache ${to} cannot be set with ${c.tool} on this controller; left as is`,
+    );
+    return;
+  }
+  if (!setCommands(target, 'diskWriteCache', from, ctx)) {
+    // The controller-wide switch gets the same rollback check as a per-drive change: a value the
+    // tool cannot set again (`default`) is not changed away from.
+    warnings.push(
+      `${c.id}: drive write cache is ${from}, which ${c.tool} cannot set back on rollback; left as is`,
+    );
+    return;
+  }
   changes.push({
     backend: 'raid',
     target: c.id,

@@ -1,6 +1,15 @@
 // Decides, per controller, whether isolate may turn on self-protecting write-back now, and what an
 // SRE must hear about (raid-cli.md §8). Pure: reads the model, writes `writeBackSafe`/`findings`.
-import type { Finding, LogicalDrive, RaidController } from '../../model/raid.js';
+//
+// One severity model for every tool:
+// - INFO: a learn cycle, a charge, or the controller's own write-through fallback while its
+//   protection is down — the controller is doing the safe thing;
+// - WARNING: something needs a person (a protection unit that is failed, degraded, due for
+//   replacement or says a word isolate does not know; a controller or drive not optimal);
+// - CRITICAL: only a state that loses acknowledged writes on power loss now — write-back in effect
+//   without a healthy protection unit, or an "always write-back" mode (AWB, CachedBadBBU, no-battery
+//   write cache on, arcconf wb).
+import type { Finding, LogicalDrive, RaidController, RaidTool } from '../../model/raid.js';
 
 export interface SafetyVerdict {
   safe: boolean;
@@ -11,14 +20,12 @@ export interface SafetyVerdict {
 }
 
 /**
- * raid-cli.md §8.1/§8.4: controller healthy, cache present, protection unit present and healthy
- * (adapters encode each vendor's health words in `protection.healthy`), no charge or learn
- * running, no replacement due, and the controller is not read-only for isolate.
+ * raid-cli.md §8.1/§8.4: controller healthy, cache present and caching, protection unit present and
+ * judged healthy by its tool's truth table (every state word and fault flag), no charge or learn
+ * running, the unsafe mode ruled out, and the controller not read-only for isolate. There is no
+ * override: write-back without a healthy unit is never set (issue 8).
  */
-export function writeBackVerdict(
-  c: RaidController,
-  opts: { allowWithoutBattery?: boolean } = {},
-): SafetyVerdict {
+export function writeBackVerdict(c: RaidController): SafetyVerdict {
   const reasons: string[] = [];
   let transient = false;
   const p = c.protection;
@@ -29,54 +36,100 @@ export function writeBackVerdict(
   if (c.cachePresent === null && c.cacheStatus === null && c.tool !== 'megacli') {
     reasons.push('cache module not reported');
   }
-  if (p.charging === true) {
+  if (c.cacheStatus !== null && !/^ok$/i.test(c.cacheStatus)) reasons.push(`cache status ${c.cacheStatus}`);
+  if (p.charging === true || p.condition === 'charging') {
     reasons.push('protection unit is charging');
     transient = true;
   }
-  if (p.learnActive === true) {
+  if (p.learnActive === true || p.condition === 'learning') {
     reasons.push('learn cycle running');
     transient = true;
   }
-  if (!opts.allowWithoutBattery) {
-    if (p.present === false) reasons.push('no battery/CacheVault/flash backup present');
-    else if (p.present === null && p.healthy !== true) reasons.push('protection unit not reported');
-    if (p.replacementRequired === true) reasons.push('protection unit needs replacement');
-    if (p.healthy === false && p.present !== false) reasons.push(`protection unit state ${p.state ?? 'bad'}`);
-    if (p.healthy === null && p.present !== false) {
+  switch (p.condition) {
+    case 'absent':
+      reasons.push('no battery/CacheVault/flash backup present');
+      break;
+    case 'failed':
+    case 'replace':
+    case 'degraded':
       reasons.push(
-        p.kind === 'cachevault' && p.replacementRequired === null
-          ? 'CacheVault "Replacement required" not reported (only /cN/cv show all prints it)'
-          : `protection unit health unknown (state ${p.state ?? 'not reported'})`,
+        `protection unit ${p.condition === 'replace' ? 'needs replacement' : p.condition} (${describeFaults(p.faults, p.state)})`,
       );
-    }
+      break;
+    case 'unknown':
+      reasons.push(unknownReason(c));
+      break;
+    default:
+      break;
   }
   if (
     c.logicalDrives.some((d) => d.currentWrite === 'always-write-back' || d.writeBackIfBadBattery === true)
   ) {
     reasons.push('an unsafe always-write-back mode is configured (isolate leaves it to the operator)');
+  } else if (c.logicalDrives.some((d) => d.writeBackIfBadBattery === null)) {
+    // ssacli without a "No-Battery Write Cache" line, MegaCli without the BBU clause: the unsafe mode
+    // cannot be ruled out.
+    reasons.push(`whether ${unsafeWord(c)} is set is not reported`);
   }
   return { safe: reasons.length === 0, reasons, transient: transient && reasons.length > 0 };
 }
 
-/** Fill `writeBackSafe` and the findings `raid check` reports. Idempotent. */
+function unknownReason(c: RaidController): string {
+  const p = c.protection;
+  if (p.unrecognised.length > 0)
+    return `protection unit reports ${p.unrecognised.map((w) => `"${w}"`).join(', ')}`;
+  if ((c.tool === 'storcli' || c.tool === 'perccli') && p.present !== false) {
+    return `protection unit not judged: its own detail (/c${c.address}/${p.kind === 'cachevault' ? 'cv' : 'bbu'} show all) was not read`;
+  }
+  if (p.present === null && p.state === null) return 'protection unit not reported';
+  return `protection unit health unknown (state ${p.state ?? 'not reported'})`;
+}
+
+function describeFaults(faults: string[], state: string | null): string {
+  return faults.length > 0 ? faults.join(', ') : `state ${state ?? 'not reported'}`;
+}
+
+/**
+ * Tools whose drive `currentWrite` is what the firmware does now. storcli/perccli 7.x print only
+ * the configured policy (raid-cli.md §3.2), so for them a configured self-protecting write-back
+ * with a bad unit is the firmware's own fallback, not write-back in effect.
+ */
+const REPORTS_EFFECTIVE_WRITE: ReadonlySet<RaidTool> = new Set([
+  'megacli',
+  'ssacli',
+  'arcconf',
+  'storcli2',
+  'perccli2',
+]);
+
+/** Fill `writeBackSafe` and the findings `raid check` reports. Call once per controller. */
 export function assess(c: RaidController): RaidController {
   const verdict = writeBackVerdict(c);
-  // Call once per controller: adapter findings are kept, safety findings appended.
+  // Adapter findings are kept, safety findings appended.
   const findings: Finding[] = [...c.findings];
   const add = (severity: Finding['severity'], message: string, target = c.id) =>
     findings.push({ severity, message, target });
   const p = c.protection;
-  if (c.readOnlyReason && !findings.some((f) => f.message === c.readOnlyReason))
+  if (c.readOnlyReason && !findings.some((f) => f.message.startsWith(c.readOnlyReason as string)))
     add('info', c.readOnlyReason);
   if (c.mode === 'hba' && c.logicalDrives.length === 0)
     add('info', 'HBA mode: no controller cache to manage');
-  if (c.healthy === false) add('critical', `controller status ${c.status}`);
+  if (c.healthy === false) add('warning', `controller status ${c.status}`);
   if (c.healthy === null) add('unknown', 'controller status not reported');
-  if (p.replacementRequired === true) add('warning', 'protection unit needs replacement');
-  if (p.healthy === false && p.present !== false)
-    add('warning', `protection unit not healthy (state ${p.state ?? 'not reported'})`);
-  if (p.charging === true) add('info', 'protection unit is charging: no cache change until it is done');
-  if (p.learnActive === true) add('info', 'learn cycle running: write-through is expected until it ends');
+  for (const word of p.unrecognised) {
+    add(
+      'warning',
+      `protection unit reports "${word}", a word isolate does not know: treated as unknown, never as healthy`,
+    );
+  }
+  if (p.condition === 'failed' || p.condition === 'replace' || p.condition === 'degraded') {
+    const what = p.condition === 'replace' ? 'needs replacement' : p.condition;
+    add('warning', `protection unit ${what}: ${describeFaults(p.faults, p.state)}`);
+  }
+  if (p.condition === 'charging' || p.charging === true)
+    add('info', 'protection unit is charging: no cache change until it is done');
+  if (p.condition === 'learning' || p.learnActive === true)
+    add('info', 'learn cycle running: write-through is expected until it ends');
   for (const d of c.logicalDrives) driveFindings(c, d, add);
   c.findings = findings;
   c.writeBackSafe = verdict.safe;
@@ -89,7 +142,15 @@ function driveFindings(
   add: (s: Finding['severity'], m: string, t?: string) => void,
 ): void {
   const p = c.protection;
-  const unprotected = p.present === false || p.healthy === false;
+  const busy =
+    p.condition === 'learning' || p.condition === 'charging' || p.learnActive === true || p.charging === true;
+  const knownBad =
+    p.condition === 'absent' ||
+    p.condition === 'failed' ||
+    p.condition === 'replace' ||
+    p.condition === 'degraded';
+  const unitWord =
+    p.condition === 'absent' ? 'absent' : `${p.condition} (${describeFaults(p.faults, p.state)})`;
   if (d.currentWrite === 'always-write-back' || d.defaultWrite === 'always-write-back') {
     add(
       'critical',
@@ -100,18 +161,30 @@ function driveFindings(
     // Armed but harmless while the drive writes through; critical as soon as it caches writes.
     const severity = d.currentWrite === 'write-through' ? 'warning' : 'critical';
     add(severity, `write cache is set to stay on with a bad battery (${unsafeWord(c)})`, d.target);
-  } else if (d.currentWrite === 'write-back' && unprotected) {
-    add(
-      'critical',
-      `write-back while the protection unit is ${p.present === false ? 'absent' : (p.state ?? 'bad')}: data at risk on power loss`,
-      d.target,
-    );
+  } else if (d.currentWrite === 'write-back' && knownBad && !busy) {
+    if (REPORTS_EFFECTIVE_WRITE.has(c.tool)) {
+      add(
+        'critical',
+        `write-back in effect while the protection unit is ${unitWord}: data at risk on power loss`,
+        d.target,
+      );
+    } else {
+      add(
+        'info',
+        `write-back configured (self-protecting): the controller writes through while the protection unit is ${unitWord}`,
+        d.target,
+      );
+    }
   }
   if (d.currentWrite === 'write-through' && d.defaultWrite === 'write-back') {
-    const why = p.learnActive || p.charging ? 'info' : 'warning';
+    // The firmware's own fallback while the unit is down, learning or charging is the safe thing;
+    // write-through with a healthy unit is unexplained ([R18a], [R30]) and needs a look.
+    const why = p.condition === 'healthy' && !busy ? 'warning' : 'info';
     add(
       why,
-      'write-through now although configured write-back (battery, learn cycle or cache problem)',
+      why === 'info'
+        ? `write-through now although configured write-back: the controller's own fallback while the protection unit is ${busy ? (p.condition === 'charging' || p.charging ? 'charging' : 'learning') : p.condition}`
+        : 'write-through now although configured write-back and the protection unit is healthy',
       d.target,
     );
   }

@@ -13,6 +13,7 @@ import {
   unknownProtection,
 } from '../../model/raid.js';
 import { colonPair, getOrCreate, normKey, text } from '../words.js';
+import { judgeArcconfUnit } from './protection.js';
 
 type Section = 'controller' | 'ld' | 'pd' | 'task' | null;
 
@@ -36,7 +37,8 @@ export class ArcconfReader {
   private readonly ctls = new Map<string, CtlFacts>();
   private readonly hostFindings: Finding[] = [];
 
-  add(output: string, source = 'output', controller = '1'): void {
+  /** `exitCode`: a live call's exit status (null for a saved file); non-zero makes the read incomplete. */
+  add(output: string, source = 'output', controller = '1', exitCode: number | null = null): void {
     const lines = output.replace(/\r/g, '').split('\n');
     let section: Section = null;
     let sub: string | null = null;
@@ -124,7 +126,9 @@ export class ArcconfReader {
     }
     if (found !== null && found > 0) this.facts(controller, true);
     const parsed = this.ctls.get(controller);
-    if (!completed && parsed) {
+    if (exitCode !== null && exitCode !== 0 && parsed) {
+      parsed.incomplete ??= `arcconf: ${source} exited with status ${exitCode}`;
+    } else if (!completed && parsed) {
       // Every complete arcconf output ends with "Command completed successfully." (raid-cli.md §6):
       // without it the output may be truncated, so this controller is read but never changed.
       parsed.incomplete = `arcconf output ${source} does not end with "Command completed successfully." (truncated?)`;
@@ -213,32 +217,36 @@ function protectionOf(f: CtlFacts): Protection {
   const zmm = f.subs.get('controller zmm information');
   const backup = f.subs.get('controller cache backup unit information');
   const green = f.subs.get('green backup information');
-  let good: RegExp | null = null;
   if (battery) {
     p.kind = 'bbu';
     p.state = text(battery.get('status'));
-    good = /^optimal$/i;
   } else if (zmm) {
     p.kind = 'flash-backed';
     p.state = text(zmm.get('status'));
-    good = /^zmm optimal$/i;
   } else if (backup) {
     p.kind = 'supercap';
     p.state = text(backup.get('overall backup unit status'));
-    good = /^ready$/i;
   } else if (green) {
     p.kind = 'flash-backed';
     p.state = text(green.get('backup power status'));
-    good = /^ok$/i;
+  } else {
+    return p;
   }
-  if (p.state === null || good === null) return p;
-  if (/not installed|not present/i.test(p.state)) {
-    return { ...p, kind: 'none', present: false, healthy: false };
-  }
+  if (f.incomplete) return p;
   p.present = true;
-  p.healthy = good.test(p.state);
-  p.charging = /charg/i.test(p.state);
-  p.replacementRequired = /fail|replace/i.test(p.state) ? true : p.healthy ? false : null;
+  judgeArcconfUnit(p, {
+    ...(battery ? { battery } : {}),
+    ...(zmm ? { zmm } : {}),
+    ...(backup ? { backup } : {}),
+    ...(green ? { green } : {}),
+  });
+  if (p.condition === 'absent') {
+    p.kind = 'none';
+    p.present = false;
+  }
+  p.charging = p.condition === 'charging';
+  p.replacementRequired =
+    p.condition === 'replace' || p.condition === 'failed' ? true : p.healthy ? false : null;
   return p;
 }
 

@@ -12,6 +12,7 @@ import {
   unknownProtection,
 } from '../../model/raid.js';
 import { colonPair, getOrCreate, normKey, text, yesNo } from '../words.js';
+import { judgeMegacliBbu } from './protection.js';
 
 interface VdFacts {
   vd: string;
@@ -22,6 +23,13 @@ interface AdapterFacts {
   adapter: string;
   adp: Map<string, string>;
   bbu: Map<string, string> | null;
+  /** `BBU Firmware Status:` and `GasGuageStatus:` blocks: their Voltage/Temperature are flags, not gauges. */
+  bbuFw: Map<string, string>;
+  bbuGauge: Map<string, string>;
+  /** Why what this adapter's outputs said cannot be trusted (cut short, crashed); null when complete. */
+  incomplete: string | null;
+  /** The -AdpBbuCmd output itself was incomplete: the battery is unknown. */
+  bbuIncomplete: boolean;
   bbuFailed: boolean;
   bbuAbsent: boolean;
   vds: Map<string, VdFacts>;
@@ -33,13 +41,22 @@ export class MegacliReader {
   private readonly adapters = new Map<string, AdapterFacts>();
   private readonly hostFindings: Finding[] = [];
 
-  add(output: string, source = 'output'): void {
+  /**
+   * `exitCode` is the process exit status of a live call (null for a saved file). MegaCli ends every
+   * complete output with `Exit Code: 0xNN` and exits with that code (raid-cli.md §4); an output
+   * without it, or a process that exited otherwise, was cut short (MegaCli crashes mid-output):
+   * nothing it said is trusted for a decision.
+   */
+  add(output: string, source = 'output', exitCode: number | null = null): void {
     const lines = output.replace(/\r/g, '').split('\n');
+    const touched = new Set<AdapterFacts>();
+    let sawBbu = false;
+    let sub: 'fw' | 'gauge' | null = null;
     let adapter: AdapterFacts | null = null;
     let block: Block = null;
     let vd: VdFacts | null = null;
     let sawAnything = false;
-    let exitCode: string | null = null;
+    let printedCode: string | null = null;
     let sawCount = false;
     for (const raw of lines) {
       const line = raw.replace(/\t/g, ' ');
@@ -47,6 +64,7 @@ export class MegacliReader {
       m = /^Adapter #?(\d+)(?:\s+--\s+Virtual Drive Information:|\s*$)/.exec(line.trim());
       if (m) {
         adapter = this.facts(m[1] as string);
+        touched.add(adapter);
         block = 'adapter';
         vd = null;
         sawAnything = true;
@@ -55,16 +73,30 @@ export class MegacliReader {
       m = /^BBU status for Adapter:\s*(\d+)/.exec(line.trim());
       if (m) {
         adapter = this.facts(m[1] as string);
+        touched.add(adapter);
         adapter.bbu ??= new Map();
         block = 'bbu';
+        sub = null;
         sawAnything = true;
+        sawBbu = true;
         continue;
       }
       m = /^BBU \w+ Info for Adapter:\s*(\d+)|^BBU Properties for Adapter:\s*(\d+)/.exec(line.trim());
       if (m) {
         adapter = this.facts((m[1] ?? m[2]) as string);
+        touched.add(adapter);
         adapter.bbu ??= new Map();
         block = 'bbu';
+        sub = null;
+        sawBbu = true;
+        continue;
+      }
+      if (block === 'bbu' && /^BBU Firmware Status\s*:\s*$/.test(line.trim())) {
+        sub = 'fw';
+        continue;
+      }
+      if (block === 'bbu' && /^(GasGuageStatus|BBU GasGauge Status)\s*:/.test(line.trim())) {
+        sub = 'gauge';
         continue;
       }
       m = /^Adapter (\d+): Get BBU Status Failed\./.exec(line.trim());
@@ -72,9 +104,11 @@ export class MegacliReader {
         // No BBU: "Get BBU Status Failed." (+ "required hardware component is not present" on 8.07),
         // check_raid-issue32-bbu-absent-exit-0x22.txt / -0x01.txt.
         adapter = this.facts(m[1] as string);
+        touched.add(adapter);
         adapter.bbuFailed = true;
         block = 'bbu';
         sawAnything = true;
+        sawBbu = true;
         continue;
       }
       if (/required hardware component is not present/i.test(line) && adapter && block === 'bbu') {
@@ -83,7 +117,7 @@ export class MegacliReader {
       }
       m = /^Exit Code:\s*(0x[0-9A-Fa-f]+)/.exec(line.trim());
       if (m) {
-        exitCode = m[1] as string;
+        printedCode = m[1] as string;
         continue;
       }
       if (/^Controller Count:\s*\d+/.test(line.trim())) {
@@ -117,7 +151,12 @@ export class MegacliReader {
       if (block === 'vd' && vd) {
         if (!vd.props.has(key)) vd.props.set(key, value);
       } else if (block === 'bbu' && adapter.bbu) {
-        if (!adapter.bbu.has(key)) adapter.bbu.set(key, value);
+        // Older MegaCli prints gauge lines after the GasGuageStatus flags without indent: those
+        // are top-level again (netdata-AdpBbuCmd-old.txt "Relative State of Charge", "isSOHGood").
+        if (sub !== null && raw.startsWith(' ')) {
+          const target = sub === 'fw' ? adapter.bbuFw : adapter.bbuGauge;
+          if (!target.has(key)) target.set(key, value);
+        } else if (!adapter.bbu.has(key)) adapter.bbu.set(key, value);
       } else if (block === 'adapter') {
         if (!adapter.adp.has(key)) adapter.adp.set(key, value);
       }
@@ -125,14 +164,26 @@ export class MegacliReader {
     if (!sawAnything) {
       this.hostFindings.push({
         severity: 'unknown',
-        message: `megacli: ${source} is not MegaCli output I recognise`,
+        // -ShowSummary (what inventory agents collect) is not read: no capture of it exists to build
+        // and test a reader on, and its layout is not quoted in raid-cli.md; guessing it is not an option.
+        message: `megacli: ${source} is not MegaCli output I recognise; give -AdpAllInfo, -LDInfo (or -LDPDInfo) and -AdpBbuCmd outputs (-ShowSummary is not supported)`,
       });
     }
-    if (exitCode !== null && exitCode !== '0x00' && !sawCount && !this.anyBbuFailure()) {
-      this.hostFindings.push({
-        severity: 'warning',
-        message: `megacli: ${source} ended with Exit Code ${exitCode}`,
-      });
+    const printed = printedCode === null ? null : Number.parseInt(printedCode, 16);
+    let incomplete: string | null = null;
+    if (printedCode === null) {
+      incomplete = `megacli: ${source} does not end with "Exit Code:" (cut short or crashed)`;
+    } else if (exitCode !== null && exitCode !== printed) {
+      incomplete = `megacli: ${source} printed Exit Code ${printedCode} but the process exited with ${exitCode} (crashed?)`;
+    } else if (printedCode !== '0x00' && !sawCount && !this.anyBbuFailure()) {
+      incomplete = `megacli: ${source} ended with Exit Code ${printedCode}`;
+    }
+    if (incomplete !== null && sawAnything) {
+      for (const a of touched) {
+        a.incomplete ??= incomplete;
+        if (sawBbu) a.bbuIncomplete = true;
+      }
+      if (touched.size === 0) this.hostFindings.push({ severity: 'unknown', message: incomplete });
     }
   }
 
@@ -145,6 +196,10 @@ export class MegacliReader {
       adapter,
       adp: new Map(),
       bbu: null,
+      bbuFw: new Map(),
+      bbuGauge: new Map(),
+      incomplete: null,
+      bbuIncomplete: false,
       bbuFailed: false,
       bbuAbsent: false,
       vds: new Map(),
@@ -177,18 +232,35 @@ function toController(f: AdapterFacts): RaidController {
   for (const vd of [...f.vds.values()].sort((a, b) => Number(a.vd) - Number(b.vd))) {
     c.logicalDrives.push(toDrive(c, vd));
   }
+  if (f.incomplete) {
+    c.readOnlyReason = f.incomplete;
+    c.findings.push({
+      severity: 'unknown',
+      message: `${f.incomplete}; its values are unknown`,
+      target: c.id,
+    });
+  }
   return c;
 }
 
 function protectionOf(f: AdapterFacts): Protection {
   const p = unknownProtection();
   const hw = f.adp.get('bbu');
+  if (f.bbuIncomplete) {
+    // Cut short or crashed: nothing it printed about the battery counts, least of all "Optimal".
+    return { ...p, kind: 'bbu' };
+  }
   if (f.bbuAbsent || hw === 'Absent') {
-    return { ...p, kind: 'none', present: false, healthy: false, state: 'Absent' };
+    return { ...p, kind: 'none', present: false, healthy: false, state: 'Absent', condition: 'absent' };
   }
   if (f.bbuFailed) {
     // 8.01 prints only "Get BBU Status Failed.": no BBU is likely, but the output does not say so.
-    return { ...p, kind: 'bbu', state: 'Get BBU Status Failed', healthy: false };
+    return {
+      ...p,
+      kind: 'bbu',
+      state: 'Get BBU Status Failed',
+      unrecognised: ['Get BBU Status Failed (no reason given)'],
+    };
   }
   const b = f.bbu;
   if (!b) {
@@ -196,24 +268,33 @@ function protectionOf(f: AdapterFacts): Protection {
     return p;
   }
   p.kind = 'bbu';
-  p.present = yesNo(b.get('battery pack missing')) !== true;
+  p.present = true;
   p.state = text(b.get('battery state'));
-  const replace = yesNo(b.get('battery replacement required'));
-  const aboutToFail = yesNo(b.get('pack is about to fail & should be replaced'));
+  const fw = f.bbuFw;
+  // Flags sit under "BBU Firmware Status:"; very old captures print them at the top level.
+  const flagOf = (k: string) => fw.get(k) ?? b.get(k);
+  const replace = yesNo(flagOf('battery replacement required'));
+  const aboutToFail = yesNo(flagOf('pack is about to fail & should be replaced'));
   p.replacementRequired = replace === true || aboutToFail === true ? true : replace === false ? false : null;
-  p.learnActive = yesNo(b.get('learn cycle active'));
-  const chargingStatus = text(b.get('charging status'));
+  p.learnActive = yesNo(flagOf('learn cycle active'));
+  const chargingStatus = text(flagOf('charging status'));
   // check_raid-issue39-bbu-charging.txt: "Charging Status : None" yet "Charging current: 512 mA" and
   // "Fully Charged: No" — current flowing into the pack is charging, whatever the status word says.
-  const current = /^(\d+)\s*mA/.exec(b.get('charging current') ?? '');
+  const current = /^(\d+)\s*mA/.exec(f.bbuGauge.get('charging current') ?? b.get('charging current') ?? '');
   if (chargingStatus !== null) p.charging = /^charging$/i.test(chargingStatus);
   if (current && Number(current[1]) > 0) p.charging = true;
   else if (current && p.charging === null) p.charging = false;
   p.nextLearn = text(b.get('next learn time'));
-  // raid-cli.md §8.1: Battery State Optimal and no replacement/about-to-fail/missing flag.
-  if (p.present === false || p.replacementRequired === true) p.healthy = false;
-  else if (p.state === null) p.healthy = null;
-  else p.healthy = p.state === 'Optimal';
+  const flags = new Map(fw);
+  if (fw.size === 0) {
+    // Top-level Voltage/Temperature are gauges in mV/°C, not the firmware's OK flag.
+    for (const [k, v] of b) if (k !== 'voltage' && k !== 'temperature') flags.set(k, v);
+  }
+  judgeMegacliBbu(p, b, flags, f.bbuGauge);
+  if (p.charging && p.condition === 'healthy') {
+    p.condition = 'charging';
+    p.healthy = false;
+  }
   return p;
 }
 

@@ -13,6 +13,7 @@ import {
   unknownProtection,
 } from '../../model/raid.js';
 import { colonPair, getOrCreate, normKey, text } from '../words.js';
+import { cacheStatusFindings, judgeSsacliUnit } from './protection.js';
 
 interface LdFacts {
   ld: string;
@@ -24,6 +25,8 @@ interface CtlFacts {
   slot: string;
   model: string;
   headerFlags: string;
+  /** A live read that exited non-zero: what it printed about this controller is unknown. */
+  incomplete: string | null;
   props: Map<string, string>;
   lds: Map<string, LdFacts>;
 }
@@ -33,8 +36,14 @@ export class SsacliReader {
   private readonly hostFindings: Finding[] = [];
   private noControllers = false;
 
-  add(output: string, source = 'output'): void {
+  /**
+   * ssacli prints no completion marker, so for a live call the exit status is the only sign that the
+   * output is whole (`exitCode`, null for a saved file): non-zero makes every controller it printed
+   * unknown.
+   */
+  add(output: string, source = 'output', exitCode: number | null = null): void {
     const lines = output.replace(/\r/g, '').split('\n');
+    const touched = new Set<CtlFacts>();
     let ctl: CtlFacts | null = null;
     let ld: LdFacts | null = null;
     let ldIndent = 0;
@@ -54,6 +63,7 @@ export class SsacliReader {
       m = indent === 0 ? /^(.*?) in Slot (\S+)(.*)$/.exec(line) : null;
       if (m) {
         ctl = this.facts(m[2] as string, (m[1] as string).trim(), m[3] ?? '');
+        touched.add(ctl);
         ld = null;
         sawAnything = true;
         continue;
@@ -86,6 +96,12 @@ export class SsacliReader {
         message: `ssacli: ${source} is not ssacli output I recognise`,
       });
     }
+    if (exitCode !== null && exitCode !== 0) {
+      const why = `ssacli: ${source} exited with status ${exitCode} (cut short or failed)`;
+      for (const c of touched) c.incomplete ??= why;
+      if (touched.size === 0 && !this.noControllers)
+        this.hostFindings.push({ severity: 'unknown', message: why });
+    }
   }
 
   private facts(slot: string, model: string, flags: string): CtlFacts {
@@ -93,6 +109,7 @@ export class SsacliReader {
       slot,
       model,
       headerFlags: flags,
+      incomplete: null,
       props: new Map(),
       lds: new Map(),
     }));
@@ -131,12 +148,29 @@ function toController(f: CtlFacts): RaidController {
   const board = get('cache board present');
   c.cachePresent = board === 'True' ? true : board === 'False' ? false : null;
   c.cacheStatus = get('cache status');
+  // Gen10 wording (netdata-P408i-a-Gen10-smartpqi.txt) vs one switch (netdata-P212_P410i-config-detail.txt).
+  c.diskCacheByUsage = f.props.has('configured drive write cache policy')
+    ? true
+    : f.props.has('drive write cache')
+      ? false
+      : null;
   if (/^Dynamic Smart Array/i.test(f.model)) {
     // Driver (software) RAID without cache or battery (check_raid-issue139-B140i-dynamic-smart-array.txt).
     c.cachePresent = false;
     c.readOnlyReason = 'Dynamic Smart Array is software RAID: no controller cache';
   }
   c.protection = protectionOf(f);
+  if (f.incomplete) {
+    c.readOnlyReason = f.incomplete;
+    c.protection = { ...unknownProtection(), kind: c.protection.kind };
+    c.findings.push({
+      severity: 'unknown',
+      message: `${f.incomplete}; its values are unknown`,
+      target: c.id,
+    });
+  }
+  if (!c.readOnlyReason)
+    c.findings.push(...cacheStatusFindings(c.cacheStatus, get('cache status details'), c.id));
   const nbwc = get('no-battery write cache');
   const noBatteryWriteCache = nbwc === 'Enabled' ? true : nbwc === 'Disabled' ? false : null;
   for (const ld of [...f.lds.values()].sort((a, b) => Number(a.ld) - Number(b.ld))) {
@@ -156,14 +190,11 @@ function protectionOf(f: CtlFacts): Protection {
   if (p.state !== null) p.present = true;
   if (p.present === false) p.kind = 'none';
   if (p.state !== null) {
-    // libstoragemgmt's map: OK, Recharging, Failed (Replace Batteries/Capacitors) [R8].
-    p.healthy = p.state === 'OK';
     p.charging = /recharging|charging/i.test(p.state);
     p.replacementRequired = /replace|failed/i.test(p.state);
-  } else if (p.present === false) {
-    p.healthy = false;
   }
-  return p;
+  if (p.state === null && count === null) return p;
+  return judgeSsacliUnit(p, p.state, count);
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from '../../model/raid.js';
 import { getOrCreate, normKey, text, yesNo } from '../words.js';
 import { type CacheWords, decodeCacheList, decodeCacheString, decodeInitialWrite } from './cache.js';
+import { judgeStorcliUnit } from './protection.js';
 import { storcliTextToJson } from './text.js';
 
 type Json = Record<string, unknown>;
@@ -50,6 +51,10 @@ interface CtlFacts {
   prot: Map<string, string>;
   /** `use /cx/cv`: the card has a CacheVault, not a BBU (megaraid-dashboard-bbu_show_all-failure-use-cv.json). */
   bbuPathRefused: boolean;
+  /** The unit's own `/cN/bbu|cv show all` was read: only it prints the firmware fault flags. */
+  detailRead: boolean;
+  /** A read of this controller was not complete (exit status, no Command Status): unknown. */
+  incomplete: string | null;
   overviewBbu: string | null;
   overviewHealth: string | null;
   vds: Map<string, VdFacts>;
@@ -64,8 +69,12 @@ export class StorcliReader {
 
   constructor(private readonly tool: 'storcli' | 'perccli') {}
 
-  /** Add one saved or live output. Bad output adds an `unknown` finding and nothing else. */
-  add(output: string, source = 'output'): void {
+  /**
+   * Add one saved or live output. Bad output adds an `unknown` finding and nothing else. `exitCode`
+   * is a live call's exit status: a non-zero exit with a `Success` verdict is a contradiction, so
+   * what the output says about its controllers becomes unknown.
+   */
+  add(output: string, source = 'output', exitCode: number | null = null): void {
     let doc: unknown;
     const trimmed = output.trim();
     if (trimmed === '') {
@@ -93,7 +102,15 @@ export class StorcliReader {
       });
       return;
     }
-    for (const entry of list) this.addEntry(entry as Json, source);
+    for (const entry of list) {
+      this.addEntry(entry as Json, source);
+      const status = ((entry as Json)['Command Status'] ?? {}) as Json;
+      const ctl = text(status.Controller);
+      if (exitCode !== null && exitCode !== 0 && status.Status === 'Success' && ctl !== null) {
+        this.facts(ctl).incomplete ??=
+          `${this.tool}: ${source} exited with status ${exitCode} after printing Success`;
+      }
+    }
   }
 
   private addEntry(entry: Json, source: string): void {
@@ -155,6 +172,8 @@ export class StorcliReader {
       protKind: null,
       prot: new Map(),
       bbuPathRefused: false,
+      detailRead: false,
+      incomplete: null,
       overviewBbu: null,
       overviewHealth: null,
       vds: new Map(),
@@ -281,28 +300,35 @@ export class StorcliReader {
    * `Energy Pack Info` rows (§3.6).
    */
   private readProtection(f: CtlFacts, data: Json): void {
-    const sections: [string, 'bbu' | 'cachevault' | null][] = [
-      ['BBU_Info', 'bbu'],
-      ['Cachevault_Info', 'cachevault'],
-      ['BBU_Firmware_Status', null],
-      ['Firmware_Status', null],
-      ['Properties', null],
-      ['GasGaugeStatus', null],
-      ['BBU_Capacity_Info', null],
+    // Firmware-status flags share names with gauges ("Temperature: OK" vs "Temperature: 40 C"): keep
+    // them apart with a prefix.
+    const sections: [string, 'bbu' | 'cachevault' | null, string][] = [
+      ['BBU_Info', 'bbu', ''],
+      ['Cachevault_Info', 'cachevault', ''],
+      ['BBU_Firmware_Status', null, 'fw:'],
+      ['Firmware_Status', null, 'fw:'],
+      ['Properties', null, ''],
+      ['GasGaugeStatus', null, 'gas:'],
+      ['BBU_Capacity_Info', null, 'gas:'],
     ];
-    for (const [name, kind] of sections) {
+    for (const [name, kind, prefix] of sections) {
       const rows = data[name];
       if (!Array.isArray(rows) || rows.length === 0) continue;
       if (kind) f.protKind = kind;
+      // Property/Value lists are the unit's own `show all` (raid-cli.md §3.3); `show all` of the
+      // controller embeds one-row tables instead.
+      if (prefix === 'fw:' && rows.some((r) => r && typeof r === 'object' && 'Property' in (r as Json))) {
+        f.detailRead = true;
+      }
       for (const row of rows as Json[]) {
         if ('Property' in row) {
           const key = text(row.Property);
           const value = text(row.Value);
-          if (key && value !== null) f.prot.set(normKey(key), value);
+          if (key && value !== null) f.prot.set(prefix + normKey(key), value);
         } else {
           for (const [k, v] of Object.entries(row)) {
             const value = text(v);
-            if (value !== null) f.prot.set(normKey(k), value);
+            if (value !== null) f.prot.set(prefix + normKey(k), value);
           }
         }
       }
@@ -338,6 +364,14 @@ export class StorcliReader {
     c.cachePresent = memoryPresent(f.onBoardMemory);
     c.protection = protectionOf(f);
     for (const msg of f.failures) c.findings.push({ severity: 'warning', message: msg, target: c.id });
+    if (f.incomplete) {
+      c.readOnlyReason = f.incomplete;
+      c.findings.push({
+        severity: 'unknown',
+        message: `${f.incomplete}; its values are unknown`,
+        target: c.id,
+      });
+    }
     if (f.schema2) {
       // raid-cli.md §3.6/§10: storcli2/perccli2 set syntax is not in public sources.
       c.readOnlyReason = `${tool} set syntax is not verified (raid-cli.md §10); isolate only reads this controller`;
@@ -373,48 +407,40 @@ function protectionOf(f: CtlFacts): Protection {
   const overview = f.overviewBbu;
   if (hw === 'absent' || (f.protKind === null && overview === 'N/A' && hw === null)) {
     // HwCfg `BBU = Absent` (storcli-check-text-3ctrl-cv-bbu-nobbu.txt ctrl 1) / System Overview `BBU N/A`.
-    return { ...p, kind: 'none', present: false, healthy: false, state: 'Absent' };
+    return { ...p, kind: 'none', present: false, healthy: false, state: 'Absent', condition: 'absent' };
   }
   p.kind = f.protKind ?? (f.bbuPathRefused ? 'cachevault' : null);
   if (hw === 'present' || f.protKind !== null) p.present = true;
   const state = f.prot.get('state') ?? f.prot.get('battery state') ?? null;
   p.state = state ?? (overview === 'Opt' ? 'Optimal' : null);
-  const replacement = yesNo(f.prot.get('replacement required') ?? f.prot.get('battery replacement required'));
-  p.replacementRequired = replacement;
-  if (yesNo(f.prot.get('battery pack missing')) === true) {
-    p.present = false;
-  }
+  const replacement = yesNo(
+    f.prot.get('fw:replacement required') ??
+      f.prot.get('fw:battery replacement required') ??
+      f.prot.get('replacement required'),
+  );
+  const aboutToFail = yesNo(f.prot.get('fw:pack is about to fail & should be replaced'));
+  p.replacementRequired = replacement === true || aboutToFail === true ? true : replacement;
   // `BBU Status` is an undocumented bitfield; bit 3 (8) = charging (raid-cli.md §3.3, [R16b]).
   const raw = f.packStatus;
   const bits =
     typeof raw === 'number' ? raw : typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-  const chargingField = f.prot.get('charging status');
+  const chargingField = f.prot.get('fw:charging status') ?? f.prot.get('charging status');
   if (chargingField) p.charging = /^charging$/i.test(chargingField);
   else if (Number.isInteger(bits)) p.charging = (bits & 8) !== 0;
-  const learnField = yesNo(f.prot.get('learn cycle active'));
+  const learnField = yesNo(f.prot.get('fw:learn cycle active') ?? f.prot.get('learn cycle active'));
   if (learnField !== null) p.learnActive = learnField;
-  else if (p.state && /learn/i.test(p.state)) p.learnActive = true;
   // During a learn cycle storcli reports the BBU state as something other than Optimal
   // ("unknown" in [R17a]), so an Optimal state means no learn is running.
   else if (p.state === 'Optimal') p.learnActive = false;
   p.nextLearn = f.prot.get('next learn time') ?? f.prot.get('next learn') ?? f.nextBatteryLearn;
-  p.healthy = healthOf(p, f.protKind);
+  if (f.incomplete !== null) return p;
+  judgeStorcliUnit(p, {
+    kind: p.kind === 'cachevault' ? 'cachevault' : p.kind === 'bbu' ? 'bbu' : null,
+    prot: state === null && p.state !== null ? new Map([...f.prot, ['state', p.state]]) : f.prot,
+    packStatus: f.packStatus,
+    detailRead: f.detailRead,
+  });
   return p;
-}
-
-/**
- * raid-cli.md §8.1: BBU `State` Optimal; CacheVault `State` Optimal *with* `Replacement required: No`
- * (only `/cx/cv show all` prints that). Any other stated word (Failed, Degraded, "unknown" during a
- * learn [R17a]) is not healthy; no state at all is unknown.
- */
-function healthOf(p: Protection, kind: 'bbu' | 'cachevault' | null): boolean | null {
-  if (p.present === false) return false;
-  if (p.replacementRequired === true) return false;
-  const s = p.state?.toLowerCase() ?? null;
-  if (s === null) return null;
-  if (s !== 'optimal') return false;
-  if (kind === 'cachevault' && p.replacementRequired !== false) return null;
-  return true;
 }
 
 function failureText(description: string | null, details: Json[]): string {

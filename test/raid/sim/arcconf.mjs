@@ -3,9 +3,11 @@
 // from the state, and `SETCACHE 1 LOGICALDRIVE n wbb|wb|wt|ron|roff [noprompt]` (raid-cli.md §6).
 // Like the firmware, wbb only caches while the battery/ZMM is Optimal. Success ends with
 // "Command completed successfully."; anything else does not.
-import { capture, saveState, simulate } from './lib.mjs';
+import { capture, saveState, simulate, vendorLog } from './lib.mjs';
 
 simulate('arcconf', (rawArgs, state) => {
+  // arcconf appends to UcliEvt.log in its working directory on every call (no way to turn it off).
+  vendorLog('UcliEvt.log', rawArgs.join(' '));
   const args = rawArgs.filter((a) => a.toLowerCase() !== 'noprompt');
   const cmd = (args[0] ?? '').toUpperCase();
   if (cmd === 'LIST' && args.length === 1) return ok(capture(state, state.list));

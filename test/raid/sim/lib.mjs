@@ -60,6 +60,11 @@ export function simulate(family, answer) {
   if (matches(state.garbage)) stdout = '\u0000\u00ff<html>503 Service Unavailable</html>\n@@@@\n';
   if (typeof state.truncate === 'number' && matches(state.truncateOn ?? ''))
     stdout = stdout.slice(0, state.truncate);
+  // A crash mid-output (MegaCli is known to): part of the answer, then death by SIGSEGV's status.
+  if (matches(state.crash)) {
+    stdout = stdout.slice(0, state.crashAt ?? Math.floor(stdout.length / 2));
+    code = 139;
+  }
   // Real tools take a while talking to the firmware; hold the lock that long so overlapping calls
   // are caught.
   setTimeout(() => {
@@ -71,6 +76,11 @@ export function simulate(family, answer) {
 function hang() {
   // Like a tool stuck in an ioctl: never answers until killed.
   setInterval(() => {}, 1 << 30);
+}
+
+/** What the real tool leaves in its working directory (storcli.log, UcliEvt.log, MegaSAS.log). */
+export function vendorLog(name, line) {
+  appendFileSync(join(process.cwd(), name), `${new Date().toISOString()} ${line}\n`);
 }
 
 export function commandLog() {

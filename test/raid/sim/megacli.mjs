@@ -4,9 +4,11 @@
 // `-LDSetProp WT|WB|ForcedWB|NoCachedBadBBU|CachedBadBBU|RA|NORA|ADRA|Cached|Direct|-EnDskCache|-DisDskCache -Lx|-LAll -ax|-aAll [-NoLog]`
 // (syntax from raid-cli.md §4). Like the firmware, WB only becomes the current policy while the BBU is
 // Optimal or the drive is CachedBadBBU.
-import { capture, saveState, simulate } from './lib.mjs';
+import { capture, saveState, simulate, vendorLog } from './lib.mjs';
 
 simulate('megacli', (rawArgs, state) => {
+  // MegaCli logs to MegaSAS.log in the working directory unless told -NoLog.
+  if (!rawArgs.some((a) => /^-nolog$/i.test(a))) vendorLog('MegaSAS.log', rawArgs.join(' '));
   const args = rawArgs.filter((a) => !/^-nolog$/i.test(a));
   const adapterArg = args.find((a) => /^-a(\d+|ALL)$/i.test(a));
   if (!adapterArg || !/^-a(0|ALL)$/i.test(adapterArg)) return invalid(adapterArg ?? args.at(-1) ?? '');
@@ -16,6 +18,14 @@ simulate('megacli', (rawArgs, state) => {
   if (cmd === '-adpbbucmd' && args.length === 2) {
     let text = capture(state, state.bbu);
     if (state.learnActive) text = text.replace(/(Learn Cycle Active\s*:\s*)No/, '$1Yes');
+    // One field changed per scenario: `bbuField: ["Remaining Capacity Low", "Yes"]`.
+    if (state.bbuField) {
+      const [key, value] = state.bbuField;
+      text = text.replace(
+        new RegExp(`^(\\s*${key.replace(/[&()]/g, '\\$&')}\\s*:\\s*).*$`, 'm'),
+        `$1${value}`,
+      );
+    }
     // No BBU: MegaCli 8.07 exits 0x22 with "Get BBU Status Failed." (check_raid-issue32-bbu-absent-exit-0x22.txt).
     return { stdout: text, code: /Exit Code: 0x22/.test(text) ? 0x22 : 0 };
   }

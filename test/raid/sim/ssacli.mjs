@@ -22,8 +22,15 @@ simulate('ssacli', (rawArgs, state) => {
     saveState('ssacli', state);
     return { stdout: '', code: 0 };
   }
-  m = /^modify (nobatterywritecache|nbwc|drivewritecache|dwc)=(enable|disable)$/.exec(rest);
+  m = /^modify (nobatterywritecache|nbwc|drivewritecache|dwc)=(enable|disable)( usage=configured)?$/.exec(
+    rest,
+  );
   if (m && slot !== 'all') {
+    // Gen10 (per-usage drive write cache policy in the capture) refuses drivewritecache= without
+    // usage= (issue 8's report; the refusal text is not in any capture, so this one is generic).
+    const gen10 = /Configured Drive Write Cache Policy/.test(capture(state, state.config));
+    if ((m[1] === 'drivewritecache' || m[1] === 'dwc') && gen10 && !m[3])
+      return error('usage= is required for this controller.');
     if (m[1] === 'nobatterywritecache' || m[1] === 'nbwc')
       state.nbwc = m[2] === 'enable' ? 'Enabled' : 'Disabled';
     else state.dwc = m[2] === 'enable' ? 'Enable' : 'Disable';
@@ -35,22 +42,28 @@ simulate('ssacli', (rawArgs, state) => {
 
 function config(state) {
   let ld = null;
-  return capture(state, state.config)
-    .split('\n')
-    .map((line) => {
-      const head = /^\s*Logical Drive:\s*(\d+)/.exec(line);
-      if (head) ld = head[1];
-      let m = /^(\s*)Caching:\s+\S+/.exec(line);
-      if (m && ld && state.caching[ld]) return `${m[1]}Caching:  ${state.caching[ld]}`;
-      m = /^(\s*)No-Battery Write Cache:/.exec(line);
-      if (m && state.nbwc) return `${m[1]}No-Battery Write Cache: ${state.nbwc}`;
-      m = /^(\s*)Battery\/Capacitor Status:/.exec(line);
-      if (m && state.battery) return `${m[1]}Battery/Capacitor Status: ${state.battery}`;
-      m = /^(\s*)Configured Drive Write Cache Policy:/.exec(line);
-      if (m && state.dwc) return `${m[1]}Configured Drive Write Cache Policy: ${state.dwc}`;
-      return line;
-    })
-    .join('\n');
+  return (
+    capture(state, state.config)
+      .split('\n')
+      // A scenario can drop lines the real tool may not print (`dropLines: ["No-Battery Write Cache"]`).
+      .filter((line) => !(state.dropLines ?? []).some((d) => line.trim().startsWith(`${d}:`)))
+      .map((line) => {
+        const head = /^\s*Logical Drive:\s*(\d+)/.exec(line);
+        if (head) ld = head[1];
+        let m = /^(\s*)Caching:\s+\S+/.exec(line);
+        if (m && ld && state.caching[ld]) return `${m[1]}Caching:  ${state.caching[ld]}`;
+        m = /^(\s*)No-Battery Write Cache:/.exec(line);
+        if (m && state.nbwc) return `${m[1]}No-Battery Write Cache: ${state.nbwc}`;
+        m = /^(\s*)Battery\/Capacitor Status:/.exec(line);
+        if (m && state.battery) return `${m[1]}Battery/Capacitor Status: ${state.battery}`;
+        m = /^(\s*)Cache Status:/.exec(line);
+        if (m && state.cacheStatus) return `${m[1]}Cache Status: ${state.cacheStatus}`;
+        m = /^(\s*)Configured Drive Write Cache Policy:/.exec(line);
+        if (m && state.dwc) return `${m[1]}Configured Drive Write Cache Policy: ${state.dwc}`;
+        return line;
+      })
+      .join('\n')
+  );
 }
 
 function error(message) {

@@ -3,11 +3,13 @@
 // with real captures (patched with the simulated state) and accepts the real set syntax
 // `/cN/vM set wrcache=WB|WT|AWB|rdcache=RA|NoRA|iopolicy=Cached|Direct|pdcache=On|Off|Default J`.
 // Unknown syntax gets what storcli prints for it: Status Failure with exit status 0 ([R23]).
-import { capture, saveState, simulate } from './lib.mjs';
+import { capture, saveState, simulate, vendorLog } from './lib.mjs';
 
 const family = process.env.RAID_SIM_FAMILY ?? 'storcli';
 
 simulate(family, (args, state) => {
+  // Like storcli: without `nolog` every call appends to storcli.log in the working directory.
+  if (!args.includes('nolog')) vendorLog(`${family}.log`, args.join(' '));
   const words = args.filter((a) => !/^(J|j|nolog)$/.test(a));
   const json = args.some((a) => a === 'J' || a === 'j');
   if (!json) return failure(null, 'this simulator only speaks JSON (J)');
@@ -34,7 +36,7 @@ simulate(family, (args, state) => {
     if (!c) return failure(Number(m[1]), `Controller ${m[1]} not found`);
     const rel = c[m[2]];
     if (!rel) return failure(Number(m[1]), 'Un-supported command');
-    const doc = JSON.parse(capture(state, rel));
+    const doc = rel.endsWith('.txt') ? bbuFromMegacli(state, c, rel) : JSON.parse(capture(state, rel));
     const entry = doc.Controllers[0];
     entry['Command Status'].Controller = Number(m[1]);
     if (m[2] === 'cv' && c.cvState) setProperty(entry['Response Data']?.Cachevault_Info, 'State', c.cvState);
@@ -90,6 +92,51 @@ function showAll(state, i) {
   if (c.cvState && data.Cachevault_Info?.[0]) data.Cachevault_Info[0].State = c.cvState;
   if (c.bbuStatus !== undefined && data.Status) data.Status['BBU Status'] = c.bbuStatus;
   return entry;
+}
+
+/**
+ * `/cN/bbu show all J` for a BBU card. No real capture of a successful one exists in the fixtures, so
+ * this builds the documented shape (Property/Value lists `BBU_Info`, `BBU_Firmware_Status`,
+ * `GasGaugeStatus`; raid-cli.md §3.3 [R7][R17a]) from a real MegaCli -AdpBbuCmd capture, whose
+ * firmware fields are the same firmware's. `bbuFlags` / `bbuState` patch it per scenario.
+ */
+function bbuFromMegacli(state, c, rel) {
+  const sections = { BBU_Info: [], BBU_Firmware_Status: [], GasGaugeStatus: [] };
+  let section = 'BBU_Info';
+  for (const raw of capture(state, rel).replace(/\r/g, '').split('\n')) {
+    const line = raw.replace(/\t/g, ' ');
+    if (/^BBU Firmware Status\s*:\s*$/.test(line.trim())) section = 'BBU_Firmware_Status';
+    else if (/^(GasGuageStatus|BBU GasGauge Status)/.test(line.trim())) section = 'GasGaugeStatus';
+    else if (/^BBU \w+ Info for Adapter/.test(line.trim()) || /^Exit Code/.test(line.trim())) section = null;
+    if (!section) continue;
+    const i = line.indexOf(':');
+    if (i <= 0 || line.trim().endsWith(':')) continue;
+    const key = line.slice(0, i).trim();
+    const value = line.slice(i + 1).trim();
+    if (key === '' || /BBU status for Adapter|GasGauge Status/i.test(key)) continue;
+    sections[section].push({ Property: key === 'BatteryType' ? 'Type' : key, Value: value });
+  }
+  for (const row of sections.BBU_Info)
+    if (/^Battery State$/i.test(row.Property) && c.bbuState) row.Value = c.bbuState;
+  for (const [property, value] of Object.entries(c.bbuFlags ?? {})) {
+    const row = sections.BBU_Firmware_Status.find((r) => r.Property === property);
+    if (row) row.Value = value;
+    else sections.BBU_Firmware_Status.push({ Property: property, Value: value });
+  }
+  return {
+    Controllers: [
+      {
+        'Command Status': {
+          'CLI Version': '007.2807.0000.0000 Dec 22, 2023',
+          'Operating system': 'Linux',
+          Controller: 0,
+          Status: 'Success',
+          Description: 'None',
+        },
+        'Response Data': sections,
+      },
+    ],
+  };
 }
 
 function vdRow(state, ci, vd) {
