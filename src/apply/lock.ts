@@ -1,41 +1,11 @@
-// One apply/rollback at a time: `<root>/run/isolate.lock` holds the holder's PID and start time.
-import { readFileSync } from 'node:fs';
-import { mkdir, open, readFile, unlink } from 'node:fs/promises';
+// One apply/rollback at a time: `<root>/run/isolate.lock`, through the host lock every isolate
+// process shares (src/sys/lock.ts: atomic creation and takeover, holder named by PID + start time).
 import path from 'node:path';
 import { UserError } from '../model/errors.js';
+import { acquireLock as acquireHostLock } from '../sys/lock.js';
 
 export function lockPath(root: string): string {
   return path.join(root, 'run/isolate.lock');
-}
-
-interface LockInfo {
-  pid: number;
-  /** Process start time (field 22 of /proc/<pid>/stat) to detect PID reuse. */
-  start: string | null;
-  since: string;
-  command: string;
-}
-
-/** Start time of a live process in this machine's /proc, or null. */
-function procStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return rest[19] ?? null; // field 22 overall; fields after comm start at 3
-  } catch {
-    return null;
-  }
-}
-
-function alive(info: LockInfo): boolean {
-  try {
-    process.kill(info.pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
-  const start = procStart(info.pid);
-  if (info.start && start && start !== info.start) return false; // PID reused
-  return true;
 }
 
 export interface Lock {
@@ -45,46 +15,22 @@ export interface Lock {
 /** Take the lock or fail at once naming the holder. Stale locks (dead holder) are taken over. */
 export async function acquireLock(root: string, command: string): Promise<Lock> {
   const file = lockPath(root);
-  await mkdir(path.dirname(file), { recursive: true });
-  const info: LockInfo = {
-    pid: process.pid,
-    start: procStart(process.pid),
-    since: new Date().toISOString(),
-    command,
-  };
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fh = await open(file, 'wx', 0o644);
-      try {
-        await fh.writeFile(`${JSON.stringify(info)}\n`);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      let released = false;
-      return {
-        async release() {
-          if (released) return;
-          released = true;
-          await unlink(file).catch(() => {});
-        },
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    let holder: LockInfo | null = null;
-    try {
-      holder = JSON.parse(await readFile(file, 'utf8')) as LockInfo;
-    } catch {
-      holder = null; // torn or empty: the holder died while writing it
-    }
-    if (holder && typeof holder.pid === 'number' && alive(holder)) {
-      throw new UserError(
-        `another isolate ${holder.command ?? 'apply'} is running (PID ${holder.pid}, since ${holder.since}; lock ${file}); wait for it to finish, or if PID ${holder.pid} is not isolate, remove the lock file`,
-        1,
-      );
-    }
-    await unlink(file).catch(() => {}); // stale
+  let attempt: Awaited<ReturnType<typeof acquireHostLock>>;
+  try {
+    attempt = await acquireHostLock(file, { command, waitMs: 0 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UserError(
+      `cannot take the lock ${file} (${code ?? (err as Error).message}); is ${path.dirname(file)} writable?`,
+      1,
+    );
   }
-  throw new UserError(`could not take the lock ${file}; remove it if no isolate is running`, 1);
+  if (attempt.acquired) return attempt.lock;
+  const h = attempt.holder;
+  throw new UserError(
+    h
+      ? `another isolate ${h.command || 'apply'} is running (PID ${h.pid}, since ${h.since}; lock ${file}); wait for it to finish, or if PID ${h.pid} is not isolate, remove the lock file`
+      : `the lock ${file} is ${attempt.description}; if no isolate is running, remove it`,
+    1,
+  );
 }
