@@ -332,7 +332,8 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
     const r = await execa(
       `${host.root}/opt/MegaRAID/storcli/storcli64`,
       ['/c0/v0', 'set', 'wrcache=XX', 'J'],
-      { reject: false },
+      // Like the real storcli, the simulator writes storcli.log where it runs: not in the test's cwd.
+      { reject: false, cwd: host.root },
     );
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout).Controllers[0]['Command Status']).toMatchObject({
