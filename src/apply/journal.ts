@@ -74,7 +74,8 @@ export async function readJournal(root: string): Promise<Journal | null> {
 
 export async function writeJournal(root: string, j: Journal): Promise<void> {
   j.updatedAt = new Date().toISOString();
-  await writeFileAtomic(journalPath(root), `${JSON.stringify(j, null, 1)}\n`);
+  // The state directory is isolate's own: the one place it may create directories.
+  await writeFileAtomic(journalPath(root), `${JSON.stringify(j, null, 1)}\n`, { createParents: true });
 }
 
 export function newJournal(context?: Record<string, unknown>): Journal {

@@ -1,5 +1,6 @@
 // `isolate topology`, `policy validate`, `plan`: flags → one call → rendering.
 import type { Command } from 'commander';
+import { UserError } from '../model/errors.js';
 import { hostRoot, notice, printJson, printText, requireDir, rootOption } from './options.js';
 
 interface CommonOpts {
@@ -66,6 +67,11 @@ export function registerCore(program: Command): void {
         cmd: Command,
       ) => {
         const root = hostRoot(cmd);
+        if (opts.dryRun && opts.out !== undefined) {
+          throw new UserError(
+            `--out ${opts.out}: --dry-run writes nothing anywhere; drop --dry-run to save the plan, or drop --out`,
+          );
+        }
         const { plan } = await import('../ops/plan.js');
         const { toolPaths } = await import('../ops/raid.js');
         const { formatPlan } = await import('../planner/format.js');
@@ -76,7 +82,9 @@ export function registerCore(program: Command): void {
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           ...(opts.dryRun
             ? {}
-            : { saveTo: opts.out ?? `${root.replace(/\/$/, '')}/var/lib/isolate/plan.json` }),
+            : opts.out !== undefined
+              ? { saveTo: opts.out }
+              : { saveTo: `${root.replace(/\/$/, '')}/var/lib/isolate/plan.json`, saveToStateDir: true }),
         });
         if (opts.json) printJson(out.json);
         else printText(formatPlan(out.built.plan, out.built.source.path));

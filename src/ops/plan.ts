@@ -92,10 +92,11 @@ export function toSavedPlan(built: BuiltPlan, root: string): SavedPlan {
   };
 }
 
-export async function savePlan(file: string, saved: SavedPlan): Promise<void> {
+export async function savePlan(file: string, saved: SavedPlan, ownStateDir = false): Promise<void> {
   try {
-    await writeFileAtomic(file, `${JSON.stringify(saved, null, 2)}\n`);
+    await writeFileAtomic(file, `${JSON.stringify(saved, null, 2)}\n`, { createParents: ownStateDir });
   } catch (err) {
+    if (err instanceof UserError) throw new UserError(`--out ${err.message}`);
     throw new UserError(
       `cannot save the plan to ${file} (${(err as Error).message}); use --out FILE or --dry-run`,
     );
@@ -213,6 +214,8 @@ export async function observe(root: string, policy: Policy): Promise<ObservedSta
 export interface PlanOpRequest extends PlanRequest {
   /** Save the plan here for `apply --plan` (nothing is written when absent). */
   saveTo?: string;
+  /** `saveTo` is isolate's own state directory (the default path): missing directories are created. */
+  saveToStateDir?: boolean;
 }
 
 /** `isolate plan`: build the plan, and save it (self-contained) when asked. */
@@ -222,7 +225,7 @@ export async function plan(
   const built = await buildPlan(req);
   const json = planToJson(built.plan);
   if (req.saveTo) {
-    await savePlan(req.saveTo, toSavedPlan(built, req.root));
+    await savePlan(req.saveTo, toSavedPlan(built, req.root), !!req.saveToStateDir);
     return { built, json, savedTo: req.saveTo };
   }
   return { built, json };
