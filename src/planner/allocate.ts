@@ -10,7 +10,6 @@ import type { Core, NumaNode, Topology } from '../model/topology.js';
 import { workloadTarget } from './targets.js';
 import type { Allocation, WorkloadAllocation } from '../model/plan.js';
 
-
 export function policyError(policy: Policy, path: FieldPath, message: string): UserError {
   return new UserError(`${policy.locate(path)}: ${formatPath(path)}: ${message}`);
 }
@@ -21,6 +20,7 @@ export function allocate(
   observed: ObservedState | undefined,
   warnings: string[],
 ): Allocation {
+  checkCoresConsistent(topology);
   const reserved = reservedCpus(topology, policy);
   const coreById = new Map(topology.cores.map((c) => [c.id, c]));
   const taken = new Set<number>();
@@ -88,6 +88,33 @@ export function allocate(
   out.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
   checkProtections(topology, policy, out);
   return { workloads: out, reserved };
+}
+
+/**
+ * Cores are the unit of isolation: two cores claiming one CPU, or a CPU whose own sibling set
+ * disagrees with its core, would hand one CPU to two exclusive workloads. The topology reader
+ * refuses such sysfs; this keeps the planner safe whatever Topology it is given.
+ */
+function checkCoresConsistent(topology: Topology): void {
+  const owner = new Map<number, number>();
+  const cpuById = new Map(topology.cpus.map((c) => [c.id, c]));
+  for (const core of topology.cores) {
+    for (const id of core.cpus) {
+      const other = owner.get(id);
+      if (other !== undefined) {
+        throw new UserError(
+          `topology: cores ${other} and ${core.id} both contain cpu${id}; the SMT sibling lists contradict each other — refusing to plan on them`,
+        );
+      }
+      owner.set(id, core.id);
+      const cpu = cpuById.get(id);
+      if (cpu && cpu.online && !cpu.siblings.equals(core.cpus)) {
+        throw new UserError(
+          `topology: cpu${id} lists siblings ${cpu.siblings} but its core ${core.id} holds ${core.cpus}; the SMT sibling lists contradict each other — refusing to plan on them`,
+        );
+      }
+    }
+  }
 }
 
 /** Housekeeping CPUs, always whole cores: a listed CPU brings its siblings along. */
