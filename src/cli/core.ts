@@ -37,7 +37,8 @@ export function registerCore(program: Command): void {
       if (root) requireDir(root);
       const { validatePolicy } = await import('../ops/policy.js');
       const p = validatePolicy(file, root);
-      process.stdout.write(`${file}: ok (${p.workloads.length} workloads)\n`);
+      const n = p.workloads.length;
+      process.stdout.write(`${file}: ok (${n} workload${n === 1 ? '' : 's'})\n`);
     });
 
   program

@@ -1,6 +1,6 @@
 // Allocation: which whole physical cores each exclusive workload gets, on which NUMA node, and
 // what the batch workloads keep. Pure: same topology, policy and observation give the same answer.
-import { pageAlign } from '../model/units.js';
+import { formatBytes, pageAlign, plural } from '../model/units.js';
 import type { ObservedState } from '../model/observed.js';
 import { UserError } from '../model/errors.js';
 import { type FieldPath, formatPath } from '../model/field.js';
@@ -140,7 +140,14 @@ function reservedCpus(topology: Topology, policy: Policy): CpuSet {
   const byPackage = new Map<number | null, Core[]>();
   for (const c of topology.cores) byPackage.set(c.package, [...(byPackage.get(c.package) ?? []), c]);
   const ids: number[] = [];
-  for (const cores of byPackage.values()) {
+  for (const [pkg, cores] of byPackage) {
+    if (r.cores >= cores.length && policy.workloads.some((w) => w.class === 'exclusive')) {
+      throw policyError(
+        policy,
+        ['reserved', 'cores'],
+        `reserves ${r.cores} cores per package, but package ${pkg ?? '?'} has ${plural(cores.length, 'core')}, leaving none for exclusive workloads; set reserved.cores to at most ${cores.length - 1}`,
+      );
+    }
     for (const c of cores.slice(0, r.cores)) ids.push(...c.cpus);
   }
   return CpuSet.of(ids);
@@ -267,6 +274,8 @@ function pickSingleNode(
     const best = [...candidates].sort((a, b) => freeOn(b).length - freeOn(a).length || a.id - b.id)[0];
     const largest = best ? freeOn(best).length : 0;
     const asked = need(best ?? candidates[0]!);
+    // "lower cores to 0" would itself be invalid: say what took every core instead.
+    if (largest === 0) throw noFreeCore(topology, policy, w);
     throw policyError(
       policy,
       [...w.path, 'cores'],
@@ -300,6 +309,7 @@ function pickSpread(
   );
   // Cores already held come first whatever their node, so growing never moves anything.
   ordered.sort((a, b) => Number(keep.has(b.id)) - Number(keep.has(a.id)));
+  if (ordered.length === 0) throw noFreeCore(topology, policy, w);
   if (ordered.length < need) {
     throw policyError(
       policy,
@@ -308,6 +318,23 @@ function pickSpread(
     );
   }
   return ordered.slice(0, need);
+}
+
+/** No whole core is left for an exclusive workload: name what took them. */
+function noFreeCore(topology: Topology, policy: Policy, w: WorkloadSpec): UserError {
+  const takers = [
+    'reserved housekeeping cores (reserved)',
+    ...(topology.isolated.isEmpty ? [] : [`boot-isolated CPUs ${topology.isolated} (isolcpus=)`]),
+    ...(policy.workloads.filter((o) => o.class === 'exclusive').length > 1
+      ? ['the other exclusive workloads']
+      : []),
+    ...(topology.cores.some((c) => c.node === null) ? ['cores on no single known NUMA node'] : []),
+  ];
+  return policyError(
+    policy,
+    [...w.path, 'cores'],
+    `no whole core is free for ${w.name}: ${takers.join(', ')} take all ${plural(topology.cores.length, 'core')}; lower reserved, free boot-isolated CPUs, or remove a workload`,
+  );
 }
 
 function memsFor(
@@ -372,11 +399,11 @@ function resolveMemory(
     if (a) out[key] = resolve(a);
   }
   const { high, max } = out;
-  if (typeof high === 'number' && (max !== undefined && max !== 'max' ? max < high : false)) {
+  if (typeof high === 'number' && typeof max === 'number' && max < high) {
     throw policyError(
       policy,
       [...w.path, 'memory', 'max'],
-      `max (${max} bytes) is below high (${high} bytes) on this host; max must be at least high`,
+      `max (${formatBytes(max)}) is below high (${formatBytes(high)}) on this host; max must be at least high`,
     );
   }
   return out;
@@ -396,7 +423,7 @@ function checkProtections(topology: Topology, policy: Policy, allocs: WorkloadAl
       throw policyError(
         policy,
         [...w.path, 'memory'],
-        `memory protections (min + low) of all workloads add up to ${sum} bytes, more than the host's ${hostMemory} bytes; lower min/low`,
+        `memory protections (min + low) of all workloads add up to ${formatBytes(sum)}, more than the host's ${formatBytes(hostMemory)}; lower min/low`,
       );
     }
   }

@@ -1,4 +1,4 @@
-import { formatBytes } from '../model/units.js';
+import { formatBytes, plural } from '../model/units.js';
 import type { Plan } from '../model/plan.js';
 
 /** Human view of a plan: allocation per workload, then each change as target setting: from → to. */
@@ -8,7 +8,10 @@ export function formatPlan(plan: Plan, policySource: string): string {
     const mem = Object.entries(a.memory)
       .map(([k, v]) => `${k}=${v === 'max' ? 'max' : formatBytes(v as number)}`)
       .join(' ');
-    const cores = a.class === 'exclusive' ? `  ${a.cores.length} cores on node ${a.nodes.join(',')}` : '';
+    const cores =
+      a.class === 'exclusive'
+        ? `  ${plural(a.cores.length, 'core')} on node${a.nodes.length === 1 ? '' : 's'} ${a.nodes.join(',')}`
+        : '';
     lines.push(`  ${a.name} (${a.class}) → ${a.target}`);
     lines.push(`    cpus ${a.cpus}${cores}  mems ${a.mems.join(',') || '-'}${mem ? `  memory ${mem}` : ''}`);
   }
