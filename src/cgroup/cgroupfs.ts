@@ -78,6 +78,7 @@ function pidOf(change: Change): number {
   return pid;
 }
 
+
 /** Cgroups PIDs were moved out of, by destination cgroup (to re-home stragglers before rmdir). */
 function movedFrom(ctx: UndoContext): Map<string, string> {
   const out = new Map<string, string>();

@@ -108,7 +108,7 @@ function checkCoresConsistent(topology: Topology): void {
       }
       owner.set(id, core.id);
       const cpu = cpuById.get(id);
-      if (cpu && cpu.online && !cpu.siblings.equals(core.cpus)) {
+      if (cpu?.online && !cpu.siblings.equals(core.cpus)) {
         throw new UserError(
           `topology: cpu${id} lists siblings ${cpu.siblings} but its core ${core.id} holds ${core.cpus}; the SMT sibling lists contradict each other — refusing to plan on them`,
         );

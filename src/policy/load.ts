@@ -88,7 +88,6 @@ function parsePolicyUnguarded(text: string, source: string): Policy {
 /** The YAML library's message, without its advice about its own API and at a bounded length. */
 function quoteMessage(message: string): string {
   const short = message.length > 200 ? `${message.slice(0, 200)}…` : message;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control bytes are what is removed
   return short.replace(/[\u0000-\u001f\u007f]/g, '?');
 }
 
