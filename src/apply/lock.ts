@@ -45,7 +45,13 @@ export interface Lock {
 /** Take the lock or fail at once naming the holder. Stale locks (dead holder) are taken over. */
 export async function acquireLock(root: string, command: string): Promise<Lock> {
   const file = lockPath(root);
-  await mkdir(path.dirname(file), { recursive: true });
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+  } catch (err) {
+    throw new UserError(
+      `cannot create the lock directory ${path.dirname(file)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); check --root`,
+    );
+  }
   const info: LockInfo = {
     pid: process.pid,
     start: procStart(process.pid),
@@ -70,7 +76,12 @@ export async function acquireLock(root: string, command: string): Promise<Lock> 
         },
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') {
+        throw new UserError(
+          `cannot create the lock ${file} (${code ?? (err as Error).message}); check ${path.dirname(file)} under --root`,
+        );
+      }
     }
     let holder: LockInfo | null = null;
     try {

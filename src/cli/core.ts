@@ -45,7 +45,10 @@ export function registerCore(program: Command): void {
     .command('plan')
     .description('compute the allocation and the changes that apply would make')
     .option('--root <dir>', 'host root: sysfs, cgroupfs, /proc and /etc/isolate are read under it')
-    .option('--policy <file>', 'policy file (default /etc/isolate/policy.yaml, else the bundled default)')
+    .option(
+      '--policy <file>',
+      'policy file, or "default" for the bundled example (default /etc/isolate/policy.yaml; with --dry-run, else the bundled example)',
+    )
     .option('--dry-run', 'only print the plan; write nothing anywhere')
     .option(
       '--out <file>',
@@ -79,6 +82,7 @@ export function registerCore(program: Command): void {
         const out = await plan({
           root,
           notice,
+          allowBundledPolicy: !!opts.dryRun,
           ...(opts.policy ? { policyPath: opts.policy } : {}),
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           ...(opts.dryRun

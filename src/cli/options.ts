@@ -23,7 +23,11 @@ export function hostRoot(cmd: Command): string {
   return root;
 }
 
+/** Whether this run already printed its JSON document (the error handler prints one otherwise). */
+export const printed = { json: false };
+
 export function printJson(value: unknown): void {
+  printed.json = true;
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 

@@ -1,7 +1,6 @@
 // `plan` as a function: read the policy, sysfs, the cgroup tree and (when the policy asks for a RAID
 // setting) the RAID controllers under --root, then plan. `apply`, `check` and the agent call it too,
 // so they always agree; a saved plan carries everything `apply --plan` needs.
-import { readFileSync } from 'node:fs';
 import type { ObservedState } from '../model/observed.js';
 import { describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
@@ -14,6 +13,7 @@ import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
 import { ancestors, workloadTarget } from '../planner/targets.js';
 import { defaultUnitPath } from '../model/systemd.js';
+import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { readTopology } from '../topology/read.js';
 import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath, sha256 } from './policy-source.js';
@@ -37,6 +37,8 @@ export interface PlanRequest {
   raidToolPaths?: Partial<Record<RaidTool, string>>;
   /** Notices for stderr (e.g. "using the bundled default policy"). */
   notice?: (message: string) => void;
+  /** Fall back to the bundled default policy (a dry run only: nothing is changed or judged). */
+  allowBundledPolicy?: boolean;
 }
 
 export interface BuiltPlan {
@@ -50,7 +52,8 @@ export interface BuiltPlan {
 
 export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   const source =
-    req.policySource ?? readPolicySource(resolvePolicyPath(req.root, req.policyPath, req.notice));
+    req.policySource ??
+    readPolicySource(resolvePolicyPath(req.root, req.policyPath, req.notice, !!req.allowBundledPolicy));
   const policy = policyOf(source);
   const topology = readTopology(req.root);
   const executorOptions: ExecutorOptions = {};
@@ -117,14 +120,21 @@ const SETTINGS: Record<Change['backend'], readonly string[]> = {
   ],
 };
 
+/** A saved plan embeds its policy (at most 1 MiB) and its changes: far below this. */
+const SAVED_PLAN_MAX_BYTES = 16 * 1024 * 1024;
+
 /** A saved plan, checked field by field: it is input like any other. */
 export function readSavedPlan(file: string): SavedPlan {
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(file, 'utf8'));
+    data = JSON.parse(readTextFile(file, { maxBytes: SAVED_PLAN_MAX_BYTES }));
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    const why =
+      err instanceof ReadRefused
+        ? err.reason
+        : err instanceof SyntaxError
+          ? 'not valid JSON'
+          : (err as Error).message;
     throw new UserError(`--plan ${file}: cannot read the saved plan (${why}); save one with "isolate plan"`);
   }
   const bad = (what: string) =>
@@ -143,8 +153,10 @@ export function readSavedPlan(file: string): SavedPlan {
     ) {
       throw bad(`changes[${i}] is malformed (needs backend, target, a known setting, from, to)`);
     }
-    if (c.backend === 'cgroupfs' && c.target.split('/').includes('..')) {
-      throw bad(`changes[${i}].target "${c.target}" leaves the cgroup tree ("..")`);
+    if (c.target.split('/').some((seg) => seg === '..' || seg === '.') || c.target.includes('\0')) {
+      throw bad(
+        `changes[${i}].target ${JSON.stringify(c.target.slice(0, 80))} leaves its tree ("." or "..")`,
+      );
     }
   }
   const p = obj.policy;

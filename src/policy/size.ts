@@ -46,9 +46,8 @@ const ECHO_MAX = 60;
  */
 export function quote(text: string): string {
   const cut = text.length > ECHO_MAX ? `${text.slice(0, ECHO_MAX)}…` : text;
-  const escaped = cut.replace(
-    /[\u0000-\u001f\u007f-\u009f\u2028\u2029"\\]/g,
-    (c) => (c === '"' ? '\\"' : c === '\\' ? '\\\\' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+  const escaped = cut.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029"\\]/g, (c) =>
+    c === '"' ? '\\"' : c === '\\' ? '\\\\' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
   return `"${escaped}"${text.length > ECHO_MAX ? ` (${text.length} characters)` : ''}`;
 }

@@ -2,7 +2,8 @@
 // `isolate apply` may run at the same moment, and these tools deadlock each other (raid-cli.md §8.6).
 // An exclusive lock file holding the owner's pid; a lock whose owner is gone is taken over.
 import { existsSync } from 'node:fs';
-import { open, readFile, rm } from 'node:fs/promises';
+import { lstat, open, readFile, rm } from 'node:fs/promises';
+import { UserError } from '../model/errors.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,7 +26,11 @@ export async function acquireHostLock(waitMs: number): Promise<(() => Promise<vo
         await rm(path, { force: true });
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') throw lockError(path, `cannot create it (${code ?? (err as Error).message})`);
+      // Only a regular file is a lock someone holds: a directory or device there is a mistake.
+      const st = await lstat(path).catch(() => null);
+      if (st && !st.isFile()) throw lockError(path, 'it exists and is not a regular file');
     }
     const holder = (await readFile(path, 'utf8').catch(() => '')).trim();
     if (holder !== '' && !alive(Number(holder))) {
@@ -45,4 +50,10 @@ function alive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+function lockError(path: string, why: string): UserError {
+  return new UserError(
+    `RAID lock ${path}: ${why}; point ISOLATE_RAID_LOCK at a file in an existing directory (default /run/lock/isolate-raid.lock)`,
+  );
 }
