@@ -140,15 +140,17 @@ function reservedCpus(topology: Topology, policy: Policy): CpuSet {
   const byPackage = new Map<number | null, Core[]>();
   for (const c of topology.cores) byPackage.set(c.package, [...(byPackage.get(c.package) ?? []), c]);
   const ids: number[] = [];
-  for (const [pkg, cores] of byPackage) {
-    if (r.cores >= cores.length && policy.workloads.some((w) => w.class === 'exclusive')) {
-      throw policyError(
-        policy,
-        ['reserved', 'cores'],
-        `reserves ${r.cores} cores per package, but package ${pkg ?? '?'} has ${plural(cores.length, 'core')}, leaving none for exclusive workloads; set reserved.cores to at most ${cores.length - 1}`,
-      );
-    }
+  for (const cores of byPackage.values()) {
     for (const c of cores.slice(0, r.cores)) ids.push(...c.cpus);
+  }
+  const largest = Math.max(...[...byPackage.values()].map((cores) => cores.length), 0);
+  if (r.cores > 0 && r.cores >= largest) {
+    // Every core is housekeeping: no request could fit, so say which setting to lower, and to what.
+    throw policyError(
+      policy,
+      ['reserved', 'cores'],
+      `reserves ${plural(r.cores, 'core')} per package, but the largest package has ${plural(largest, 'core')}, leaving none for exclusive workloads; ${largest > 1 ? `set reserved.cores to at most ${largest - 1}` : 'set reserved.cores to 0 (a single-core package has no core to spare)'}`,
+    );
   }
   return CpuSet.of(ids);
 }
@@ -279,7 +281,7 @@ function pickSingleNode(
     throw policyError(
       policy,
       [...w.path, 'cores'],
-      `asks for ${asked} whole cores on one NUMA node, but the largest request that fits is ${largest} (node ${best?.id ?? '-'}, after reserved cores and other exclusive workloads); lower cores to ${largest} or set numa: spread`,
+      `asks for ${plural(asked, 'whole core')} on one NUMA node, but the largest request that fits is ${largest} (node ${best?.id ?? '-'}, after reserved cores and other exclusive workloads); lower cores to ${largest} or set numa: spread`,
     );
   }
   if (!node.hasMemory) {
@@ -314,7 +316,7 @@ function pickSpread(
     throw policyError(
       policy,
       [...w.path, 'cores'],
-      `asks for ${need} whole cores, but only ${ordered.length} are free on the whole host; lower cores to ${ordered.length}`,
+      `asks for ${plural(need, 'whole core')}, but only ${ordered.length} are free on the whole host; lower cores to ${ordered.length}`,
     );
   }
   return ordered.slice(0, need);

@@ -90,7 +90,7 @@ describe('policy errors name file, line:column, field and the fix', () => {
     [
       'max below high',
       (t) => t.replace('max: 3G', 'max: 1G'),
-      /workloads\[1\]\.memory\.max: max \(1073741824 bytes\) is below high \(2147483648 bytes\)/,
+      /workloads\[1\]\.memory\.max: max \(1G\) is below high \(2G\)/,
     ],
     [
       'duplicate workload names',
@@ -196,7 +196,7 @@ describe('policy errors that depend on the host', () => {
     [
       'protections above host memory',
       (t) => t.replace('low: 1G', 'low: 6G, min: 3G'),
-      /workloads\[0\]\.memory: memory protections \(min \+ low\) of all workloads add up to \d+ bytes, more than the host's 8589934592 bytes/,
+      /workloads\[0\]\.memory: memory protections \(min \+ low\) of all workloads add up to 9G, more than the host's 8G/,
     ],
     [
       'reserved cpu that does not exist',
