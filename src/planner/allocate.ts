@@ -39,7 +39,7 @@ export function allocate(
     if (w.class !== 'exclusive') continue;
     const target = workloadTarget(w, observed);
     const current = currentCores(topology, observed, target, coreById, eligible);
-    const picked =
+    const { picked, reason } =
       w.numa === 'spread'
         ? pickSpread(topology, policy, w, current, eligible)
         : pickSingleNode(topology, policy, w, current, eligible, warnings);
@@ -56,6 +56,7 @@ export function allocate(
       nodes,
       mems,
       memory: resolveMemory(topology, policy, w, mems),
+      reason,
     });
   }
 
@@ -81,6 +82,9 @@ export function allocate(
       nodes,
       mems,
       memory: resolveMemory(topology, policy, w, mems),
+      reason: reserved.isEmpty
+        ? 'every online CPU the exclusive workloads leave'
+        : `every online CPU the exclusive workloads leave, including the reserved housekeeping CPUs ${reserved} (shared with the system)`,
     });
   }
   // Keep the policy's order in the output, whatever order we allocated in.
@@ -237,7 +241,7 @@ function pickSingleNode(
   current: Core[],
   eligible: (c: Core) => boolean,
   warnings: string[],
-): Core[] {
+): { picked: Core[]; reason: string } {
   // Computed once: the comparators below would otherwise rescan every core per comparison.
   const free = new Map<number, Core[]>();
   const total = new Map<number, number>();
@@ -253,19 +257,28 @@ function pickSingleNode(
 
   const currentNodes = [...new Set(current.map((c) => c.node!))];
   let node: NumaNode | undefined;
+  let reason = '';
   if (currentNodes.length === 1) {
     node = fits.find((n) => n.id === currentNodes[0]);
+    if (node) reason = `kept on node ${node.id}: its current cores are still valid`;
   }
   if (!node) {
     const score = nearScore(topology, w, warnings);
-    const ranked = [...fits].sort(
-      (a, b) =>
-        (score.get(b.id) ?? 0) - (score.get(a.id) ?? 0) ||
-        Number(b.hasMemory) - Number(a.hasMemory) ||
-        freeOn(b).length - freeOn(a).length ||
-        a.id - b.id,
-    );
+    const criteria: [string, (a: NumaNode, b: NumaNode) => number][] = [
+      ['near', (a, b) => (score.get(b.id) ?? 0) - (score.get(a.id) ?? 0)],
+      ['memory', (a, b) => Number(b.hasMemory) - Number(a.hasMemory)],
+      ['free', (a, b) => freeOn(b).length - freeOn(a).length],
+      ['id', (a, b) => a.id - b.id],
+    ];
+    const ranked = [...fits].sort((a, b) => {
+      for (const [, cmp] of criteria) {
+        const d = cmp(a, b);
+        if (d !== 0) return d;
+      }
+      return 0;
+    });
     node = ranked[0];
+    if (node) reason = nodeReason(w, node, ranked[1], criteria, freeOn(node).length);
     if (node && current.length > 0) {
       warnings.push(
         `${w.name}: its current cores ${current.map((c) => c.id).join(',')} cannot hold the request on one node; moving to node ${node.id}`,
@@ -290,7 +303,25 @@ function pickSingleNode(
     );
   }
   const keep = new Set(current.filter((c) => c.node === node.id).map((c) => c.id));
-  return fillOrder(freeOn(node), keep).slice(0, need(node));
+  return { picked: fillOrder(freeOn(node), keep).slice(0, need(node)), reason };
+}
+
+/** The first criterion that set the chosen node apart from the runner-up, in words. */
+function nodeReason(
+  w: WorkloadSpec,
+  node: NumaNode,
+  next: NumaNode | undefined,
+  criteria: [string, (a: NumaNode, b: NumaNode) => number][],
+  free: number,
+): string {
+  if (!next) return `node ${node.id}: the only node where the request fits`;
+  const decided = criteria.find(([, cmp]) => cmp(node, next) !== 0)?.[0] ?? 'id';
+  if (decided === 'near') {
+    return `node ${node.id}: near ${w.near.map((d) => `${d.kind}:${d.name}`).join(', ')}`;
+  }
+  if (decided === 'memory') return `node ${node.id}: has memory (node ${next.id} has none)`;
+  if (decided === 'free') return `node ${node.id}: most free whole cores (${free})`;
+  return `node ${node.id}: lowest id among equally good nodes`;
 }
 
 function pickSpread(
@@ -299,7 +330,7 @@ function pickSpread(
   w: WorkloadSpec,
   current: Core[],
   eligible: (c: Core) => boolean,
-): Core[] {
+): { picked: Core[]; reason: string } {
   const need = requestedCores(w, topology.cores.length);
   const keep = new Set(current.map((c) => c.id));
   const nodes = [...topology.nodes].sort((a, b) => Number(b.hasMemory) - Number(a.hasMemory) || a.id - b.id);
@@ -319,7 +350,12 @@ function pickSpread(
       `asks for ${plural(need, 'whole core')}, but only ${ordered.length} are free on the whole host; lower cores to ${ordered.length}`,
     );
   }
-  return ordered.slice(0, need);
+  const picked = ordered.slice(0, need);
+  const kept = picked.filter((c) => keep.has(c.id)).length;
+  return {
+    picked,
+    reason: `numa: spread — ${kept > 0 ? `keeps its ${plural(kept, 'current core')}, then ` : ''}fills nodes with memory first, lowest id first`,
+  };
 }
 
 /** No whole core is left for an exclusive workload: name what took them. */

@@ -1,5 +1,6 @@
 import { formatBytes, plural } from '../model/units.js';
 import type { Plan } from '../model/plan.js';
+import { RESERVED_REASON } from './json.js';
 
 /** Human view of a plan: allocation per workload, then each change as target setting: from → to. */
 export function formatPlan(plan: Plan, policySource: string): string {
@@ -14,8 +15,10 @@ export function formatPlan(plan: Plan, policySource: string): string {
         : '';
     lines.push(`  ${a.name} (${a.class}) → ${a.target}`);
     lines.push(`    cpus ${a.cpus}${cores}  mems ${a.mems.join(',') || '-'}${mem ? `  memory ${mem}` : ''}`);
+    lines.push(`    why: ${a.reason}`);
   }
   lines.push(`  reserved (housekeeping) cpus ${plan.allocation.reserved.toString() || '-'}`);
+  if (!plan.allocation.reserved.isEmpty) lines.push(`    why: ${RESERVED_REASON}`);
   lines.push('');
   if (plan.changes.length === 0) lines.push('No changes: the host already matches the policy.');
   else lines.push(`Changes (${plan.changes.length}, in the order apply makes them):`);
