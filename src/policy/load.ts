@@ -64,6 +64,11 @@ function parsePolicyUnguarded(text: string, source: string): Policy {
         `${where}: YAML: a second document ("---") starts here; a policy file holds exactly one HostPolicy`,
       );
     }
+    if (/call stack/i.test(syntax.message)) {
+      throw new UserError(
+        `${where}: YAML: the document is nested too deeply; write the policy as plain YAML`,
+      );
+    }
     const msg = quoteMessage(syntax.message.split('\n')[0]!.replace(/ at line \d+, column \d+.*$/, ''));
     throw new UserError(`${where}: YAML syntax error: ${msg}`);
   }
