@@ -46,7 +46,9 @@ describe('policy JSON Schema', () => {
     for (const [f, schema] of Object.entries(schemas)) {
       expect(schema.$id).toBe(`https://isolate.dev/schema/${f}`);
     }
-    expect(ajv.getSchema(new URL('raid-policy.schema.json', schemas['policy.schema.json'].$id).href)).toBeTruthy();
+    expect(
+      ajv.getSchema(new URL('raid-policy.schema.json', schemas['policy.schema.json'].$id).href),
+    ).toBeTruthy();
   });
 
   it('checks the raid: section through the $ref', () => {
