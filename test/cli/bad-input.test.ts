@@ -663,12 +663,15 @@ describe('hardening: monitoring and JSON contracts', () => {
     expectRefusal(r, 3, /RAID lock .*lockdir-\w+: it exists and is not a regular file/);
   });
   it('apply --json prints one JSON document when it refuses', () => {
-    const r = run(['apply', '--json', '--yes', '--root', root, '--policy', '/nonexistent.yaml']);
+    const r0 = smallTree();
+    mkdirSync(join(r0, 'var/lib/isolate'), { recursive: true });
+    writeFileSync(join(r0, 'var/lib/isolate/journal.json'), '{ not json');
+    const r = run(['apply', '--json', '--yes', '--root', r0, '--policy', policy('h-good', GOOD)]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({
       ok: false,
       exitCode: 1,
-      error: expect.stringMatching(/nonexistent\.yaml/),
+      error: expect.stringMatching(/journal\.json is unreadable/),
     });
   });
   it.each([
