@@ -44,9 +44,9 @@ export function parsePolicy(text: string, source: string): Policy {
     const msg = err instanceof Error ? err.message : String(err);
     const why =
       err instanceof RangeError || /call stack/i.test(msg)
-        ? 'nested too deeply'
+        ? 'is nested too deeply'
         : /alias/i.test(msg)
-          ? 'too many aliases (*name) — YAML alias expansion is limited to 100'
+          ? 'has too many aliases (*name); alias expansion is limited to 100'
           : 'could not be read as YAML';
     throw new UserError(`${source}: YAML: the document ${why}; write the policy as plain YAML`);
   }

@@ -538,11 +538,7 @@ describe('hardening: impossible or ambiguous policies', () => {
           .join(', ')}]`,
       );
     const f = policy('h-bomb', `${bomb.join('\n')}\n`);
-    expectRefusal(
-      run(['policy', 'validate', f]),
-      1,
-      /h-bomb\.yaml: YAML: the document (has )?too many aliases/,
-    );
+    expectRefusal(run(['policy', 'validate', f]), 1, /h-bomb\.yaml: YAML: the document has too many aliases/);
   });
   it('two YAML documents', () => {
     const f = policy('h-twodocs', `${GOOD}---\n${GOOD}`);
