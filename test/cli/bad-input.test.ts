@@ -739,6 +739,15 @@ describe('hardening: what a user reads', () => {
     expect(json.allocation.kafka.reason).toMatch(/^node \d: /);
     expect(json.reserved.reason).toMatch(/shared by batch workloads/);
   });
+  it('check spells out what it could not read instead of "?" and "-"', () => {
+    const r0 = smallTree();
+    mkdirSync(join(r0, 'proc'), { recursive: true });
+    const f = policy('h-check', GOOD.replace('cores: 2', 'cores: 1').replace('{ cores: 1 }', '{ cores: 0 }'));
+    const r = run(['check', '--root', r0, '--policy', f]);
+    expect(r.stdout).toMatch(/effective unknown, cpuset\.cpus\.effective not readable/);
+    expect(r.stdout).toMatch(/partition n\/a, no cpuset\.cpus\.partition/);
+    expect(r.stdout).not.toMatch(/effective \?|partition -/);
+  });
   it('memory sizes in errors are human', () => {
     const f = policy('h-mem', GOOD.replace('low: 1G', 'low: 6G, min: 3G'));
     const r = run(['plan', '--dry-run', '--root', root, '--policy', f]);
