@@ -132,7 +132,7 @@ export function readTopology(root = '/'): Topology {
 
   const cpus: Cpu[] = [];
   // Siblings share their core's package, die and cluster, and L3 groups are shared by many CPUs:
-  // read each once. On a 1,024-CPU host this halves the number of files opened.
+  // read each once. Sibling lists are the exception: each CPU's own is read to cross-check them.
   const coreOfCpu = new Map<
     number,
     { siblings: CpuSet; pkg: number | null; die: number | null; cluster: number | null }
