@@ -7,6 +7,7 @@ import { registerAgent } from './cli/agent.js';
 import { registerApply } from './cli/apply.js';
 import { registerCore } from './cli/core.js';
 import { registerRaid } from './cli/raid.js';
+import { printed, printJson } from './cli/options.js';
 
 const program = new Command();
 program
@@ -30,11 +31,40 @@ registerApply(program);
 registerRaid(program);
 registerAgent(program);
 
-program.parseAsync(process.argv).catch((err: unknown) => {
-  process.exitCode = reportError(err);
-});
+const argv = process.argv.slice(2);
+if (argv.length === 0) {
+  // No command is a usage error, not a success: scripts calling `isolate $CMD` with an empty
+  // variable must fail.
+  program.outputHelp({ error: true });
+  process.exitCode = 1;
+} else {
+  program.parseAsync(process.argv).catch((err: unknown) => {
+    process.exitCode = reportError(err);
+  });
+}
+
+/** `check` and `raid check` are monitoring plugins: any failure is UNKNOWN (3). */
+function isMonitoring(args: string[]): boolean {
+  const words = args.filter((a) => !a.startsWith('-'));
+  const i = words.findIndex((w) =>
+    ['check', 'raid', 'plan', 'apply', 'topology', 'policy', 'rollback'].includes(w),
+  );
+  return words[i] === 'check' || (words[i] === 'raid' && words[i + 1] === 'check');
+}
+
+/** Longest error line printed: a message quoting a huge value stays readable. */
+const MESSAGE_MAX = 2000;
+
+function clean(message: string): string {
+  const line = oneLine(message).replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?');
+  return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX)}… (truncated)` : line;
+}
 
 function reportError(err: unknown): number {
+  const monitoring = isMonitoring(argv);
+  const json = argv.includes('--json');
+  let code: number;
+  let message: string;
   if (err instanceof CommanderError) {
     // Commander already printed its one-line message; help and version are successful exits.
     if (
@@ -44,16 +74,30 @@ function reportError(err: unknown): number {
     ) {
       return 0;
     }
-    return 1;
+    code = 1;
+    message = err.message.replace(/^error: /, '');
+  } else if (err instanceof UserError) {
+    message = clean(err.message);
+    code = err.exitCode;
+    process.stderr.write(
+      `isolate: ${monitoring && !message.startsWith('UNKNOWN') ? 'UNKNOWN: ' : ''}${message}\n`,
+    );
+  } else {
+    message = clean(`internal error: ${err instanceof Error ? err.message : String(err)}`);
+    code = 1;
+    process.stderr.write(
+      `isolate: ${monitoring ? 'UNKNOWN: ' : ''}${message} (set ISOLATE_DEBUG=1 for a stack trace)\n`,
+    );
+    if (process.env.ISOLATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
   }
-  if (err instanceof UserError) {
-    process.stderr.write(`isolate: ${oneLine(err.message)}\n`);
-    return err.exitCode;
+  if (monitoring) code = 3;
+  // Every --json run prints one JSON document on stdout, whatever happened.
+  if (json && !printed.json) {
+    printJson(
+      monitoring
+        ? { status: 'UNKNOWN', code, summary: message, error: message }
+        : { ok: false, exitCode: code, error: message },
+    );
   }
-  const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(
-    `isolate: internal error: ${oneLine(message)} (set ISOLATE_DEBUG=1 for a stack trace)\n`,
-  );
-  if (process.env.ISOLATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-  return 1;
+  return code;
 }

@@ -1,8 +1,9 @@
 // The apply journal: before every write isolate records what it is about to change and the value
 // it found, so a failed or interrupted apply (kill -9) can be undone exactly, in reverse order.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
+import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
 
 export type JournalState =
@@ -53,28 +54,63 @@ export function journalPath(root: string): string {
   return path.join(journalDir(root), 'journal.json');
 }
 
+/** Journals hold one entry per change: a few hundred KiB at most on the largest hosts. */
+const JOURNAL_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The journal, or null when there is none. A journal that cannot be trusted is the operator's to
+ * inspect (it says what was changed): a one-line error naming it, never a guess.
+ */
 export async function readJournal(root: string): Promise<Journal | null> {
+  const file = journalPath(root);
+  const unreadable = (why: string) =>
+    new UserError(
+      `journal ${file} is unreadable (${why}); inspect it (it lists every value isolate changed), restore by hand, then move it aside`,
+    );
   let text: string;
   try {
-    text = await readFile(journalPath(root), 'utf8');
+    text = readTextFile(file, { maxBytes: JOURNAL_MAX_BYTES });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (err instanceof ReadRefused) {
+      if (err.code === 'ENOENT') return null;
+      throw unreadable(err.reason);
+    }
     throw err;
   }
+  let j: Journal;
   try {
-    const j = JSON.parse(text) as Journal;
-    if (j.version !== 1 || !Array.isArray(j.entries)) throw new Error('unknown journal version');
-    return j;
-  } catch (err) {
-    throw new Error(
-      `journal ${journalPath(root)} is unreadable (${(err as Error).message}); inspect it, restore by hand, then delete it`,
-    );
+    j = JSON.parse(text) as Journal;
+  } catch {
+    throw unreadable('not valid JSON');
   }
+  if (!j || typeof j !== 'object' || j.version !== 1 || !Array.isArray(j.entries)) {
+    throw unreadable('not a version 1 journal with an entries list');
+  }
+  for (const [i, e] of j.entries.entries()) {
+    const c = e?.change as Partial<Change> | undefined;
+    if (
+      !e ||
+      typeof e !== 'object' ||
+      !c ||
+      typeof c.target !== 'string' ||
+      typeof c.setting !== 'string' ||
+      typeof c.backend !== 'string' ||
+      !(e.previous === null || typeof e.previous === 'string') ||
+      !['pending', 'done', 'undone', 'skipped'].includes(e.status)
+    ) {
+      throw unreadable(`entries[${i}] is malformed`);
+    }
+    if (c.target.split('/').some((seg) => seg === '..' || seg === '.')) {
+      throw unreadable(`entries[${i}].change.target leaves its tree ("." or "..")`);
+    }
+  }
+  return j;
 }
 
 export async function writeJournal(root: string, j: Journal): Promise<void> {
   j.updatedAt = new Date().toISOString();
-  await writeFileAtomic(journalPath(root), `${JSON.stringify(j, null, 1)}\n`);
+  // The state directory is isolate's own: the one place it may create directories.
+  await writeFileAtomic(journalPath(root), `${JSON.stringify(j, null, 1)}\n`, { createParents: true });
 }
 
 export function newJournal(context?: Record<string, unknown>): Journal {

@@ -1,4 +1,5 @@
 // `isolate check` for people: a monitoring-plugin first line, then the details.
+import { plural } from '../model/units.js';
 import type { CheckReport } from './report.js';
 
 export function formatCheck(r: CheckReport): string {
@@ -11,7 +12,7 @@ export function formatCheck(r: CheckReport): string {
       .map(([n, b]) => `N${n}=${(b / 2 ** 20).toFixed(1)}MiB`)
       .join(' ');
     lines.push(
-      `  ${w.name} (${w.class}) ${w.target}: cpus ${w.cpus} (effective ${w.effectiveCpus ?? '?'}), mems ${w.mems.join(',')}, partition ${w.partition ?? '-'}, ${w.threads} threads, ${w.outside.length} outside its CPUs${mem ? `, memory ${mem}` : ''}`,
+      `  ${w.name} (${w.class}) ${w.target}: cpus ${w.cpus} (effective ${w.effectiveCpus ?? 'unknown, cpuset.cpus.effective not readable'}), mems ${w.mems.join(',')}, partition ${w.partition ?? 'n/a, no cpuset.cpus.partition'}, ${plural(w.threads, 'thread')}, ${w.outside.length} outside its CPUs${mem ? `, memory ${mem}` : ''}`,
     );
     const psi = Object.entries(w.pressure)
       .filter(([, p]) => p?.some)

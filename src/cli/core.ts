@@ -1,5 +1,6 @@
 // `isolate topology`, `policy validate`, `plan`: flags → one call → rendering.
 import type { Command } from 'commander';
+import { UserError } from '../model/errors.js';
 import { hostRoot, notice, printJson, printText, requireDir, rootOption } from './options.js';
 
 interface CommonOpts {
@@ -36,14 +37,18 @@ export function registerCore(program: Command): void {
       if (root) requireDir(root);
       const { validatePolicy } = await import('../ops/policy.js');
       const p = validatePolicy(file, root);
-      process.stdout.write(`${file}: ok (${p.workloads.length} workloads)\n`);
+      const n = p.workloads.length;
+      process.stdout.write(`${file}: ok (${n} workload${n === 1 ? '' : 's'})\n`);
     });
 
   program
     .command('plan')
     .description('compute the allocation and the changes that apply would make')
     .option('--root <dir>', 'host root: sysfs, cgroupfs, /proc and /etc/isolate are read under it')
-    .option('--policy <file>', 'policy file (default /etc/isolate/policy.yaml, else the bundled default)')
+    .option(
+      '--policy <file>',
+      'policy file, or "default" for the bundled example (default /etc/isolate/policy.yaml; with --dry-run, else the bundled example)',
+    )
     .option('--dry-run', 'only print the plan; write nothing anywhere')
     .option(
       '--out <file>',
@@ -66,17 +71,25 @@ export function registerCore(program: Command): void {
         cmd: Command,
       ) => {
         const root = hostRoot(cmd);
+        if (opts.dryRun && opts.out !== undefined) {
+          throw new UserError(
+            `--out ${opts.out}: --dry-run writes nothing anywhere; drop --dry-run to save the plan, or drop --out`,
+          );
+        }
         const { plan } = await import('../ops/plan.js');
         const { toolPaths } = await import('../ops/raid.js');
         const { formatPlan } = await import('../planner/format.js');
         const out = await plan({
           root,
           notice,
+          allowBundledPolicy: !!opts.dryRun,
           ...(opts.policy ? { policyPath: opts.policy } : {}),
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           ...(opts.dryRun
             ? {}
-            : { saveTo: opts.out ?? `${root.replace(/\/$/, '')}/var/lib/isolate/plan.json` }),
+            : opts.out !== undefined
+              ? { saveTo: opts.out }
+              : { saveTo: `${root.replace(/\/$/, '')}/var/lib/isolate/plan.json`, saveToStateDir: true }),
         });
         if (opts.json) printJson(out.json);
         else printText(formatPlan(out.built.plan, out.built.source.path));

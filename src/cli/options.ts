@@ -1,10 +1,15 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../model/errors.js';
 
 /** `--root` must name a directory; resolving here makes every later path absolute. */
 export function rootOption(value: string | undefined): string {
+  // resolve('') is the current directory: an empty --root (an unset shell variable) must not
+  // silently mean "here".
+  if (value !== undefined && value.trim() === '') {
+    throw new UserError('--root: empty; pass the root of a host or fixture tree (default /)');
+  }
   return resolve(value ?? '/');
 }
 
@@ -18,7 +23,11 @@ export function hostRoot(cmd: Command): string {
   return root;
 }
 
+/** Whether this run already printed its JSON document (the error handler prints one otherwise). */
+export const printed = { json: false };
+
 export function printJson(value: unknown): void {
+  printed.json = true;
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
@@ -29,6 +38,8 @@ export function notice(message: string): void {
 export function requireDir(root: string): void {
   if (!existsSync(root))
     throw new UserError(`--root ${root}: no such directory; pass the root of a host or fixture tree`);
+  if (!statSync(root).isDirectory())
+    throw new UserError(`--root ${root}: not a directory; pass the root of a host or fixture tree`);
 }
 
 /** Every line isolate prints ends with a newline, whatever the renderer returned. */

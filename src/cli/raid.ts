@@ -1,5 +1,7 @@
 // `isolate raid show|check|parse`: flags → one op from src/ops/raid.ts → rendering.
 import type { Command } from 'commander';
+import type { Verdict } from '../model/finding.js';
+import type { RaidObservation } from '../model/raid.js';
 import { hostRoot, printJson, printText } from './options.js';
 
 interface LiveOptions {
@@ -19,8 +21,10 @@ export function registerRaid(program: Command): void {
     const { raidCallOptions, raidShow } = await import('../ops/raid.js');
     const { renderShow } = await import('./raid-render.js');
     const obs = await raidShow(await callOptions(o, cmd, raidCallOptions));
-    if (o.json) printJson(obs);
-    else printText(renderShow(obs));
+    if (o.json) {
+      const { checkVerdict } = await import('../audit/raid.js');
+      printJson(raidJson(checkVerdict(obs), obs));
+    } else printText(renderShow(obs));
   });
 
   withLiveOptions(
@@ -31,7 +35,7 @@ export function registerRaid(program: Command): void {
     const { raidCallOptions, raidCheck } = await import('../ops/raid.js');
     const { renderCheck } = await import('./raid-render.js');
     const { verdict, observation } = await raidCheck(await callOptions(o, cmd, raidCallOptions));
-    if (o.json) printJson({ status: verdict.status, code: verdict.code, ...observation });
+    if (o.json) printJson(raidJson(verdict, observation));
     else printText(renderCheck(verdict, observation.controllers.length));
     process.exitCode = verdict.code;
   });
@@ -41,13 +45,15 @@ export function registerRaid(program: Command): void {
     .description('read saved outputs of a RAID tool (support bundle, another host) without running anything')
     .requiredOption('--tool <tool>', 'storcli | perccli | megacli | ssacli | arcconf')
     .argument('<file...>', 'saved outputs of that tool (JSON or text)')
-    .option('--json', 'print JSON')
+    .option('--json', 'print JSON (the same document as raid show --json)')
     .option('--check', 'exit with the monitoring-plugin code of the findings')
-    .action(async (files: string[], o: { tool: string; json?: boolean; check?: boolean }) => {
+    .option('--root <dir>', 'accepted like every command; the saved outputs are read from the paths given')
+    .action(async (files: string[], o: { tool: string; json?: boolean; check?: boolean }, cmd: Command) => {
+      hostRoot(cmd);
       const { raidParse } = await import('../ops/raid.js');
       const { renderShow } = await import('./raid-render.js');
       const { verdict, parsed } = await raidParse(o.tool, files);
-      if (o.json) printJson({ status: verdict.status, ...parsed });
+      if (o.json) printJson(raidJson(verdict, { mdArrays: [], hostAdapters: [], ...parsed }));
       else printText(renderShow(parsed));
       if (o.check) process.exitCode = verdict.code;
     });
@@ -72,4 +78,16 @@ async function callOptions(
   make: typeof import('../ops/raid.js').raidCallOptions,
 ) {
   return make(hostRoot(cmd), o.timeout, o.toolPath, process.env.ISOLATE_RAID_TOOL_PATH);
+}
+
+/** One JSON model for `raid show`, `raid check` and `raid parse`: the verdict, then the observation. */
+function raidJson(verdict: Verdict, obs: RaidObservation) {
+  return {
+    status: verdict.status,
+    code: verdict.code,
+    controllers: obs.controllers,
+    findings: obs.findings,
+    mdArrays: obs.mdArrays,
+    hostAdapters: obs.hostAdapters,
+  };
 }

@@ -106,6 +106,8 @@ export interface WorkloadAllocation {
   mems: number[];
   /** Resolved memory settings in bytes ("max" for no limit); absent keys are left alone. */
   memory: Partial<Record<'min' | 'low' | 'high' | 'max', number | 'max'>>;
+  /** Why the planner chose these CPUs, in one short sentence (kept / near eth0 / most free / lowest id). */
+  reason: string;
 }
 
 export interface Allocation {

@@ -49,3 +49,8 @@ export function formatBytes(bytes: number): string {
 export function pageAlign(bytes: number): number {
   return Math.floor(bytes / PAGE_SIZE) * PAGE_SIZE;
 }
+
+/** "1 core", "2 cores": counts in messages read as English. */
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}

@@ -1,7 +1,6 @@
 // `plan` as a function: read the policy, sysfs, the cgroup tree and (when the policy asks for a RAID
 // setting) the RAID controllers under --root, then plan. `apply`, `check` and the agent call it too,
 // so they always agree; a saved plan carries everything `apply --plan` needs.
-import { readFileSync } from 'node:fs';
 import type { ObservedState } from '../model/observed.js';
 import { describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
@@ -14,6 +13,7 @@ import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
 import { ancestors, workloadTarget } from '../planner/targets.js';
 import { defaultUnitPath, unitOfCgroup } from '../model/systemd.js';
+import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { readTopology } from '../topology/read.js';
 import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath, sha256 } from './policy-source.js';
@@ -43,6 +43,8 @@ export interface PlanRequest {
   observeRaid?: boolean;
   /** A topology already read (the agent re-reads it only when the CPU/node online lists change). */
   topology?: Topology;
+  /** Fall back to the bundled default policy (a dry run only: nothing is changed or judged). */
+  allowBundledPolicy?: boolean;
 }
 
 export interface BuiltPlan {
@@ -56,7 +58,8 @@ export interface BuiltPlan {
 
 export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   const source =
-    req.policySource ?? readPolicySource(resolvePolicyPath(req.root, req.policyPath, req.notice));
+    req.policySource ??
+    readPolicySource(resolvePolicyPath(req.root, req.policyPath, req.notice, !!req.allowBundledPolicy));
   const policy = policyOf(source);
   const topology = req.topology ?? readTopology(req.root);
   const executorOptions: ExecutorOptions = {};
@@ -97,10 +100,11 @@ export function toSavedPlan(built: BuiltPlan, root: string): SavedPlan {
   };
 }
 
-export async function savePlan(file: string, saved: SavedPlan): Promise<void> {
+export async function savePlan(file: string, saved: SavedPlan, ownStateDir = false): Promise<void> {
   try {
-    await writeFileAtomic(file, `${JSON.stringify(saved, null, 2)}\n`);
+    await writeFileAtomic(file, `${JSON.stringify(saved, null, 2)}\n`, { createParents: ownStateDir });
   } catch (err) {
+    if (err instanceof UserError) throw new UserError(`--out ${err.message}`);
     throw new UserError(
       `cannot save the plan to ${file} (${(err as Error).message}); use --out FILE or --dry-run`,
     );
@@ -121,6 +125,9 @@ const SETTINGS: Record<Change['backend'], readonly string[]> = {
   ],
 };
 
+/** A saved plan embeds its policy (at most 1 MiB) and its changes: far below this. */
+const SAVED_PLAN_MAX_BYTES = 16 * 1024 * 1024;
+
 /**
  * A saved plan, checked field by field: it is input like any other. `bareChanges` accepts a plain
  * change list with no embedded policy (the real-kernel fault-injection tests only).
@@ -131,10 +138,14 @@ export function readSavedPlan(
 ): SavedPlan | { changes: Change[]; bare: true } {
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(file, 'utf8'));
+    data = JSON.parse(readTextFile(file, { maxBytes: SAVED_PLAN_MAX_BYTES }));
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    const why =
+      err instanceof ReadRefused
+        ? err.reason
+        : err instanceof SyntaxError
+          ? 'not valid JSON'
+          : (err as Error).message;
     throw new UserError(`--plan ${file}: cannot read the saved plan (${why}); save one with "isolate plan"`);
   }
   const bad = (what: string) =>
@@ -153,8 +164,10 @@ export function readSavedPlan(
     ) {
       throw bad(`changes[${i}] is malformed (needs backend, target, a known setting, from, to)`);
     }
-    if (c.backend === 'cgroupfs' && c.target.split('/').includes('..')) {
-      throw bad(`changes[${i}].target "${c.target}" leaves the cgroup tree ("..")`);
+    if (c.target.split('/').some((seg) => seg === '..' || seg === '.') || c.target.includes('\0')) {
+      throw bad(
+        `changes[${i}].target ${JSON.stringify(c.target.slice(0, 80))} leaves its tree ("." or "..")`,
+      );
     }
   }
   if (bareChanges && obj.policy === undefined) return { changes: obj.changes, bare: true };
@@ -235,6 +248,8 @@ export async function observe(root: string, policy: Policy): Promise<ObservedSta
 export interface PlanOpRequest extends PlanRequest {
   /** Save the plan here for `apply --plan` (nothing is written when absent). */
   saveTo?: string;
+  /** `saveTo` is isolate's own state directory (the default path): missing directories are created. */
+  saveToStateDir?: boolean;
 }
 
 /** `isolate plan`: build the plan, and save it (self-contained) when asked. */
@@ -244,7 +259,7 @@ export async function plan(
   const built = await buildPlan(req);
   const json = planToJson(built.plan);
   if (req.saveTo) {
-    await savePlan(req.saveTo, toSavedPlan(built, req.root));
+    await savePlan(req.saveTo, toSavedPlan(built, req.root), !!req.saveToStateDir);
     return { built, json, savedTo: req.saveTo };
   }
   return { built, json };

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { UserError } from '../model/errors.js';
 import type { Policy } from '../model/policy.js';
 import { parsePolicy, readPolicyText } from '../policy/load.js';
 
@@ -19,11 +20,26 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Explicit file; else `<root>/etc/isolate/policy.yaml`; else the bundled default (with a notice). */
-export function resolvePolicyPath(root: string, policyPath?: string, notice?: (m: string) => void): string {
+/**
+ * Explicit file (`default` names the bundled example); else `<root>/etc/isolate/policy.yaml`; else,
+ * only when `allowBundled` (a dry run, which changes nothing), the bundled default with a notice.
+ * Anything that changes or judges the host needs a policy the operator chose.
+ */
+export function resolvePolicyPath(
+  root: string,
+  policyPath?: string,
+  notice?: (m: string) => void,
+  allowBundled = false,
+): string {
+  if (policyPath === 'default') return bundledPolicy();
   if (policyPath) return policyPath;
   const host = join(root, 'etc/isolate/policy.yaml');
   if (existsSync(host)) return host;
+  if (!allowBundled) {
+    throw new UserError(
+      `no policy: ${host} does not exist and no --policy was given; write one (examples in policies/), pass --policy FILE, or --policy default to use the bundled example deliberately`,
+    );
+  }
   const bundled = bundledPolicy();
   notice?.(`no --policy given and no ${host}; using the bundled default policy ${bundled}`);
   return bundled;

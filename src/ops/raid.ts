@@ -1,7 +1,7 @@
 // `raid show`, `raid check` and `raid parse` as functions.
-import { readFile } from 'node:fs/promises';
 import { checkVerdict } from '../audit/raid.js';
 import { UserError } from '../model/errors.js';
+import { ReadRefused, readBoundedBytes } from '../sys/read.js';
 import type { Verdict } from '../model/finding.js';
 import { PARSE_TOOLS, type ParsedOutput, type RaidObservation, type RaidTool } from '../model/raid.js';
 
@@ -61,6 +61,9 @@ export async function raidCheck(
   return { verdict: checkVerdict(observation), observation };
 }
 
+/** A saved vendor output of a large controller is a few hundred KiB. */
+const SAVED_OUTPUT_MAX_BYTES = 16 * 1024 * 1024;
+
 /** Offline audit of saved vendor outputs: runs nothing. */
 export async function raidParse(
   tool: string,
@@ -72,10 +75,14 @@ export async function raidParse(
   const outputs = [];
   for (const file of files) {
     try {
-      outputs.push({ text: await readFile(file, 'latin1'), source: file });
+      // latin1: vendor tools print bytes, not always UTF-8; bounded and non-blocking like every input.
+      outputs.push({
+        text: readBoundedBytes(file, { maxBytes: SAVED_OUTPUT_MAX_BYTES }).toString('latin1'),
+        source: file,
+      });
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? 'error';
-      throw new UserError(`raid parse: cannot read ${file} (${code}); give saved output files of ${tool}`, 1);
+      const why = err instanceof ReadRefused ? err.reason : ((err as NodeJS.ErrnoException).code ?? 'error');
+      throw new UserError(`raid parse: cannot read ${file} (${why}); give saved output files of ${tool}`, 1);
     }
   }
   const { parseSaved } = await import('../raid/offline.js');

@@ -1,6 +1,6 @@
 // Allocation: which whole physical cores each exclusive workload gets, on which NUMA node, and
 // what the batch workloads keep. Pure: same topology, policy and observation give the same answer.
-import { pageAlign } from '../model/units.js';
+import { formatBytes, pageAlign, plural } from '../model/units.js';
 import type { ObservedState } from '../model/observed.js';
 import { UserError } from '../model/errors.js';
 import { type FieldPath, formatPath } from '../model/field.js';
@@ -20,6 +20,7 @@ export function allocate(
   observed: ObservedState | undefined,
   warnings: string[],
 ): Allocation {
+  checkCoresConsistent(topology);
   const reserved = reservedCpus(topology, policy);
   const coreById = new Map(topology.cores.map((c) => [c.id, c]));
   const taken = new Set<number>();
@@ -38,7 +39,7 @@ export function allocate(
     if (w.class !== 'exclusive') continue;
     const target = workloadTarget(w, observed);
     const current = currentCores(topology, observed, target, coreById, eligible);
-    const picked =
+    const { picked, reason } =
       w.numa === 'spread'
         ? pickSpread(topology, policy, w, current, eligible)
         : pickSingleNode(topology, policy, w, current, eligible, warnings);
@@ -55,6 +56,7 @@ export function allocate(
       nodes,
       mems,
       memory: resolveMemory(topology, policy, w, mems),
+      reason,
     });
   }
 
@@ -80,6 +82,9 @@ export function allocate(
       nodes,
       mems,
       memory: resolveMemory(topology, policy, w, mems),
+      reason: reserved.isEmpty
+        ? 'every online CPU the exclusive workloads leave'
+        : `every online CPU the exclusive workloads leave, including the reserved housekeeping CPUs ${reserved} (shared with the system)`,
     });
   }
   // Keep the policy's order in the output, whatever order we allocated in.
@@ -87,6 +92,33 @@ export function allocate(
   out.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
   checkProtections(topology, policy, out);
   return { workloads: out, reserved };
+}
+
+/**
+ * Cores are the unit of isolation: two cores claiming one CPU, or a CPU whose own sibling set
+ * disagrees with its core, would hand one CPU to two exclusive workloads. The topology reader
+ * refuses such sysfs; this keeps the planner safe whatever Topology it is given.
+ */
+function checkCoresConsistent(topology: Topology): void {
+  const owner = new Map<number, number>();
+  const cpuById = new Map(topology.cpus.map((c) => [c.id, c]));
+  for (const core of topology.cores) {
+    for (const id of core.cpus) {
+      const other = owner.get(id);
+      if (other !== undefined) {
+        throw new UserError(
+          `topology: cores ${other} and ${core.id} both contain cpu${id}; the SMT sibling lists contradict each other — refusing to plan on them`,
+        );
+      }
+      owner.set(id, core.id);
+      const cpu = cpuById.get(id);
+      if (cpu?.online && !cpu.siblings.equals(core.cpus)) {
+        throw new UserError(
+          `topology: cpu${id} lists siblings ${cpu.siblings} but its core ${core.id} holds ${core.cpus}; the SMT sibling lists contradict each other — refusing to plan on them`,
+        );
+      }
+    }
+  }
 }
 
 /** Housekeeping CPUs, always whole cores: a listed CPU brings its siblings along. */
@@ -114,6 +146,15 @@ function reservedCpus(topology: Topology, policy: Policy): CpuSet {
   const ids: number[] = [];
   for (const cores of byPackage.values()) {
     for (const c of cores.slice(0, r.cores)) ids.push(...c.cpus);
+  }
+  const largest = Math.max(...[...byPackage.values()].map((cores) => cores.length), 0);
+  if (r.cores > 0 && r.cores >= largest) {
+    // Every core is housekeeping: no request could fit, so say which setting to lower, and to what.
+    throw policyError(
+      policy,
+      ['reserved', 'cores'],
+      `reserves ${plural(r.cores, 'core')} per package, but the largest package has ${plural(largest, 'core')}, leaving none for exclusive workloads; ${largest > 1 ? `set reserved.cores to at most ${largest - 1}` : 'set reserved.cores to 0 (a single-core package has no core to spare)'}`,
+    );
   }
   return CpuSet.of(ids);
 }
@@ -200,7 +241,7 @@ function pickSingleNode(
   current: Core[],
   eligible: (c: Core) => boolean,
   warnings: string[],
-): Core[] {
+): { picked: Core[]; reason: string } {
   // Computed once: the comparators below would otherwise rescan every core per comparison.
   const free = new Map<number, Core[]>();
   const total = new Map<number, number>();
@@ -216,19 +257,28 @@ function pickSingleNode(
 
   const currentNodes = [...new Set(current.map((c) => c.node!))];
   let node: NumaNode | undefined;
+  let reason = '';
   if (currentNodes.length === 1) {
     node = fits.find((n) => n.id === currentNodes[0]);
+    if (node) reason = `kept on node ${node.id}: its current cores are still valid`;
   }
   if (!node) {
     const score = nearScore(topology, w, warnings);
-    const ranked = [...fits].sort(
-      (a, b) =>
-        (score.get(b.id) ?? 0) - (score.get(a.id) ?? 0) ||
-        Number(b.hasMemory) - Number(a.hasMemory) ||
-        freeOn(b).length - freeOn(a).length ||
-        a.id - b.id,
-    );
+    const criteria: [string, (a: NumaNode, b: NumaNode) => number][] = [
+      ['near', (a, b) => (score.get(b.id) ?? 0) - (score.get(a.id) ?? 0)],
+      ['memory', (a, b) => Number(b.hasMemory) - Number(a.hasMemory)],
+      ['free', (a, b) => freeOn(b).length - freeOn(a).length],
+      ['id', (a, b) => a.id - b.id],
+    ];
+    const ranked = [...fits].sort((a, b) => {
+      for (const [, cmp] of criteria) {
+        const d = cmp(a, b);
+        if (d !== 0) return d;
+      }
+      return 0;
+    });
     node = ranked[0];
+    if (node) reason = nodeReason(w, node, ranked[1], criteria, freeOn(node).length);
     if (node && current.length > 0) {
       warnings.push(
         `${w.name}: its current cores ${current.map((c) => c.id).join(',')} cannot hold the request on one node; moving to node ${node.id}`,
@@ -239,10 +289,12 @@ function pickSingleNode(
     const best = [...candidates].sort((a, b) => freeOn(b).length - freeOn(a).length || a.id - b.id)[0];
     const largest = best ? freeOn(best).length : 0;
     const asked = need(best ?? candidates[0]!);
+    // "lower cores to 0" would itself be invalid: say what took every core instead.
+    if (largest === 0) throw noFreeCore(topology, policy, w);
     throw policyError(
       policy,
       [...w.path, 'cores'],
-      `asks for ${asked} whole cores on one NUMA node, but the largest request that fits is ${largest} (node ${best?.id ?? '-'}, after reserved cores and other exclusive workloads); lower cores to ${largest} or set numa: spread`,
+      `asks for ${plural(asked, 'whole core')} on one NUMA node, but the largest request that fits is ${largest} (node ${best?.id ?? '-'}, after reserved cores and other exclusive workloads); lower cores to ${largest} or set numa: spread`,
     );
   }
   if (!node.hasMemory) {
@@ -251,7 +303,25 @@ function pickSingleNode(
     );
   }
   const keep = new Set(current.filter((c) => c.node === node.id).map((c) => c.id));
-  return fillOrder(freeOn(node), keep).slice(0, need(node));
+  return { picked: fillOrder(freeOn(node), keep).slice(0, need(node)), reason };
+}
+
+/** The first criterion that set the chosen node apart from the runner-up, in words. */
+function nodeReason(
+  w: WorkloadSpec,
+  node: NumaNode,
+  next: NumaNode | undefined,
+  criteria: [string, (a: NumaNode, b: NumaNode) => number][],
+  free: number,
+): string {
+  if (!next) return `node ${node.id}: the only node where the request fits`;
+  const decided = criteria.find(([, cmp]) => cmp(node, next) !== 0)?.[0] ?? 'id';
+  if (decided === 'near') {
+    return `node ${node.id}: near ${w.near.map((d) => `${d.kind}:${d.name}`).join(', ')}`;
+  }
+  if (decided === 'memory') return `node ${node.id}: has memory (node ${next.id} has none)`;
+  if (decided === 'free') return `node ${node.id}: most free whole cores (${free})`;
+  return `node ${node.id}: lowest id among equally good nodes`;
 }
 
 function pickSpread(
@@ -260,7 +330,7 @@ function pickSpread(
   w: WorkloadSpec,
   current: Core[],
   eligible: (c: Core) => boolean,
-): Core[] {
+): { picked: Core[]; reason: string } {
   const need = requestedCores(w, topology.cores.length);
   const keep = new Set(current.map((c) => c.id));
   const nodes = [...topology.nodes].sort((a, b) => Number(b.hasMemory) - Number(a.hasMemory) || a.id - b.id);
@@ -272,14 +342,37 @@ function pickSpread(
   );
   // Cores already held come first whatever their node, so growing never moves anything.
   ordered.sort((a, b) => Number(keep.has(b.id)) - Number(keep.has(a.id)));
+  if (ordered.length === 0) throw noFreeCore(topology, policy, w);
   if (ordered.length < need) {
     throw policyError(
       policy,
       [...w.path, 'cores'],
-      `asks for ${need} whole cores, but only ${ordered.length} are free on the whole host; lower cores to ${ordered.length}`,
+      `asks for ${plural(need, 'whole core')}, but only ${ordered.length} are free on the whole host; lower cores to ${ordered.length}`,
     );
   }
-  return ordered.slice(0, need);
+  const picked = ordered.slice(0, need);
+  const kept = picked.filter((c) => keep.has(c.id)).length;
+  return {
+    picked,
+    reason: `numa: spread — ${kept > 0 ? `keeps its ${plural(kept, 'current core')}, then ` : ''}fills nodes with memory first, lowest id first`,
+  };
+}
+
+/** No whole core is left for an exclusive workload: name what took them. */
+function noFreeCore(topology: Topology, policy: Policy, w: WorkloadSpec): UserError {
+  const takers = [
+    'reserved housekeeping cores (reserved)',
+    ...(topology.isolated.isEmpty ? [] : [`boot-isolated CPUs ${topology.isolated} (isolcpus=)`]),
+    ...(policy.workloads.filter((o) => o.class === 'exclusive').length > 1
+      ? ['the other exclusive workloads']
+      : []),
+    ...(topology.cores.some((c) => c.node === null) ? ['cores on no single known NUMA node'] : []),
+  ];
+  return policyError(
+    policy,
+    [...w.path, 'cores'],
+    `no whole core is free for ${w.name}: ${takers.join(', ')} take all ${plural(topology.cores.length, 'core')}; lower reserved, free boot-isolated CPUs, or remove a workload`,
+  );
 }
 
 function memsFor(
@@ -344,11 +437,11 @@ function resolveMemory(
     if (a) out[key] = resolve(a);
   }
   const { high, max } = out;
-  if (typeof high === 'number' && (max !== undefined && max !== 'max' ? max < high : false)) {
+  if (typeof high === 'number' && typeof max === 'number' && max < high) {
     throw policyError(
       policy,
       [...w.path, 'memory', 'max'],
-      `max (${max} bytes) is below high (${high} bytes) on this host; max must be at least high`,
+      `max (${formatBytes(max)}) is below high (${formatBytes(high)}) on this host; max must be at least high`,
     );
   }
   return out;
@@ -368,7 +461,7 @@ function checkProtections(topology: Topology, policy: Policy, allocs: WorkloadAl
       throw policyError(
         policy,
         [...w.path, 'memory'],
-        `memory protections (min + low) of all workloads add up to ${sum} bytes, more than the host's ${hostMemory} bytes; lower min/low`,
+        `memory protections (min + low) of all workloads add up to ${formatBytes(sum)}, more than the host's ${formatBytes(hostMemory)}; lower min/low`,
       );
     }
   }

@@ -1,5 +1,6 @@
-import { formatBytes } from '../model/units.js';
+import { formatBytes, plural } from '../model/units.js';
 import type { Plan } from '../model/plan.js';
+import { RESERVED_REASON } from './json.js';
 
 /** Human view of a plan: allocation per workload, then each change as target setting: from → to. */
 export function formatPlan(plan: Plan, policySource: string): string {
@@ -8,11 +9,16 @@ export function formatPlan(plan: Plan, policySource: string): string {
     const mem = Object.entries(a.memory)
       .map(([k, v]) => `${k}=${v === 'max' ? 'max' : formatBytes(v as number)}`)
       .join(' ');
-    const cores = a.class === 'exclusive' ? `  ${a.cores.length} cores on node ${a.nodes.join(',')}` : '';
+    const cores =
+      a.class === 'exclusive'
+        ? `  ${plural(a.cores.length, 'core')} on node${a.nodes.length === 1 ? '' : 's'} ${a.nodes.join(',')}`
+        : '';
     lines.push(`  ${a.name} (${a.class}) → ${a.target}`);
     lines.push(`    cpus ${a.cpus}${cores}  mems ${a.mems.join(',') || '-'}${mem ? `  memory ${mem}` : ''}`);
+    lines.push(`    why: ${a.reason}`);
   }
   lines.push(`  reserved (housekeeping) cpus ${plan.allocation.reserved.toString() || '-'}`);
+  if (!plan.allocation.reserved.isEmpty) lines.push(`    why: ${RESERVED_REASON}`);
   lines.push('');
   if (plan.changes.length === 0) lines.push('No changes: the host already matches the policy.');
   else lines.push(`Changes (${plan.changes.length}, in the order apply makes them):`);

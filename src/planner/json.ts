@@ -14,14 +14,20 @@ export interface PlanJson {
       nodes: number[];
       mems: number[];
       memory: WorkloadAllocation['memory'];
+      /** Why these CPUs (kept / near a device / most free / lowest id). */
+      reason: string;
     }
   >;
-  reserved: { cpus: number[]; cpuList: string };
+  reserved: { cpus: number[]; cpuList: string; reason: string };
   changes: Plan['changes'];
   warnings: string[];
   /** sha256 of allocation + changes: `apply --plan` recomputes it and refuses when the host moved on. */
   fingerprint: string;
 }
+
+/** What the reserved CPUs are for, said once in text and JSON. */
+export const RESERVED_REASON =
+  'housekeeping: never given to exclusive workloads; shared by batch workloads and the rest of the system';
 
 export function planToJson(plan: Plan): PlanJson {
   const allocation: PlanJson['allocation'] = {};
@@ -35,11 +41,16 @@ export function planToJson(plan: Plan): PlanJson {
       nodes: a.nodes,
       mems: a.mems,
       memory: a.memory,
+      reason: a.reason,
     };
   }
   const body = {
     allocation,
-    reserved: { cpus: plan.allocation.reserved.toArray(), cpuList: plan.allocation.reserved.toString() },
+    reserved: {
+      cpus: plan.allocation.reserved.toArray(),
+      cpuList: plan.allocation.reserved.toString(),
+      reason: RESERVED_REASON,
+    },
     changes: plan.changes,
     warnings: plan.warnings,
   };

@@ -1,39 +1,75 @@
 // Loads a HostPolicy YAML file and validates it field by field. Every error names the file,
 // line:column, the field path and what was expected, as one line (exit code 1).
-import { readFileSync } from 'node:fs';
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { UserError } from '../model/errors.js';
+import { ReadRefused, readTextFile } from '../sys/read.js';
 import { parseRaidPolicy } from './raid.js';
 import { allowOnly, boolean, object } from './validate.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { describe, parseMemoryAmount } from './size.js';
+import { formatBytes } from '../model/units.js';
 import type { DeviceRef, Match, MemorySpec, Policy, WorkloadSpec } from '../model/policy.js';
 
 export function loadPolicyFile(file: string): Policy {
   return parsePolicy(readPolicyText(file), file);
 }
 
+/** Largest policy file accepted: real ones are a few KiB; a bigger one is a mistake or an attack. */
+export const POLICY_MAX_BYTES = 1024 * 1024;
+/** Most workloads one policy may hold: a host runs a handful, not thousands. */
+export const MAX_WORKLOADS = 256;
+
 /** The policy file's text, or a one-line error naming the file. */
 export function readPolicyText(file: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readTextFile(file, { maxBytes: POLICY_MAX_BYTES });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (err as Error).message;
-    throw new UserError(`${file}: cannot read policy (${why}); pass an existing file with --policy`);
+    if (!(err instanceof ReadRefused)) throw err;
+    const fix =
+      err.code === 'EFBIG' || err.code === 'EENCODING'
+        ? 'a policy is a small UTF-8 YAML file'
+        : 'pass an existing policy file with --policy';
+    throw new UserError(`${file}: cannot read policy (${err.reason}); ${fix}`);
   }
 }
 
 export function parsePolicy(text: string, source: string): Policy {
+  try {
+    return parsePolicyUnguarded(text, source);
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    // The YAML library's own failures (alias bombs, nesting deep enough to exhaust the stack) are
+    // about the file, not about isolate: report them as such, in words of our own.
+    const msg = err instanceof Error ? err.message : String(err);
+    const why =
+      err instanceof RangeError || /call stack/i.test(msg)
+        ? 'is nested too deeply'
+        : /alias/i.test(msg)
+          ? 'has too many aliases (*name); alias expansion is limited to 100'
+          : 'could not be read as YAML';
+    throw new UserError(`${source}: YAML: the document ${why}; write the policy as plain YAML`);
+  }
+}
+
+function parsePolicyUnguarded(text: string, source: string): Policy {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntax = doc.errors[0];
   if (syntax) {
     const pos = syntax.linePos?.[0] ?? lineCounter.linePos(syntax.pos[0]);
     const where = `${source}:${pos.line}:${pos.col}`;
-    const msg = syntax.message.split('\n')[0]!.replace(/ at line \d+, column \d+.*$/, '');
+    if (syntax.code === 'MULTIPLE_DOCS') {
+      throw new UserError(
+        `${where}: YAML: a second document ("---") starts here; a policy file holds exactly one HostPolicy`,
+      );
+    }
+    if (/call stack/i.test(syntax.message)) {
+      throw new UserError(
+        `${where}: YAML: the document is nested too deeply; write the policy as plain YAML`,
+      );
+    }
+    const msg = quoteMessage(syntax.message.split('\n')[0]!.replace(/ at line \d+, column \d+.*$/, ''));
     throw new UserError(`${where}: YAML syntax error: ${msg}`);
   }
 
@@ -52,6 +88,12 @@ export function parsePolicy(text: string, source: string): Policy {
 
   const raw = doc.toJS({ maxAliasCount: 100 }) as unknown;
   return validatePolicy(raw, source, errors, locate);
+}
+
+/** The YAML library's message, without its advice about its own API and at a bounded length. */
+function quoteMessage(message: string): string {
+  const short = message.length > 200 ? `${message.slice(0, 200)}…` : message;
+  return short.replace(/[\u0000-\u001f\u007f]/g, '?');
 }
 
 /** Find the YAML node at a field path; for a missing field, the nearest existing parent. */
@@ -89,6 +131,12 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
   if (!Array.isArray(top.workloads) || top.workloads.length === 0) {
     errors.fail(['workloads'], `expected a non-empty list of workloads; got ${describe(top.workloads)}`);
   }
+  if (top.workloads.length > MAX_WORKLOADS) {
+    errors.fail(
+      ['workloads'],
+      `${top.workloads.length} workloads; a policy holds at most ${MAX_WORKLOADS} (one host runs a handful)`,
+    );
+  }
   const workloads = top.workloads.map((w, i) => parseWorkload(w, ['workloads', i], errors));
 
   const names = new Map<string, number>();
@@ -112,6 +160,7 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
     }
     targets.set(key, i);
   });
+  checkNesting(workloads, errors);
   if (!workloads.some((w) => w.class === 'exclusive')) {
     errors.fail(
       ['workloads'],
@@ -131,6 +180,26 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
     ...(raid ? { raid } : {}),
     locate,
   };
+}
+
+/**
+ * Under cgroup v2 a child's cpuset is a subset of its parent's: an exclusive workload's cgroup
+ * inside another workload's cgroup (or one inside it) cannot get CPUs of its own.
+ */
+function checkNesting(workloads: WorkloadSpec[], errors: FieldErrors): void {
+  const cgroups = workloads.flatMap((w, i) =>
+    w.match.kind === 'cgroup' ? [{ w, i, path: w.match.path }] : [],
+  );
+  for (const inner of cgroups) {
+    for (const outer of cgroups) {
+      if (inner === outer || !inner.path.startsWith(`${outer.path}/`)) continue;
+      if (inner.w.class !== 'exclusive' && outer.w.class !== 'exclusive') continue;
+      errors.fail(
+        ['workloads', inner.i, 'match', 'cgroup'],
+        `${inner.path} is inside ${outer.path}, the cgroup of workloads[${outer.i}] (${outer.w.name}, ${outer.w.class}); under cgroup v2 a child only gets CPUs its parent has, so ${inner.w.class === 'exclusive' ? `${inner.w.name} cannot be isolated from ${outer.w.name}` : `${outer.w.name}'s cores would be shared with ${inner.w.name}`} — give each workload its own top-level cgroup`,
+      );
+    }
+  }
 }
 
 function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] {
@@ -346,7 +415,7 @@ function parseMemory(value: unknown, path: FieldPath, errors: FieldErrors): Memo
   if (high && max && 'bytes' in high && 'bytes' in max && max.bytes < high.bytes) {
     errors.fail(
       [...path, 'max'],
-      `max (${max.bytes} bytes) is below high (${high.bytes} bytes); max must be at least high`,
+      `max (${formatBytes(max.bytes)}) is below high (${formatBytes(high.bytes)}); max must be at least high`,
     );
   }
   if (high && max && 'unlimited' in high && !('unlimited' in max)) {
@@ -398,7 +467,7 @@ function cpuList(value: unknown, path: FieldPath, errors: FieldErrors, what = 'C
     return set;
   } catch (err) {
     if (err instanceof UserError) throw err;
-    return errors.fail(path, `expected a ${what} list like "0-3,8"; got "${text}"`);
+    return errors.fail(path, `expected a ${what} list like "0-3,8"; got ${describe(text)}`);
   }
 }
 

@@ -43,7 +43,7 @@ export function parseRaidPolicy(raw: unknown, path: FieldPath, errors: FieldErro
       if (!CONTROLLER_ID.test(id)) {
         errors.fail(
           at,
-          `expected a controller id as "isolate raid show" prints it (storcli:/c0, megacli:/a0, ssacli:slot=0, arcconf:1); got "${id}"`,
+          `expected a controller id as "isolate raid show" prints it (storcli:/c0, megacli:/a0, ssacli:slot=0, arcconf:1); got ${describe(id)}`,
         );
       }
       const o = object(value, at, errors, 'a mapping');

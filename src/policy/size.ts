@@ -3,7 +3,8 @@ import { parseSize } from '../model/units.js';
 
 /**
  * Parse a memory amount: bytes (`1073741824`), a size with a base-1024 unit as systemd writes them
- * (`512M`, `32G`, `1.5T`, also `32GiB`/`32GB`), a percentage (`25%`), or `max`/`infinity`.
+ * (`512M`, `32G`, `1.5T`, also `32GiB`; `32GB` is refused as ambiguous), a percentage (`25%`), or
+ * `max`/`infinity`.
  * Returns an error string instead of throwing so the caller can attach the field's location.
  */
 export function parseMemoryAmount(value: unknown, allowUnlimited: boolean): MemoryAmount | string {
@@ -20,19 +21,41 @@ export function parseMemoryAmount(value: unknown, allowUnlimited: boolean): Memo
   const pct = /^(\d+(?:\.\d+)?)\s*%$/.exec(s);
   if (pct) {
     const p = Number(pct[1]);
-    if (p <= 0 || p > 100) return `percentage must be above 0% and at most 100%; got ${s}`;
+    if (p <= 0 || p > 100) return `percentage must be above 0% and at most 100%; got ${describe(s)}`;
     return { percent: p };
   }
-  if (!/^\d+(?:\.\d+)?\s*[KMGTP]?(?:i?B)?$/i.test(s)) return `${expected}; got "${s}"`;
+  const decimal = /^(\d+(?:\.\d+)?)\s*([KMGTP])B$/i.exec(s);
+  if (decimal) {
+    // "GB" means 10^9 to disk vendors and 2^30 to many tools: reading one as the other silently
+    // is a 7% surprise in a memory limit. Base 1024 is the only one isolate takes; say so.
+    const [, n, u] = decimal;
+    return `"${s}" is ambiguous (${u!.toUpperCase()}B is base 1000 to some tools, base 1024 to others); isolate sizes are base 1024: write ${n}${u!.toUpperCase()} or ${n}${u!.toUpperCase()}iB`;
+  }
+  if (!/^\d+(?:\.\d+)?\s*[KMGTP]?(?:iB)?$/i.test(s)) return `${expected}; got ${describe(s)}`;
   const bytes = parseSize(s);
-  if (bytes === null) return `size ${s} is too large`;
+  if (bytes === null) return `size ${describe(s)} is too large`;
   return { bytes };
+}
+
+/** Longest piece of a user's value echoed back in an error. */
+const ECHO_MAX = 60;
+
+/**
+ * A value quoted for an error message: at most ECHO_MAX characters and control bytes escaped, so a
+ * 50 MB string or a binary blob in a policy gives one short line, not the blob.
+ */
+export function quote(text: string): string {
+  const cut = text.length > ECHO_MAX ? `${text.slice(0, ECHO_MAX)}…` : text;
+  const escaped = cut.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029"\\]/g, (c) =>
+    c === '"' ? '\\"' : c === '\\' ? '\\\\' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return `"${escaped}"${text.length > ECHO_MAX ? ` (${text.length} characters)` : ''}`;
 }
 
 export function describe(value: unknown): string {
   if (value === null || value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return `"${value}"`;
-  return `${typeof value} ${String(value)}`;
+  if (typeof value === 'string') return quote(value);
+  return `${typeof value} ${quote(String(value)).slice(1, -1)}`;
 }

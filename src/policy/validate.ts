@@ -1,6 +1,6 @@
 // The small checks every policy section is built from; each reports at the field, via FieldErrors.
 import type { FieldErrors, FieldPath } from '../model/field.js';
-import { describe } from './size.js';
+import { describe, quote } from './size.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -22,7 +22,7 @@ export function allowOnly(obj: Obj, path: FieldPath, allowed: string[], errors: 
       const near = allowed.find((a) => a.toLowerCase() === key.toLowerCase());
       errors.fail(
         [...path, key],
-        `unknown field "${key}"${near ? ` (did you mean "${near}"?)` : ''}; allowed: ${allowed.join(', ')}`,
+        `unknown field ${quote(key)}${near ? ` (did you mean "${near}"?)` : ''}; allowed: ${allowed.join(', ')}`,
         'key',
       );
     }

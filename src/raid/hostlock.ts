@@ -1,9 +1,10 @@
 // One vendor call at a time per *host*, not only per process: `raid check` from monitoring and
 // `isolate apply` may run at the same moment, and these tools deadlock each other (raid-cli.md §8.6).
 // The lock itself is src/sys/lock.ts (atomic, stale-holder takeover, PID reuse detected).
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { UserError } from '../model/errors.js';
 import { acquireLock } from '../sys/lock.js';
 
 export function lockPath(): string {
@@ -16,9 +17,37 @@ export function lockPath(): string {
  * ("held by PID 123 (isolate raid check) since ...").
  */
 export async function acquireHostLock(waitMs: number): Promise<(() => Promise<void>) | { heldBy: string }> {
-  const attempt = await acquireLock(lockPath(), { command: commandLine(), waitMs, pollMs: 50 });
+  const path = lockPath();
+  // The lock lives in a directory the host provides (/run/lock); isolate does not create one.
+  if (!existsSync(dirname(path))) throw lockError(path, 'cannot create it (ENOENT)');
+  // Only a regular file is a lock someone holds: a directory or device there is a mistake.
+  const st = lstatOrNull(path);
+  if (st && !st.isFile()) throw lockError(path, 'it exists and is not a regular file');
+  let attempt: Awaited<ReturnType<typeof acquireLock>>;
+  try {
+    attempt = await acquireLock(path, { command: commandLine(), waitMs, pollMs: 50 });
+  } catch (err) {
+    throw lockError(
+      path,
+      `cannot create it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
+  }
   if (!attempt.acquired) return { heldBy: attempt.description };
   return () => attempt.lock.release();
+}
+
+function lstatOrNull(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function lockError(path: string, why: string): UserError {
+  return new UserError(
+    `RAID lock ${path}: ${why}; point ISOLATE_RAID_LOCK at a file in an existing directory (default /run/lock/isolate-raid.lock)`,
+  );
 }
 
 function commandLine(): string {

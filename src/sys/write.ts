@@ -1,21 +1,91 @@
-// The one way isolate writes a file of its own (plans, journals, metrics): atomically and durably.
+// The one way isolate writes a file of its own (plans, journals, metrics): atomically and durably,
+// and only over a regular file or into a missing name. isolate runs as root: a rename over a device
+// node, a symlink or a FIFO would replace a system file (`--out /dev/stdout` replacing the link), so
+// anything else at the path is refused before a byte is written.
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { UserError } from '../model/errors.js';
 
-/** Atomic, durable replace: write a temp file, fsync it, rename over, fsync the directory. */
-export async function writeFileAtomic(file: string, data: string): Promise<void> {
+export interface WriteOptions {
+  /**
+   * Create missing parent directories (mode 0700). Only for isolate's own state directory
+   * (`<root>/var/lib/isolate`): a typo in a path the user gave must not grow a directory tree.
+   */
+  createParents?: boolean;
+}
+
+/** What an lstat result is, in words, for a refusal. */
+export function fileKind(st: {
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+  isSocket(): boolean;
+}): string {
+  if (st.isFile()) return 'a regular file';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/**
+ * Atomic, durable replace: write a temp file, fsync it, rename over, fsync the directory.
+ * Refuses (UserError) unless `file` is a regular file or absent inside an existing directory;
+ * the final component is never followed when it is a symlink.
+ */
+export async function writeFileAtomic(file: string, data: string, opts: WriteOptions = {}): Promise<void> {
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
+  if (opts.createParents) await mkdir(dir, { recursive: true, mode: 0o700 });
+  let dirStat: Awaited<ReturnType<typeof stat>>;
   try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    dirStat = await stat(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UserError(
+      `${file}: ${code === 'ENOENT' ? `directory ${dir} does not exist` : `cannot use directory ${dir} (${code})`}; create it first or choose another path`,
+    );
+  }
+  if (!dirStat.isDirectory()) {
+    throw new UserError(`${file}: ${dir} is not a directory; choose another path`);
   }
   try {
+    const st = await lstat(file);
+    if (!st.isFile()) {
+      throw new UserError(
+        `${file}: refusing to replace ${fileKind(st)}; isolate writes only regular files of its own — choose another path`,
+      );
+    }
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  // O_EXCL|O_NOFOLLOW: never write through a name someone else planted between our check and open.
+  const tmp = path.join(dir, `.${path.basename(file)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const fh = await open(
+    tmp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    // Checked again just before the rename: the window left is the rename itself.
+    const again = await lstat(file).catch(() => null);
+    if (again && !again.isFile()) {
+      throw new UserError(`${file}: refusing to replace ${fileKind(again)}; choose another path`);
+    }
     await rename(tmp, file);
   } catch (err) {
     await unlink(tmp).catch(() => {});

@@ -1,4 +1,4 @@
-import { formatBytes } from '../model/units.js';
+import { formatBytes, plural } from '../model/units.js';
 import type { Topology } from '../model/topology.js';
 
 /** The `--json` shape of `isolate topology`. */
@@ -46,10 +46,13 @@ export function formatTopology(t: Topology, hostFacts?: string): string {
   if (hostFacts) lines.push(hostFacts);
   const smt = Math.max(...t.cores.map((c) => c.cpus.size), 1);
   lines.push(
-    `${t.online.size} online CPUs (${t.online}), ${t.cores.length} physical cores, ${t.nodes.length} NUMA nodes, up to ${smt} threads per core`,
+    `${plural(t.online.size, 'online CPU')} (${t.online}), ${plural(t.cores.length, 'physical core')}, ${plural(t.nodes.length, 'NUMA node')}, up to ${plural(smt, 'thread')} per core`,
   );
   if (!t.offline.isEmpty) lines.push(`offline CPUs: ${t.offline}`);
   if (!t.isolated.isEmpty) lines.push(`isolated CPUs (isolcpus): ${t.isolated}`);
+  // Columns line up across the whole listing, whatever the width of ids and CPU lists.
+  const idWidth = Math.max(4, ...t.cores.map((c) => String(c.id).length));
+  const cpusWidth = Math.max(...t.cores.map((c) => c.cpus.toString().length), 1);
   const packages = [...new Set(t.cores.map((c) => c.package))].sort((a, b) => (a ?? -1) - (b ?? -1));
   for (const pkg of packages) {
     lines.push(`package ${pkg ?? '?'}`);
@@ -68,7 +71,10 @@ export function formatTopology(t: Topology, hostFacts?: string): string {
         ]
           .filter(Boolean)
           .join(', ');
-        lines.push(`    core ${String(core.id).padEnd(4)} cpus ${core.cpus}${extra ? `  (${extra})` : ''}`);
+        const cpus = core.cpus.toString();
+        lines.push(
+          `    core ${String(core.id).padEnd(idWidth)} cpus ${extra ? `${cpus.padEnd(cpusWidth)}  (${extra})` : cpus}`,
+        );
       }
     }
   }

@@ -1,9 +1,10 @@
 // Reads CPU, NUMA and device topology from a sysfs tree under `root` (default `/`), so the same code
 // runs on a live host and on fixture trees captured from real kernels. Synchronous on purpose: a
 // few hundred tiny files read in a tight loop is faster than as many promises, and `plan` must start fast.
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { UserError } from '../model/errors.js';
+import { ReadRefused, readBounded } from '../sys/read.js';
 import { CpuSet, CpuSetParseError } from '../model/cpuset.js';
 import type { Core, Cpu, Device, NumaNode, Topology } from '../model/topology.js';
 
@@ -19,12 +20,7 @@ class SysfsReader {
 
   /** File content with stray NULs removed (older kernels append them), or null when absent. */
   text(rel: string): string | null {
-    try {
-      return readFileSync(this.path(rel), 'utf8').replace(/\0/g, '').trim();
-    } catch (err) {
-      if (isMissing(err)) return null;
-      throw new UserError(`${this.path(rel)}: cannot read (${(err as Error).message})`);
-    }
+    return sysfsText(this.path(rel));
   }
 
   list(rel: string): CpuSet | null {
@@ -76,6 +72,24 @@ class SysfsReader {
   }
 }
 
+/** Largest sysfs or /proc file isolate reads: the kernel's are one page; a bigger one is not sysfs. */
+const SYSFS_MAX_BYTES = 256 * 1024;
+
+/** A sysfs file's text (stray NULs removed: older kernels append them), or null when absent. */
+function sysfsText(file: string): string | null {
+  try {
+    return readBounded(file, { maxBytes: SYSFS_MAX_BYTES }).replace(/\0/g, '').trim();
+  } catch (err) {
+    if (err instanceof ReadRefused) {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+      throw new UserError(
+        `${file}: cannot read (${err.reason}); the sysfs tree looks damaged — check that --root points at a real /sys capture`,
+      );
+    }
+    throw err;
+  }
+}
+
 function isMissing(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
@@ -121,7 +135,9 @@ export function readTopology(root = '/'): Topology {
   }
   const possible = fs.list(`${CPU_DIR}/possible`) ?? CpuSet.of(cpuIds);
   const onlineList = fs.list(`${CPU_DIR}/online`);
+  const offlineList = fs.list(`${CPU_DIR}/offline`);
   const isolated = fs.list(`${CPU_DIR}/isolated`) ?? CpuSet.EMPTY;
+  checkOnline(fs, cpuIds, onlineList, offlineList);
 
   // Hybrid parts publish their P-core and E-core CPUs as two PMU devices.
   const pCores = fs.list('sys/devices/cpu_core/cpus');
@@ -133,11 +149,12 @@ export function readTopology(root = '/'): Topology {
 
   const cpus: Cpu[] = [];
   // Siblings share their core's package, die and cluster, and L3 groups are shared by many CPUs:
-  // read each once. On a 1,024-CPU host this halves the number of files opened.
+  // read each once. Sibling lists are the exception: each CPU's own is read to cross-check them.
   const coreOfCpu = new Map<
     number,
     { siblings: CpuSet; pkg: number | null; die: number | null; cluster: number | null }
   >();
+  const siblingSource = new Map<object, { file: string; set: CpuSet }>();
   const l3OfCpu = new Map<number, number>();
   for (const id of cpuIds) {
     const base = `${CPU_DIR}/cpu${id}`;
@@ -147,18 +164,41 @@ export function readTopology(root = '/'): Topology {
     const flag = onlineList ? null : fs.int(`${base}/online`);
     const online = onlineList ? onlineList.has(id) : flag !== 0;
     let core = online ? coreOfCpu.get(id) : undefined;
-    if (online && !core && existsSync(fs.path(`${base}/topology`))) {
-      const t = `${base}/topology`;
-      let siblings =
-        fs.listOrMask(`${t}/core_cpus`) ?? fs.listOrMask(`${t}/thread_siblings`) ?? CpuSet.of([id]);
-      if (!siblings.has(id)) siblings = siblings.union(CpuSet.of([id]));
-      core = {
-        siblings,
-        pkg: fs.int(`${t}/physical_package_id`),
-        die: fs.int(`${t}/die_id`),
-        cluster: fs.int(`${t}/cluster_id`),
-      };
-      for (const s of siblings) coreOfCpu.set(s, core);
+    if (online && existsSync(fs.path(`${base}/topology`))) {
+      // Every CPU's own sibling list is read, even when a sibling already named it: the kernel
+      // states each relation twice, and a contradiction must stop the plan, not be merged away.
+      const own = readSiblings(fs, id);
+      if (core) {
+        const first = siblingSource.get(core)!;
+        if (!own.set.equals(core.siblings)) {
+          throw new UserError(
+            `${fs.path(own.file)} says "${own.set}" but ${fs.path(first.file)} says "${core.siblings}"; SMT sibling lists contradict each other — sysfs cannot be trusted for isolation; check the kernel and the --root tree`,
+          );
+        }
+      } else {
+        const t = `${base}/topology`;
+        core = {
+          siblings: own.set,
+          pkg: fs.int(`${t}/physical_package_id`),
+          die: fs.int(`${t}/die_id`),
+          cluster: fs.int(`${t}/cluster_id`),
+        };
+        siblingSource.set(core, own);
+        for (const s of own.set) {
+          const claimed = coreOfCpu.get(s);
+          if (claimed) {
+            throw new UserError(
+              `${fs.path(own.file)} says "${own.set}" but ${fs.path(siblingSource.get(claimed)!.file)} says "${claimed.siblings}"; SMT sibling lists contradict each other — sysfs cannot be trusted for isolation; check the kernel and the --root tree`,
+            );
+          }
+          if (onlineList && !onlineList.has(s)) {
+            throw new UserError(
+              `${fs.path(own.file)} names cpu${s}, which ${fs.path(`${CPU_DIR}/online`)} does not list as online; sysfs contradicts itself — check the kernel and the --root tree`,
+            );
+          }
+          coreOfCpu.set(s, core);
+        }
+      }
     }
     let l3: number | null = null;
     if (online) {
@@ -219,6 +259,38 @@ export function readTopology(root = '/'): Topology {
   };
 }
 
+/** A CPU's SMT sibling list and the file it came from (it always includes the CPU itself). */
+function readSiblings(fs: SysfsReader, id: number): { file: string; set: CpuSet } {
+  const t = `${CPU_DIR}/cpu${id}/topology`;
+  for (const base of [`${t}/core_cpus`, `${t}/thread_siblings`]) {
+    const list = fs.list(`${base}_list`);
+    if (list) return { file: `${base}_list`, set: list.has(id) ? list : list.union(CpuSet.of([id])) };
+    const mask = fs.mask(base);
+    if (mask) return { file: base, set: mask.has(id) ? mask : mask.union(CpuSet.of([id])) };
+  }
+  return { file: t, set: CpuSet.of([id]) };
+}
+
+/** `online`, `offline` and the cpuN directories are three statements of one fact: they must agree. */
+function checkOnline(fs: SysfsReader, cpuIds: number[], online: CpuSet | null, offline: CpuSet | null): void {
+  const onlineFile = fs.path(`${CPU_DIR}/online`);
+  const hint = 'sysfs contradicts itself — check the kernel and the --root tree';
+  if (online?.isEmpty) throw new UserError(`${onlineFile}: empty, yet some CPU runs this program; ${hint}`);
+  if (online) {
+    const missing = online.minus(CpuSet.of(cpuIds));
+    if (!missing.isEmpty) {
+      throw new UserError(
+        `${onlineFile} lists CPUs ${missing} that have no directory in ${fs.path(CPU_DIR)}; ${hint}`,
+      );
+    }
+  }
+  if (online && offline?.overlaps(online)) {
+    throw new UserError(
+      `${onlineFile} and ${fs.path(`${CPU_DIR}/offline`)} both list CPUs ${online.intersect(offline)}; ${hint}`,
+    );
+  }
+}
+
 /** The CPUs sharing this CPU's L3 cache, or null when sysfs lists no level-3 cache. */
 function readL3(fs: SysfsReader, cpuBase: string): CpuSet | null {
   const indexes = numbered(fs.entries(`${cpuBase}/cache`), 'index');
@@ -248,10 +320,35 @@ function readNodes(fs: SysfsReader, cpuIds: number[], warnings: string[]): NumaN
   }
   const hasMemory = fs.list(`${NODE_DIR}/has_memory`);
   const nodes: NumaNode[] = [];
+  const claimedBy = new Map<number, string>();
+  const hint = 'sysfs contradicts itself — check the kernel and the --root tree';
   for (const id of ids) {
     const base = `${NODE_DIR}/node${id}`;
+    const listFile = fs.text(`${base}/cpulist`) !== null ? `${base}/cpulist` : `${base}/cpumap`;
     const cpus = fs.list(`${base}/cpulist`) ?? fs.mask(`${base}/cpumap`) ?? CpuSet.EMPTY;
-    const mem = readMemTotal(fs, `${base}/meminfo`, /^Node\s+\d+\s+MemTotal:\s+(\d+)\s*kB/m) ?? 0;
+    for (const c of cpus) {
+      const other = claimedBy.get(c);
+      if (other) {
+        throw new UserError(
+          `${fs.path(listFile)} and ${fs.path(other)} both list cpu${c}; a CPU is on one NUMA node; ${hint}`,
+        );
+      }
+      claimedBy.set(c, listFile);
+    }
+    const unknown = cpus.minus(CpuSet.of(cpuIds));
+    if (!unknown.isEmpty) {
+      throw new UserError(
+        `${fs.path(listFile)} lists CPUs ${unknown} that have no directory in ${fs.path(CPU_DIR)}; ${hint}`,
+      );
+    }
+    // A node without meminfo is not "a node without memory": the file is always there on a real
+    // kernel, so its absence means the tree is incomplete.
+    const mem = readMemTotal(fs, `${base}/meminfo`, /^Node\s+\d+\s+MemTotal:\s+(\d+)\s*kB/m);
+    if (mem === null) {
+      throw new UserError(
+        `${fs.path(`${base}/meminfo`)}: missing; every NUMA node directory has one — the sysfs tree looks incomplete, check that --root points at a real /sys capture`,
+      );
+    }
     const distText = fs.text(`${base}/distance`);
     const distances: Record<number, number> = {};
     if (distText) {
@@ -327,12 +424,8 @@ function deviceNode(fs: SysfsReader, rel: string, sysReal: string): number | nul
     return null;
   }
   for (let i = 0; i < 12 && dir.startsWith(`${sysReal}/`); dir = dirname(dir), i++) {
-    let text: string;
-    try {
-      text = readFileSync(join(dir, 'numa_node'), 'utf8').replace(/\0/g, '').trim();
-    } catch {
-      continue;
-    }
+    const text = sysfsText(join(dir, 'numa_node'));
+    if (text === null) continue;
     if (!/^-?\d+$/.test(text))
       throw fs.bad(`${relative(fs.root, dir)}/numa_node`, new Error(`expected an integer, found "${text}"`));
     const n = Number(text);

@@ -34,6 +34,7 @@ async function proc(
 const kafka: WorkloadAllocation = {
   name: 'kafka',
   class: 'exclusive',
+  reason: 'test fixture',
   target: '/kafka.slice',
   cpus: CpuSet.parse('2-3'),
   cores: [2],

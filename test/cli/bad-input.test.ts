@@ -1,6 +1,16 @@
 // Every error a user can make with a policy, a sysfs tree or a flag: one line on stderr naming the
 // file/field and the fix, exit code 1, no stack trace, nothing written.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -90,7 +100,7 @@ describe('policy errors name file, line:column, field and the fix', () => {
     [
       'max below high',
       (t) => t.replace('max: 3G', 'max: 1G'),
-      /workloads\[1\]\.memory\.max: max \(1073741824 bytes\) is below high \(2147483648 bytes\)/,
+      /workloads\[1\]\.memory\.max: max \(1G\) is below high \(2G\)/,
     ],
     [
       'duplicate workload names',
@@ -196,7 +206,7 @@ describe('policy errors that depend on the host', () => {
     [
       'protections above host memory',
       (t) => t.replace('low: 1G', 'low: 6G, min: 3G'),
-      /workloads\[0\]\.memory: memory protections \(min \+ low\) of all workloads add up to \d+ bytes, more than the host's 8589934592 bytes/,
+      /workloads\[0\]\.memory: memory protections \(min \+ low\) of all workloads add up to 9G, more than the host's 8G/,
     ],
     [
       'reserved cpu that does not exist',
@@ -270,5 +280,478 @@ describe('sysfs and flag errors', () => {
   });
   it('a missing argument', () => {
     expectOneLineError(isolate(['policy', 'validate']), /missing required argument 'file'/);
+  });
+});
+
+// ---- issue 9: hardening. Each case: exit code, one line naming the file/field, no stack trace,
+// bounded output, and an end (spawnSync's timeout turns a hang into a failure, not a wait).
+
+/** A refusal: `code`, one line on stderr matching `pattern`, small output, no stack, no hang. */
+function expectRefusal(r: ReturnType<typeof isolate>, code: number, pattern: RegExp): void {
+  expect(r.code, `${r.stderr}\n(null: killed after the timeout, i.e. it hung)`).toBe(code);
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines, r.stderr.slice(0, 2000)).toHaveLength(1);
+  expect(r.stderr).not.toMatch(/\n\s+at |internal error|ISOLATE_DEBUG|parseAllDocuments|call stack/);
+  expect(r.stderr.length + r.stdout.length).toBeLessThan(4096);
+  expect(lines[0]).toMatch(pattern);
+}
+
+const run = (args: string[], env: Record<string, string> = {}) =>
+  isolate(args, { env: { ISOLATE_LOG: 'off', ...env }, timeout: 20_000 });
+
+describe('hardening: isolate writes only regular files of its own', () => {
+  const planArgs = () => ['plan', '--root', root, '--policy', policy('h-good', GOOD)];
+  it('refuses --out through a symlink, and leaves the link alone', () => {
+    const target = join(dir, 'victim.txt');
+    writeFileSync(target, 'precious\n');
+    const link = join(dir, 'out-link.json');
+    symlinkSync(target, link);
+    expectRefusal(
+      run([...planArgs(), '--out', link]),
+      1,
+      /--out .*out-link\.json: refusing to replace a symbolic link/,
+    );
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('precious\n');
+  });
+  it('refuses --out onto a FIFO, and leaves it a FIFO', () => {
+    const fifo = join(dir, 'out.fifo');
+    execFileSync('mkfifo', [fifo]);
+    expectRefusal(run([...planArgs(), '--out', fifo]), 1, /out\.fifo: refusing to replace a FIFO/);
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+  });
+  it('refuses --out onto a directory', () => {
+    const d = mkdtempSync(join(dir, 'outdir-'));
+    expectRefusal(run([...planArgs(), '--out', d]), 1, /refusing to replace a directory/);
+  });
+  it('refuses --out in a missing directory, and creates none', () => {
+    const out = join(dir, 'no-such-dir', 'sub', 'plan.json');
+    expectRefusal(run([...planArgs(), '--out', out]), 1, /directory .*no-such-dir\/sub does not exist/);
+    expect(existsSync(join(dir, 'no-such-dir'))).toBe(false);
+  });
+  it('still creates its own state directory for the default plan path', () => {
+    const host = writeSysfs(
+      synthTopology({
+        packages: 1,
+        nodesPerPackage: 1,
+        coresPerNode: 4,
+        threads: [2],
+        siblings: 'adjacent',
+        l3PerNode: 1,
+      }),
+    );
+    const r = run(['plan', '--root', host, '--policy', policy('h-good', GOOD)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lstatSync(join(host, 'var/lib/isolate/plan.json')).isFile()).toBe(true);
+  });
+  it('refuses --dry-run with --out instead of ignoring --out', () => {
+    const out = join(dir, 'dry.json');
+    expectRefusal(
+      run(['plan', '--dry-run', '--root', root, '--policy', policy('h-good', GOOD), '--out', out]),
+      1,
+      /--out .*dry\.json: --dry-run writes nothing anywhere/,
+    );
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('hardening: contradictory sysfs is refused, naming both files', () => {
+  const tree = () => smallTree();
+  const cpu = (r: string, rel: string) => join(r, 'sys/devices/system/cpu', rel);
+  const node = (r: string, rel: string) => join(r, 'sys/devices/system/node', rel);
+  it('a sibling list naming a CPU whose own list disagrees', () => {
+    // Two nodes: cpu2 claims cpu4 (a CPU of the other node) as its sibling; cpu4 does not agree.
+    const r = writeSysfs(
+      synthTopology({
+        packages: 2,
+        nodesPerPackage: 1,
+        coresPerNode: 2,
+        threads: [2],
+        siblings: 'adjacent',
+        l3PerNode: 1,
+      }),
+    );
+    for (const f of ['core_cpus_list', 'thread_siblings_list'])
+      writeFileSync(cpu(r, `cpu2/topology/${f}`), '2-4\n');
+    expectRefusal(
+      run(['plan', '--dry-run', '--root', r, '--policy', 'default']),
+      1,
+      /cpu\d\/topology\/core_cpus_list says "[\d,-]+" but .*cpu\d\/topology\/core_cpus_list says "[\d,-]+"; SMT sibling lists contradict/,
+    );
+  });
+  it('online listing CPUs that have no directory', () => {
+    const r = tree();
+    writeFileSync(cpu(r, 'online'), '0-7\n');
+    expectRefusal(
+      run(['topology', '--root', r]),
+      1,
+      /cpu\/online lists CPUs 4-7 that have no directory in .*system\/cpu/,
+    );
+  });
+  it('online and offline overlapping', () => {
+    const r = tree();
+    writeFileSync(cpu(r, 'offline'), '3\n');
+    expectRefusal(run(['topology', '--root', r]), 1, /cpu\/online and .*cpu\/offline both list CPUs 3/);
+  });
+  it('an empty online list', () => {
+    const r = tree();
+    writeFileSync(cpu(r, 'online'), '\n');
+    expectRefusal(run(['topology', '--root', r]), 1, /cpu\/online: empty/);
+  });
+  it('overlapping node cpulists', () => {
+    const r = writeSysfs(
+      synthTopology({
+        packages: 2,
+        nodesPerPackage: 1,
+        coresPerNode: 2,
+        threads: [2],
+        siblings: 'adjacent',
+        l3PerNode: 1,
+      }),
+    );
+    writeFileSync(node(r, 'node1/cpulist'), '3-7\n');
+    expectRefusal(run(['topology', '--root', r]), 1, /node1\/cpulist and .*node0\/cpulist both list cpu3/);
+  });
+  it('a node without meminfo', () => {
+    const r = tree();
+    rmSync(node(r, 'node0/meminfo'));
+    expectRefusal(run(['topology', '--root', r]), 1, /node0\/meminfo: missing/);
+  });
+  it('a FIFO where a sysfs file is expected', () => {
+    const r = tree();
+    const f = cpu(r, 'cpu1/topology/core_cpus_list');
+    rmSync(f);
+    execFileSync('mkfifo', [f]);
+    expectRefusal(
+      run(['topology', '--root', r]),
+      1,
+      /cpu1\/topology\/core_cpus_list: cannot read \(a FIFO, not a regular file\)/,
+    );
+  });
+  it('an oversized sysfs file', () => {
+    const r = tree();
+    writeFileSync(cpu(r, 'isolated'), `${'0,'.repeat(200_000)}0\n`);
+    expectRefusal(run(['topology', '--root', r]), 1, /cpu\/isolated: cannot read \(larger than 256 KiB\)/);
+  });
+});
+
+describe('hardening: impossible or ambiguous policies', () => {
+  it('an exclusive cgroup inside the batch cgroup', () => {
+    const f = policy('h-nested', GOOD.replace('/kafka.slice', '/hadoop-yarn/kafka'));
+    expectRefusal(
+      run(['policy', 'validate', f]),
+      1,
+      /workloads\[0\]\.match\.cgroup: \/hadoop-yarn\/kafka is inside \/hadoop-yarn, the cgroup of workloads\[1\] \(flink, batch\); under cgroup v2/,
+    );
+  });
+  it('reserved cores beyond the host, without the invalid advice "lower cores to 0"', () => {
+    const f = policy('h-reserved', GOOD.replace('{ cores: 1 }', '{ cores: 50 }'));
+    const r = run(['plan', '--dry-run', '--root', root, '--policy', f]);
+    expectRefusal(
+      r,
+      1,
+      /reserved\.cores: reserves 50 cores per package, but the largest package has 4 cores.*set reserved\.cores to at most 3/,
+    );
+    expect(r.stderr).not.toMatch(/lower cores to 0/);
+  });
+  it('isolcpus covering every CPU, without "lower cores to 0"', () => {
+    const r0 = smallTree();
+    writeFileSync(join(r0, 'sys/devices/system/cpu/isolated'), '0-3\n');
+    const f = policy(
+      'h-isolated',
+      GOOD.replace('{ cores: 1 }', '{ cores: 0 }').replace('cores: 2', 'cores: 1'),
+    );
+    const r = run(['plan', '--dry-run', '--root', r0, '--policy', f]);
+    expectRefusal(r, 1, /workloads\[0\]\.cores: no whole core is free for kafka: .*boot-isolated CPUs 0-3/);
+    expect(r.stderr).not.toMatch(/lower cores to 0/);
+  });
+  it('--root "" is not the current directory', () => {
+    expectRefusal(run(['plan', '--dry-run', '--root', '']), 1, /--root: empty/);
+  });
+  it('"5GB" is refused as ambiguous, naming the field', () => {
+    const f = policy('h-gb', GOOD.replace('low: 1G', 'low: 5GB'));
+    expectRefusal(
+      run(['policy', 'validate', f]),
+      1,
+      /workloads\[0\]\.memory\.low: "5GB" is ambiguous.*write 5G or 5GiB/,
+    );
+  });
+  it('"5GiB" and "5G" are the same', () => {
+    for (const v of ['5G', '5GiB']) {
+      const r = run(['policy', 'validate', policy(`h-${v}`, GOOD.replace('low: 1G', `low: ${v}`))]);
+      expect(r.code, r.stderr).toBe(0);
+    }
+  });
+  it('a FIFO as the policy file', () => {
+    const fifo = join(dir, 'policy.fifo');
+    execFileSync('mkfifo', [fifo]);
+    expectRefusal(
+      run(['policy', 'validate', fifo]),
+      1,
+      /policy\.fifo: cannot read policy \(a FIFO, not a regular file\)/,
+    );
+  });
+  it('a policy larger than 1 MiB', () => {
+    const f = policy('h-big', `${GOOD}${'# padding\n'.repeat(120_000)}`);
+    expectRefusal(run(['policy', 'validate', f]), 1, /h-big\.yaml: cannot read policy \(larger than 1 MiB\)/);
+  });
+  it('more workloads than a policy may hold', () => {
+    const many = Array.from(
+      { length: 300 },
+      (_, i) => `  - name: w${i}\n    class: batch\n    match: { cgroup: /w${i} }\n`,
+    ).join('');
+    const f = policy('h-many', `${GOOD}${many}`);
+    expectRefusal(run(['policy', 'validate', f]), 1, /workloads: 302 workloads; a policy holds at most 256/);
+  });
+  it('a huge string value is echoed short and escaped', () => {
+    const f = policy(
+      'h-long',
+      GOOD.replace('class: bulk', '').replace('class: batch', `class: "${'x\\u0007'.repeat(100_000)}"`),
+    );
+    const r = run(['policy', 'validate', f]);
+    expectRefusal(
+      r,
+      1,
+      /workloads\[1\]\.class: expected "exclusive" or "batch"; got "x\\u0007x.*…" \(200000 characters\)/,
+    );
+  });
+  it('a binary file', () => {
+    const f = join(dir, 'h-binary.yaml');
+    writeFileSync(f, Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 3, 0xff]));
+    expectRefusal(run(['policy', 'validate', f]), 1, /h-binary\.yaml: cannot read policy \(binary content/);
+  });
+  it('a UTF-16 file', () => {
+    const f = join(dir, 'h-utf16.yaml');
+    writeFileSync(f, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(GOOD, 'utf16le')]));
+    expectRefusal(
+      run(['policy', 'validate', f]),
+      1,
+      /h-utf16\.yaml: cannot read policy \(UTF-16 text; save it as UTF-8\)/,
+    );
+  });
+  it('a YAML alias bomb, blamed on the file', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 9; i++)
+      bomb.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(', ')}]`,
+      );
+    const f = policy('h-bomb', `${bomb.join('\n')}\n`);
+    expectRefusal(run(['policy', 'validate', f]), 1, /h-bomb\.yaml: YAML: the document has too many aliases/);
+  });
+  it('two YAML documents', () => {
+    const f = policy('h-twodocs', `${GOOD}---\n${GOOD}`);
+    expectRefusal(run(['policy', 'validate', f]), 1, /h-twodocs\.yaml:\d+:\d+: YAML: a second document/);
+  });
+  it('nesting deep enough to exhaust a stack', () => {
+    const f = policy('h-deep', `workloads: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`);
+    const r = run(['policy', 'validate', f]);
+    expectRefusal(r, 1, /h-deep\.yaml(:\d+:\d+)?: (YAML|workloads)/);
+  });
+});
+
+describe('hardening: errors that are the input, not the program', () => {
+  it('a corrupt journal', () => {
+    const r0 = smallTree();
+    mkdirSync(join(r0, 'var/lib/isolate'), { recursive: true });
+    writeFileSync(join(r0, 'var/lib/isolate/journal.json'), '{ not json');
+    expectRefusal(
+      run(['rollback', '--root', r0]),
+      1,
+      /journal .*journal\.json is unreadable \(not valid JSON\); inspect it/,
+    );
+    expectRefusal(
+      run(['apply', '--yes', '--root', r0, '--policy', policy('h-good', GOOD)]),
+      1,
+      /journal .*journal\.json is unreadable/,
+    );
+  });
+  it('".." in a saved plan\'s target', () => {
+    const r0 = root;
+    const planFile = join(dir, 'dotdot.json');
+    const p = run(['plan', '--root', r0, '--policy', policy('h-good', GOOD), '--out', planFile, '--json']);
+    expect(p.code, p.stderr).toBe(0);
+    const saved = JSON.parse(readFileSync(planFile, 'utf8'));
+    saved.changes[0].target = '/../../etc';
+    writeFileSync(planFile, JSON.stringify(saved));
+    expectRefusal(
+      run(['apply', '--yes', '--root', r0, '--plan', planFile]),
+      1,
+      /--plan .*dotdot\.json: changes\[0\]\.target "\/\.\.\/\.\.\/etc" leaves its tree/,
+    );
+  });
+  it('ISOLATE_LOG_LEVEL=bogus', () => {
+    expectRefusal(
+      run(['rollback', '--root', smallTree()], { ISOLATE_LOG: 'json', ISOLATE_LOG_LEVEL: 'bogus' }),
+      1,
+      /ISOLATE_LOG_LEVEL="bogus": expected one of/,
+    );
+  });
+  it('no command at all is a usage error', () => {
+    const r = run([]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Usage: isolate/);
+  });
+});
+
+describe('hardening: the bundled policy is only for dry runs', () => {
+  it('plan --dry-run may fall back, with a notice', () => {
+    const r = run(['plan', '--dry-run', '--root', root]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/using the bundled default policy/);
+  });
+  it('apply refuses without a policy the operator chose', () => {
+    expectRefusal(
+      run(['apply', '--yes', '--root', root]),
+      1,
+      /no policy: .*etc\/isolate\/policy\.yaml does not exist and no --policy was given; .*--policy default/,
+    );
+  });
+  it('plan without --dry-run (it saves a plan to apply) refuses too', () => {
+    expectRefusal(run(['plan', '--root', smallTree()]), 1, /no policy: /);
+  });
+  it('check refuses with UNKNOWN (3)', () => {
+    expectRefusal(run(['check', '--root', root]), 3, /^isolate: UNKNOWN: no policy: /);
+  });
+  it('--policy default is an explicit choice', () => {
+    const r = run(['plan', '--dry-run', '--root', root, '--policy', 'default', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('hardening: monitoring and JSON contracts', () => {
+  it('check: any failure is UNKNOWN (3) with one JSON document under --json', () => {
+    const r = run(['check', '--json', '--root', root, '--policy', '/nonexistent.yaml']);
+    expect(r.code, r.stderr).toBe(3);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ status: 'UNKNOWN', code: 3 });
+    expect(doc.error).toMatch(/nonexistent\.yaml: cannot read policy/);
+  });
+  it('check: a bad flag is UNKNOWN (3) too', () => {
+    const r = run(['check', '--frobnicate', '--json']);
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'UNKNOWN' });
+  });
+  /** A root with a MegaRAID HBA and a storcli that must never be reached: the lock comes first. */
+  const raidRoot = () => {
+    const r = mkdtempSync(join(tmpdir(), 'isolate-raidlock-'));
+    mkdirSync(join(r, 'sys/class/scsi_host/host0'), { recursive: true });
+    writeFileSync(join(r, 'sys/class/scsi_host/host0/proc_name'), 'megaraid_sas\n');
+    mkdirSync(join(r, 'opt/MegaRAID/storcli'), { recursive: true });
+    writeFileSync(join(r, 'opt/MegaRAID/storcli/storcli64'), '#!/bin/sh\necho "{}"\n', { mode: 0o755 });
+    return r;
+  };
+  it('raid check: a lock path in a missing directory is UNKNOWN (3), named, with JSON', () => {
+    const lock = join(dir, 'no-such-dir/raid.lock');
+    const r = run(['raid', 'check', '--json', '--root', raidRoot()], { ISOLATE_RAID_LOCK: lock });
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(
+      /^isolate: UNKNOWN: RAID lock .*no-such-dir\/raid\.lock: cannot create it \(ENOENT\)/,
+    );
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'UNKNOWN', code: 3 });
+  });
+  it('raid check: a lock path that is a directory is named as such, not as another process', () => {
+    const lock = mkdtempSync(join(dir, 'lockdir-'));
+    const r = run(['raid', 'check', '--root', raidRoot()], { ISOLATE_RAID_LOCK: lock });
+    expectRefusal(r, 3, /RAID lock .*lockdir-\w+: it exists and is not a regular file/);
+  });
+  it('apply --json prints one JSON document when it refuses', () => {
+    const r0 = smallTree();
+    mkdirSync(join(r0, 'var/lib/isolate'), { recursive: true });
+    writeFileSync(join(r0, 'var/lib/isolate/journal.json'), '{ not json');
+    const r = run(['apply', '--json', '--yes', '--root', r0, '--policy', policy('h-good', GOOD)]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      ok: false,
+      exitCode: 1,
+      error: expect.stringMatching(/journal\.json is unreadable/),
+    });
+  });
+  it.each([
+    [['topology', '--json', '--root', '/nonexistent-root']],
+    [['plan', '--dry-run', '--json', '--root', '/nonexistent-root']],
+    [['rollback', '--json', '--root', '/nonexistent-root']],
+    [['raid', 'show', '--json', '--timeout', 'soon']],
+    [['raid', 'parse', '--json', '--tool', 'storcli', '/nonexistent.json']],
+  ])('%j prints one JSON document with the error', (args) => {
+    const r = run(args);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: expect.any(String) });
+  });
+  it('raid parse takes --root like every command', () => {
+    const r = run(['raid', 'parse', '--root', root, '--tool', 'storcli', '/nonexistent.json']);
+    expectRefusal(r, 1, /raid parse: cannot read \/nonexistent\.json \(no such file\)/);
+  });
+});
+
+describe('hardening: what a user reads', () => {
+  const oneNode = () =>
+    writeSysfs(
+      synthTopology({
+        packages: 1,
+        nodesPerPackage: 1,
+        coresPerNode: 1,
+        threads: [1],
+        siblings: 'adjacent',
+        l3PerNode: 1,
+      }),
+    );
+  it('singular counts in topology and validate', () => {
+    const r = run(['topology', '--root', oneNode()]);
+    expect(r.stdout).toMatch(/1 online CPU \(0\), 1 physical core, 1 NUMA node, up to 1 thread per core/);
+    const one = GOOD.replace(/ {2}- name: flink[\s\S]*$/, '');
+    const v = run(['policy', 'validate', policy('h-one', one.replace('workloads:', 'workloads:'))]);
+    expect(`${v.stdout}${v.stderr}`).not.toMatch(/\(1 workloads\)/);
+  });
+  it('the topology columns line up', () => {
+    const r = run([
+      'topology',
+      '--root',
+      writeSysfs(
+        synthTopology({
+          packages: 1,
+          nodesPerPackage: 1,
+          coresPerNode: 12,
+          threads: [2],
+          siblings: 'split',
+          l3PerNode: 2,
+        }),
+      ),
+    ]);
+    const cols = r.stdout
+      .split('\n')
+      .filter((l) => l.includes('(L3'))
+      .map((l) => l.indexOf('(L3'));
+    expect(cols.length).toBeGreaterThan(4);
+    expect(new Set(cols).size).toBe(1);
+  });
+  it('plan says why each node was chosen and that reserved CPUs are shared with batch', () => {
+    const f = policy('h-good', GOOD);
+    const text = run(['plan', '--dry-run', '--root', root, '--policy', f]);
+    expect(text.stdout).toMatch(/kafka[\s\S]*why: node \d: (most free whole cores|lowest id)/);
+    expect(text.stdout).toMatch(
+      /flink[\s\S]*why: every online CPU the exclusive workloads leave, including the reserved housekeeping CPUs/,
+    );
+    const json = JSON.parse(run(['plan', '--dry-run', '--json', '--root', root, '--policy', f]).stdout);
+    expect(json.allocation.kafka.reason).toMatch(/^node \d: /);
+    expect(json.reserved.reason).toMatch(/shared by batch workloads/);
+  });
+  it('check spells out what it could not read instead of "?" and "-"', () => {
+    const r0 = smallTree();
+    mkdirSync(join(r0, 'proc'), { recursive: true });
+    const f = policy('h-check', GOOD.replace('cores: 2', 'cores: 1').replace('{ cores: 1 }', '{ cores: 0 }'));
+    const r = run(['check', '--root', r0, '--policy', f]);
+    expect(r.stdout).toMatch(/effective unknown, cpuset\.cpus\.effective not readable/);
+    expect(r.stdout).toMatch(/partition n\/a, no cpuset\.cpus\.partition/);
+    expect(r.stdout).not.toMatch(/effective \?|partition -/);
+  });
+  it('memory sizes in errors are human', () => {
+    const f = policy('h-mem', GOOD.replace('low: 1G', 'low: 6G, min: 3G'));
+    const r = run(['plan', '--dry-run', '--root', root, '--policy', f]);
+    expect(r.stderr).toMatch(/add up to 9G, more than the host's 8G/);
+    expect(r.stderr).not.toMatch(/\d{9,} bytes/);
   });
 });

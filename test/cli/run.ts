@@ -10,12 +10,15 @@ export interface Run {
 }
 
 /** Run the built `isolate` binary as a user would. */
-export function isolate(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Run {
+export function isolate(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; timeout?: number } = {},
+): Run {
   const r = spawnSync(process.execPath, [CLI, ...args], {
     encoding: 'utf8',
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env },
-    timeout: 60_000,
+    timeout: opts.timeout ?? 60_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -8,6 +8,10 @@ import { CpuSet } from '../../src/model/cpuset.js';
 import type { Topology } from '../../src/model/topology.js';
 import { afterChanges, freshHost } from '../support/observed.js';
 import { type SynthSpec, synthTopology } from '../support/synthetic.js';
+import { writeSysfs } from '../support/sysfs.js';
+import { readTopology } from '../../src/topology/read.js';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const specArb: fc.Arbitrary<SynthSpec> = fc
   .record({
@@ -125,7 +129,9 @@ describe('planner properties over generated topologies', () => {
         } catch (err) {
           // Refusals must be user errors naming the largest request that fits, never a crash.
           expect(err).toBeInstanceOf(UserError);
-          expect((err as Error).message).toMatch(/largest request that fits is \d+|no online CPU is left/);
+          expect((err as Error).message).toMatch(
+            /largest request that fits is [1-9]\d*|no online CPU is left|no whole core is free|reserved\.cores: reserves/,
+          );
           refused++;
           return;
         }
@@ -155,6 +161,8 @@ describe('planner properties over generated topologies', () => {
           planHost(topology, parsePolicy(yaml(cores), 'gen.yaml'), freshHost());
         } catch (err) {
           const m = /largest request that fits is (\d+)/.exec((err as Error).message);
+          // Nothing fits at all: the refusal names what took every core, never "lower cores to 0".
+          if (/no whole core is free|reserved\.cores: reserves/.test((err as Error).message)) return;
           if (!m) throw err;
           const largest = Number(m[1]);
           expect(largest).toBeLessThan(cores);
@@ -197,6 +205,106 @@ describe('planner properties over generated topologies', () => {
         },
       ),
       { numRuns: 200, seed: 42 },
+    );
+  });
+});
+
+/** Exclusive sets must be disjoint and each on one NUMA node, judged by each CPU's own node. */
+function assertDisjointOneNode(topology: Topology, plan: Plan): void {
+  let union = CpuSet.EMPTY;
+  for (const a of plan.allocation.workloads.filter((w) => w.class === 'exclusive')) {
+    expect(a.cpus.overlaps(union), `${a.name} ${a.cpus} overlaps ${union}`).toBe(false);
+    union = union.union(a.cpus);
+    const nodes = new Set([...a.cpus].map((id) => topology.cpus.find((c) => c.id === id)?.node));
+    expect(nodes.size, `${a.name} ${a.cpus} spans nodes ${[...nodes]}`).toBe(1);
+  }
+}
+
+/**
+ * One CPU's sibling list names a CPU of another core, and may leave out one of its true siblings
+ * (`pick*` choose which, deterministically).
+ */
+const brokenArb = fc.record({
+  spec: specArb.filter((s) => s.packages * s.nodesPerPackage * s.coresPerNode >= 2),
+  pickCore: fc.nat(),
+  pickCpu: fc.nat(),
+  pickOther: fc.nat(),
+  drop: fc.boolean(),
+  req: requestArb,
+});
+
+function breakOne(
+  topology: Topology,
+  {
+    pickCore,
+    pickCpu,
+    pickOther,
+    drop,
+  }: { pickCore: number; pickCpu: number; pickOther: number; drop: boolean },
+) {
+  const cores = topology.cores;
+  const a = cores[pickCore % cores.length]!;
+  const others = cores.filter((c) => c.id !== a.id);
+  const b = others[pickOther % others.length]!;
+  const x = b.cpus.toArray()[pickOther % b.cpus.size]!;
+  const own = a.cpus.toArray();
+  const cpu = own[pickCpu % own.length]!;
+  const dropped = drop ? own.find((id) => id !== cpu) : undefined;
+  const lying = CpuSet.of([...own.filter((id) => id !== dropped), x]);
+  return { cpu, lying };
+}
+
+describe('planner with one inconsistent sibling relation', () => {
+  it('refuses, or gives disjoint exclusive sets on one node each (Topology handed to the planner)', () => {
+    fc.assert(
+      fc.property(brokenArb, ({ spec, req, ...broken }) => {
+        const topology = synthTopology(spec);
+        const { cpu, lying } = breakOne(topology, broken);
+        // As a trusting reader would have built it: the liar's core grows by the named CPU.
+        const core = topology.cores.find((c) => c.cpus.has(cpu))!;
+        core.cpus = lying;
+        for (const c of topology.cpus) if (core.cpus.has(c.id) && c.id === cpu) c.siblings = lying;
+        try {
+          const plan = planHost(topology, parsePolicy(policyYaml(req), 'gen.yaml'), freshHost());
+          assertDisjointOneNode(topology, plan);
+        } catch (err) {
+          expect(err).toBeInstanceOf(UserError);
+        }
+      }),
+      { numRuns: 200, seed: 9 },
+    );
+  });
+
+  it('refuses, or gives disjoint exclusive sets on one node each (sysfs tree read by readTopology)', () => {
+    // Small trees: each run writes a whole sysfs tree to disk.
+    const small = brokenArb.filter(
+      ({ spec }) => spec.packages * spec.nodesPerPackage <= 2 && spec.coresPerNode <= 4,
+    );
+    fc.assert(
+      fc.property(small, ({ spec, req, ...broken }) => {
+        const truth = synthTopology(spec);
+        const { cpu, lying } = breakOne(truth, broken);
+        const root = writeSysfs(truth);
+        try {
+          for (const f of ['core_cpus_list', 'thread_siblings_list']) {
+            writeFileSync(join(root, `sys/devices/system/cpu/cpu${cpu}/topology/${f}`), `${lying}\n`);
+          }
+          let plan: Plan;
+          try {
+            // No reserved core: the liar's core and the core it names are both up for grabs.
+            const yaml = policyYaml({ ...req, reservedCores: 0 });
+            plan = planHost(readTopology(root), parsePolicy(yaml, 'gen.yaml'), freshHost());
+          } catch (err) {
+            expect(err).toBeInstanceOf(UserError);
+            return;
+          }
+          // Judged against the true topology: the liar must not have put one CPU in two sets.
+          assertDisjointOneNode(truth, plan);
+        } finally {
+          rmSync(root, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 25, seed: 11 },
     );
   });
 });

@@ -11,12 +11,13 @@ import { parsePolicy } from '../../src/policy/load.js';
 const repo = join(import.meta.dirname, '../..');
 const schemaDir = join(repo, 'schema');
 const ajv = new Ajv2020({ allErrors: true, strict: false });
-// Schemas refer to each other by file name, resolved against the policy schema's $id.
-for (const f of readdirSync(schemaDir)) {
-  const schema = JSON.parse(readFileSync(join(schemaDir, f), 'utf8'));
-  ajv.addSchema({ ...schema, $id: `https://isolate.invalid/schema/${f}` });
-}
-const validate = ajv.getSchema('https://isolate.invalid/schema/policy.schema.json')!;
+// As an editor resolves them: each schema under its own $id, the relative $ref resolved against
+// the policy schema's $id. No rewriting here, or a broken $id would pass unnoticed.
+const schemas = Object.fromEntries(
+  readdirSync(schemaDir).map((f) => [f, JSON.parse(readFileSync(join(schemaDir, f), 'utf8'))]),
+);
+for (const schema of Object.values(schemas)) ajv.addSchema(schema);
+const validate = ajv.getSchema(schemas['policy.schema.json'].$id)!;
 
 describe('policy JSON Schema', () => {
   const shipped = readdirSync(join(repo, 'policies')).filter((f) => f.endsWith('.yaml'));
@@ -39,7 +40,24 @@ describe('policy JSON Schema', () => {
     ['bad near', 'nic:eth0', 'eth0'],
     ['bad weight', 'cpu: { idle: true }', 'cpu: { weight: 0 }'],
     ['bad apiVersion', 'isolate/v1', 'isolate/v9'],
+    ['ambiguous GB size', 'low: 32G', 'low: 32GB'],
   ];
+  it('each schema lives at the URL its $id names, in the same directory, so the relative $ref resolves', () => {
+    for (const [f, schema] of Object.entries(schemas)) {
+      expect(schema.$id).toBe(`https://isolate.dev/schema/${f}`);
+    }
+    expect(
+      ajv.getSchema(new URL('raid-policy.schema.json', schemas['policy.schema.json'].$id).href),
+    ).toBeTruthy();
+  });
+
+  it('checks the raid: section through the $ref', () => {
+    const text = base.replace('raid: { writeCache: write-back }', 'raid: { writeCache: sometimes }');
+    expect(validate(parse(text))).toBe(false);
+    expect(JSON.stringify(validate.errors)).toMatch(/raid/);
+    expect(() => parsePolicy(text, 'bad.yaml')).toThrow(UserError);
+  });
+
   it.each(bad)('rejects %s in both', (_name, from, to) => {
     expect(base).toContain(from);
     const text = base.replace(from, to);

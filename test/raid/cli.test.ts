@@ -160,7 +160,7 @@ describe.skipIf(!HAVE_FIXTURES)('isolate raid (bundled CLI)', () => {
     expect(bad.exitCode).toBe(1);
     const missing = await isolate(['raid', 'parse', '--tool', 'ssacli', '/nonexistent/ssacli.txt']);
     expect(missing.stderr.trim()).toBe(
-      'isolate: raid parse: cannot read /nonexistent/ssacli.txt (ENOENT); give saved output files of ssacli',
+      'isolate: raid parse: cannot read /nonexistent/ssacli.txt (no such file); give saved output files of ssacli',
     );
     expect(missing.exitCode).toBe(1);
     const timeout = await isolate(['raid', 'show', '--timeout', 'soon']);

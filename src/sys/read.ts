@@ -1,0 +1,116 @@
+// The one way isolate reads an input file (sysfs, /proc, policies, saved plans, journals): never
+// blocking and never unbounded. A FIFO or a terminal where a file is expected would block a read
+// forever, a device may never end, and a 50 MB "policy" runs V8 out of memory; all are refused with a
+// reason the caller turns into a one-line error naming the file.
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { fileKind } from './write.js';
+
+/** Why an input file was not read. `code` is an errno (ENOENT, EACCES, ...) or one of ours. */
+export class ReadRefused extends Error {
+  constructor(
+    readonly code: string,
+    readonly reason: string,
+  ) {
+    super(reason);
+    this.name = 'ReadRefused';
+  }
+}
+
+export interface ReadOptions {
+  /** Largest size accepted, in bytes. sysfs and /proc files report size 4096 or 0, so it is enforced on the bytes read. */
+  maxBytes: number;
+}
+
+const ERRNO_WORDS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'a parent is not a directory',
+  ELOOP: 'too many symbolic links',
+};
+
+function refusedFromErrno(err: unknown): ReadRefused {
+  const e = err as NodeJS.ErrnoException;
+  const code = e.code ?? 'EIO';
+  return new ReadRefused(code, ERRNO_WORDS[code] ?? e.message);
+}
+
+/** Human size for limits: 1 MiB, 64 KiB. */
+export function sizeWords(bytes: number): string {
+  if (bytes >= 1024 ** 2 && bytes % 1024 ** 2 === 0) return `${bytes / 1024 ** 2} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * The bytes of a regular file, at most `maxBytes`. Symlinks are followed (a policy may be managed
+ * by configuration tools through one), but what they lead to must be a regular file.
+ */
+export function readBoundedBytes(file: string, opts: ReadOptions): Buffer {
+  // stat first so a device is never even opened (opening some has side effects), then fstat the
+  // descriptor so a swap between the two is caught.
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(file);
+  } catch (err) {
+    throw refusedFromErrno(err);
+  }
+  if (!st.isFile()) throw new ReadRefused('ENOTREG', `${fileKind(st)}, not a regular file`);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    throw refusedFromErrno(err);
+  }
+  try {
+    const fst = fstatSync(fd);
+    if (!fst.isFile()) throw new ReadRefused('ENOTREG', `${fileKind(fst)}, not a regular file`);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const chunk = Buffer.allocUnsafe(Math.min(opts.maxBytes + 1, 64 * 1024));
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, chunk, 0, chunk.length, null);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') throw new ReadRefused('EAGAIN', 'would block');
+        throw refusedFromErrno(err);
+      }
+      if (n === 0) break;
+      total += n;
+      if (total > opts.maxBytes) {
+        throw new ReadRefused('EFBIG', `larger than ${sizeWords(opts.maxBytes)}`);
+      }
+      chunks.push(Buffer.from(chunk.subarray(0, n)));
+    }
+    return Buffer.concat(chunks, total);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** UTF-8 text of a regular file, at most `maxBytes`. */
+export function readBounded(file: string, opts: ReadOptions): string {
+  return readBoundedBytes(file, opts).toString('utf8');
+}
+
+/**
+ * UTF-8 text meant for a person to have written (a policy, a plan): refuses binary content and
+ * other encodings instead of feeding them to a parser whose errors would echo them back.
+ */
+export function readTextFile(file: string, opts: ReadOptions): string {
+  const bytes = readBoundedBytes(file, opts);
+  if (
+    bytes.length >= 2 &&
+    ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))
+  ) {
+    throw new ReadRefused('EENCODING', 'UTF-16 text; save it as UTF-8');
+  }
+  if (bytes.includes(0)) throw new ReadRefused('EENCODING', 'binary content (NUL bytes), not a text file');
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new ReadRefused('EENCODING', 'not valid UTF-8 text; save it as UTF-8');
+  }
+}

@@ -1,0 +1,90 @@
+// The one safe writer and the bounded reader, on their own: what they refuse and what they leave.
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { UserError } from '../../src/model/errors.js';
+import { ReadRefused, readBounded, readTextFile } from '../../src/sys/read.js';
+import { writeFileAtomic } from '../../src/sys/write.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'isolate-files-'));
+
+describe('writeFileAtomic', () => {
+  it('replaces a regular file and creates a missing name, leaving no temp file', async () => {
+    const d = tmp();
+    await writeFileAtomic(join(d, 'a.json'), 'one\n');
+    await writeFileAtomic(join(d, 'a.json'), 'two\n');
+    expect(readFileSync(join(d, 'a.json'), 'utf8')).toBe('two\n');
+    expect(readdirSync(d)).toEqual(['a.json']);
+  });
+  it('never follows a symlink at the final component', async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'victim'), 'precious\n');
+    symlinkSync(join(d, 'victim'), join(d, 'link'));
+    await expect(writeFileAtomic(join(d, 'link'), 'x')).rejects.toThrow(
+      /refusing to replace a symbolic link/,
+    );
+    expect(lstatSync(join(d, 'link')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(d, 'victim'), 'utf8')).toBe('precious\n');
+    expect(readdirSync(d).sort()).toEqual(['link', 'victim']);
+  });
+  it('refuses a FIFO and a directory', async () => {
+    const d = tmp();
+    execFileSync('mkfifo', [join(d, 'fifo')]);
+    mkdirSync(join(d, 'dir'));
+    await expect(writeFileAtomic(join(d, 'fifo'), 'x')).rejects.toThrow(/a FIFO/);
+    await expect(writeFileAtomic(join(d, 'dir'), 'x')).rejects.toThrow(/a directory/);
+    expect(lstatSync(join(d, 'fifo')).isFIFO()).toBe(true);
+  });
+  it('creates missing parents only when asked (isolate’s own state directory)', async () => {
+    const d = tmp();
+    await expect(writeFileAtomic(join(d, 'x/y/plan.json'), 'x')).rejects.toBeInstanceOf(UserError);
+    expect(existsSync(join(d, 'x'))).toBe(false);
+    await writeFileAtomic(join(d, 'var/lib/isolate/plan.json'), 'x', { createParents: true });
+    expect(readFileSync(join(d, 'var/lib/isolate/plan.json'), 'utf8')).toBe('x');
+  });
+});
+
+describe('readBounded / readTextFile', () => {
+  const refusal = (f: () => unknown) => {
+    try {
+      f();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ReadRefused);
+      return err as ReadRefused;
+    }
+    throw new Error('not refused');
+  };
+  it('refuses a FIFO without blocking, and a directory', () => {
+    const d = tmp();
+    execFileSync('mkfifo', [join(d, 'fifo')]);
+    expect(refusal(() => readBounded(join(d, 'fifo'), { maxBytes: 10 })).code).toBe('ENOTREG');
+    expect(refusal(() => readBounded(d, { maxBytes: 10 })).code).toBe('ENOTREG');
+  });
+  it('enforces the size limit on the bytes read', () => {
+    const d = tmp();
+    writeFileSync(join(d, 'f'), 'x'.repeat(11));
+    expect(readBounded(join(d, 'f'), { maxBytes: 11 })).toHaveLength(11);
+    expect(refusal(() => readBounded(join(d, 'f'), { maxBytes: 10 })).code).toBe('EFBIG');
+  });
+  it('reports a missing file as ENOENT', () => {
+    expect(refusal(() => readBounded('/nonexistent/x', { maxBytes: 10 })).code).toBe('ENOENT');
+  });
+  it('text files: UTF-8 only', () => {
+    const d = tmp();
+    writeFileSync(join(d, 'bad'), Buffer.from([0x61, 0xc3, 0x28]));
+    expect(refusal(() => readTextFile(join(d, 'bad'), { maxBytes: 100 })).code).toBe('EENCODING');
+    writeFileSync(join(d, 'ok'), 'naïve\n');
+    expect(readTextFile(join(d, 'ok'), { maxBytes: 100 })).toBe('naïve\n');
+  });
+});
