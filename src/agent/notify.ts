@@ -1,6 +1,6 @@
 // Readiness and watchdog for `Type=notify` units. Node cannot send on the unix datagram socket
-// systemd listens on, so `systemd-notify` sends for us (the unit sets NotifyAccess=all, since the
-// sender is our child, not the main PID).
+// systemd listens on, so `systemd-notify` sends for us. It exits before systemd reads the message,
+// so it sends with our PID (`--pid`, root may set its credentials) and the unit sets NotifyAccess=all.
 
 export interface Notifier {
   ready(status: string): Promise<void>;
@@ -18,7 +18,7 @@ export function notifier(env: NodeJS.ProcessEnv): Notifier {
     if (!socket) return;
     try {
       const { execa } = await import('execa');
-      await execa('systemd-notify', args, { timeout: 5000, reject: false });
+      await execa('systemd-notify', [`--pid=${process.pid}`, ...args], { timeout: 5000, reject: false });
     } catch {}
   };
   return {

@@ -1,0 +1,202 @@
+// The agent as the systemd service it ships as (systemd/isolate.service), on a real Debian userland
+// with systemd 252 as PID 1 (harness/rootfs.ts), one boot. Kafka (a kafka.service stand-in) starts
+// after the agent; YARN-like containers live in /hadoop-yarn. Asserted from /proc/<pid>/task/*/status
+// and the cgroup files: Kafka's whole core on one node whether it starts before or after the agent,
+// the fence surviving daemon-reload and a restart of kafka.service, a hand-made cpuset corrected,
+// new containers fenced, kill -9 of the agent survived, metrics on loopback only, JSON in the journal.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CpuSet } from '../../src/model/cpuset.js';
+import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
+import { keepConsole } from './support/guest.js';
+import { systemdStandins } from './support/systemd-guest.js';
+
+const POLICY = `apiVersion: isolate/v1
+kind: HostPolicy
+reserved: { cores: 1 }
+strict: false
+workloads:
+  - { name: kafka, class: exclusive, cores: 1, match: { systemdUnit: kafka.service } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`;
+
+const UNIT = readFileSync(join(import.meta.dirname, '../../systemd/isolate.service'), 'utf8');
+
+// Waits count tenths of a second; the agent runs at a 1 s interval here.
+const SCRIPT = String.raw`
+CG=/sys/fs/cgroup
+sec() { echo "=====BEGIN $1====="; }
+endsec() { echo; echo "=====END $1====="; }
+waitfor() { local i=0; while [ $i -lt 300 ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo $i; }
+kpid() { systemctl show -P MainPID kafka.service; }
+# who pid tid Cpus_allowed_list, for Kafka's and every YARN container's threads.
+threads() {
+  local k=$(kpid)
+  sec "$1"
+  echo "kafka-cpus=$(cat $CG/system.slice/kafka.service/cpuset.cpus.effective 2>/dev/null)"
+  echo "kafka-allowed=$(systemctl show -P AllowedCPUs kafka.service)"
+  echo "yarn-cpus=$(cat $CG/hadoop-yarn/cpuset.cpus 2>/dev/null)"
+  echo "root-subtree=$(cat $CG/cgroup.subtree_control)"
+  for p in $k $(cat $CG/hadoop-yarn/*/cgroup.procs 2>/dev/null); do
+    who=yarn; [ "$p" = "$k" ] && who=kafka
+    for s in /proc/$p/task/*/status; do
+      awk -v w=$who -v p=$p '/^Pid:/{t=$2} /^Cpus_allowed_list/{print "task", w, p, t, $2}' $s
+    done
+  done
+  endsec "$1"
+}
+settle() { sleep 1; systemctl show -P Version >/dev/null; }
+
+mkdir -p $CG/hadoop-yarn
+yarn-container 1 3 >/dev/null
+sec start; systemctl start isolate.service; echo "rc=$?"; echo "active=$(systemctl is-active isolate.service)"; endsec start
+# Kafka is not running yet: the agent sets its unit properties, so it will start fenced.
+sec props; waitfor '[ -n "$(systemctl show -P AllowedCPUs kafka.service)" ]'; endsec props
+sec dropins; ls /run/systemd/system.control/kafka.service.d/ 2>/dev/null; endsec dropins
+systemctl start kafka.service
+settle
+threads started
+systemctl daemon-reload
+settle
+threads reloaded
+sleep 2
+threads reloaded-later
+systemctl restart kafka.service
+settle
+threads restarted
+Y=$(cat $CG/hadoop-yarn/cpuset.cpus)
+echo 0-7 > $CG/hadoop-yarn/cpuset.cpus
+sec drift; waitfor '[ "$(cat $CG/hadoop-yarn/cpuset.cpus)" = "$Y" ]'; endsec drift
+yarn-container 2 3 >/dev/null
+sleep 1
+threads new-container
+AG=$(systemctl show -P MainPID isolate.service)
+kill -9 $AG
+sec restart-agent; waitfor '[ "$(systemctl show -P MainPID isolate.service)" != "$AG" ] && [ "$(systemctl show -P MainPID isolate.service)" != 0 ] && [ "$(systemctl is-active isolate.service)" = active ]'; echo "nrestarts=$(systemctl show -P NRestarts isolate.service)"; endsec restart-agent
+sleep 2
+threads after-kill
+sec check; isolate check --policy /etc/isolate/policy.yaml; echo "rc=$?"; endsec check
+sec metrics
+exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && grep '^isolate_' <&3
+exec 3>&-
+endsec metrics
+sec listen; awk '$4 == "0A" {print $2}' /proc/net/tcp /proc/net/tcp6; endsec listen
+sec journal; journalctl -u isolate.service -o json --no-pager | head -400 | grep -o '"MESSAGE":"{[^}]*msg[^}]*}' | head -50; endsec journal
+sec status; systemctl show -P StatusText isolate.service; endsec status
+`;
+
+interface Task {
+  who: string;
+  pid: number;
+  tid: number;
+  cpus: CpuSet;
+}
+
+function parse(text: string | undefined): { kv: Map<string, string>; tasks: Task[] } {
+  const kv = new Map<string, string>();
+  const tasks: Task[] = [];
+  for (const line of (text ?? '').split('\n')) {
+    const t = /^task (\w+) (\d+) (\d+) (\S+)$/.exec(line.trim());
+    if (t) tasks.push({ who: t[1]!, pid: Number(t[2]), tid: Number(t[3]), cpus: CpuSet.parse(t[4]!) });
+    else if (line.includes('='))
+      kv.set(line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1).trim());
+  }
+  return { kv, tasks };
+}
+
+describe('isolate.service (the agent) under systemd 252', () => {
+  let r: SystemdVmResult;
+  const s = (n: string) => r.sections[n] ?? '';
+  const waited = (n: string) => Number(s(n).trim().split('\n')[0]);
+
+  beforeAll(async () => {
+    const standins = systemdStandins({ kafkaAtBoot: false, kafkaThreads: 6 });
+    r = await runInSystemdVm({
+      layout: LAYOUTS.twoSocketSmt2,
+      script: SCRIPT,
+      files: {
+        ...standins.files,
+        '/etc/isolate/policy.yaml': POLICY,
+        '/etc/systemd/system/isolate.service': UNIT,
+        '/etc/systemd/system/isolate.service.d/test.conf':
+          '[Service]\nExecStart=\nExecStart=/usr/local/bin/isolate agent --interval 1s --check-interval 5s\n',
+      },
+      symlinks: standins.symlinks,
+      timeoutMs: 600_000,
+    });
+    keepConsole('agent-systemd', r.console);
+    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
+  });
+
+  /** Kafka's and YARN's threads in a phase: Kafka on one whole core of one node, YARN off it. */
+  const fenced = (phase: string) => {
+    const { kv, tasks } = parse(s(phase));
+    const k = tasks.filter((t) => t.who === 'kafka');
+    const y = tasks.filter((t) => t.who === 'yarn');
+    expect(k.length, s(phase)).toBeGreaterThanOrEqual(7);
+    expect(y.length, s(phase)).toBeGreaterThanOrEqual(4);
+    const kafkaCpus = k[0]!.cpus;
+    // Whole cores of twoSocketSmt2 are (0,1) (2,3) (4,5) (6,7), one housekeeping core per package.
+    expect(['2-3', '6-7'], `${phase}: ${s(phase)}`).toContain(kafkaCpus.toString());
+    for (const t of k) expect(t.cpus.toString(), `${phase} kafka tid ${t.tid}`).toBe(kafkaCpus.toString());
+    for (const t of y) expect(t.cpus.overlaps(kafkaCpus), `${phase} yarn tid ${t.tid} ${t.cpus}`).toBe(false);
+    return { kv, kafkaCpus };
+  };
+
+  it('starts as a Type=notify service and sets kafka.service properties before Kafka runs', () => {
+    expect(s('start'), r.console.slice(-3000)).toMatch(/rc=0\s+active=active/);
+    expect(waited('props')).toBeLessThan(300);
+    expect(s('dropins')).toMatch(/50-AllowedCPUs\.conf/);
+    expect(s('dropins')).toMatch(/50-AllowedMemoryNodes\.conf/);
+  });
+
+  it('Kafka started after the agent gets its whole core through systemd, YARN stays off it', () => {
+    const { kv, kafkaCpus } = fenced('started');
+    expect(CpuSet.parse(kv.get('kafka-allowed') ?? '').equals(kafkaCpus)).toBe(true);
+  });
+
+  it('the fence survives systemctl daemon-reload (at once and after two intervals)', () => {
+    const a = fenced('reloaded');
+    const b = fenced('reloaded-later');
+    expect(a.kv.get('root-subtree')).toMatch(/cpuset/);
+    expect(b.kafkaCpus.toString()).toBe(a.kafkaCpus.toString());
+  });
+
+  it('the fence survives systemctl restart kafka.service', () => {
+    fenced('restarted');
+  });
+
+  it('a wrong cpuset.cpus written by hand into /hadoop-yarn is corrected within two intervals', () => {
+    expect(waited('drift')).toBeLessThanOrEqual(20);
+  });
+
+  it('a YARN container started after the agent is fenced', () => {
+    fenced('new-container');
+  });
+
+  it('kill -9 of the agent: systemd restarts it and the host stays converged; check passes', () => {
+    expect(waited('restart-agent'), s('restart-agent')).toBeLessThan(300);
+    expect(s('restart-agent')).toMatch(/nrestarts=[1-9]/);
+    fenced('after-kill');
+    expect(s('check'), s('check')).toMatch(/rc=0/);
+  });
+
+  it('serves metrics on 127.0.0.1 only', () => {
+    expect(s('metrics')).toMatch(/^isolate_policy_valid 1$/m);
+    expect(s('metrics')).toMatch(/^isolate_exclusive_cpus\{workload="kafka"\} 2$/m);
+    const listening = s('listen')
+      .trim()
+      .split('\n')
+      .filter((l) => l.endsWith(':24F8'));
+    expect(listening).toEqual(['0100007F:24F8']);
+  });
+
+  it('logs JSON lines that journald keeps', () => {
+    const lines = s('journal').trim().split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    const first = JSON.parse(JSON.parse(`{${lines[0]!}}`).MESSAGE);
+    expect(first.name).toBe('isolate');
+    expect(s('journal')).toMatch(/policy loaded/);
+  });
+});
