@@ -1,3 +1,4 @@
+import type { RaidController } from '../model/raid.js';
 // Small, strict word readers shared by the adapters. Each returns null for anything it does not
 // recognise: a surprising word must become "unknown", never a guess (raid-cli.md §8.8).
 
@@ -44,4 +45,13 @@ export function getOrCreate<K, V>(map: Map<K, V>, key: K, make: () => V): V {
     map.set(key, value);
   }
   return value;
+}
+
+/**
+ * A read that did not complete (non-zero exit, no completion marker, cut short): every value it would
+ * have given is unknown, and nothing is changed on that controller.
+ */
+export function markIncomplete(c: RaidController, why: string, suffix = '; its values are unknown'): void {
+  c.readOnlyReason = why;
+  c.findings.push({ severity: 'unknown', message: `${why}${suffix}`, target: c.id });
 }

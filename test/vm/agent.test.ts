@@ -5,7 +5,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { ensureVmPrereqs, LAYOUTS, runInVm, type VmResult } from './harness/index.js';
-import { isKernelThread, keepConsole, LIB, parseThreads, snapLines, standinBinary } from './support/guest.js';
+import {
+  isKernelThread,
+  keepConsole,
+  LIB,
+  parsePairs,
+  parseThreads,
+  pidsMatching,
+  snapLines,
+  standinBinary,
+} from './support/guest.js';
 
 const POLICY = `apiVersion: isolate/v1
 kind: HostPolicy
@@ -94,14 +103,18 @@ describe('isolate agent on a real kernel', () => {
   });
 
   it('places a newly started Kafka process within one interval (plus a scan)', () => {
-    expect(waited('new-kafka'), s('log')).toBeLessThanOrEqual(15);
+    expect(waited('new-kafka'), `${s('new-kafka')}\n${s('log').slice(-3000)}`).toBeLessThanOrEqual(15);
   });
 
   it('keeps every Kafka thread on its core and every YARN thread, new containers included, off it', () => {
     const k = CpuSet.parse(snapLines(s('running-snap')).get('./isolate-kafka/cpuset.cpus') ?? '');
     const threads = parseThreads(s('running-threads')).filter((t) => !isKernelThread(t));
-    const kafka = threads.filter((t) => t.name.startsWith('standin') && /kafka/.test(t.name));
-    const yarn = threads.filter((t) => /yarn\.c/.test(t.name));
+    const cmd = parsePairs(s('running-cmdlines'));
+    const kafkaPids = new Set(pidsMatching(cmd, /^standin kafka\.Kafka/));
+    const yarnPids = new Set(pidsMatching(cmd, /^standin yarn\.c/));
+    expect(kafkaPids.size).toBe(2);
+    const kafka = threads.filter((t) => kafkaPids.has(t.pid));
+    const yarn = threads.filter((t) => yarnPids.has(t.pid));
     expect(kafka.length).toBeGreaterThanOrEqual(9);
     expect(yarn.length).toBeGreaterThanOrEqual(6);
     for (const t of kafka) expect(t.cpus.toString(), `${t.name} ${t.tid}`).toBe(k.toString());
@@ -132,7 +145,9 @@ describe('isolate agent on a real kernel', () => {
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l));
-    const c = events.find((e) => e.msg === 'corrected' && e.target === '/hadoop-yarn');
+    const c = events.find(
+      (e) => e.msg === 'corrected' && e.target === '/hadoop-yarn' && e.setting === 'cpuset.cpus',
+    );
     expect(c).toMatchObject({ workload: 'flink', setting: 'cpuset.cpus' });
     expect(c.to).toBeDefined();
   });

@@ -12,7 +12,7 @@ import {
   type WritePolicy,
   unknownProtection,
 } from '../../model/raid.js';
-import { colonPair, getOrCreate, normKey, text } from '../words.js';
+import { colonPair, getOrCreate, normKey, text, markIncomplete } from '../words.js';
 import { judgeArcconfUnit } from './protection.js';
 
 type Section = 'controller' | 'ld' | 'pd' | 'task' | null;
@@ -199,10 +199,7 @@ function toController(f: CtlFacts): RaidController {
     c.readOnlyReason =
       'SmartRAID (per-LD "Caching") cache-mode tokens are not verified (raid-cli.md §10); isolate only reads this controller';
   }
-  if (f.incomplete) {
-    c.readOnlyReason = f.incomplete;
-    c.findings.push({ severity: 'unknown', message: f.incomplete, target: c.id });
-  }
+  if (f.incomplete) markIncomplete(c, f.incomplete, '');
   return c;
 }
 

@@ -11,7 +11,7 @@ import {
   type WritePolicy,
   unknownProtection,
 } from '../../model/raid.js';
-import { colonPair, getOrCreate, normKey, text, yesNo } from '../words.js';
+import { colonPair, getOrCreate, normKey, text, yesNo, markIncomplete } from '../words.js';
 import { judgeMegacliBbu } from './protection.js';
 
 interface VdFacts {
@@ -232,14 +232,7 @@ function toController(f: AdapterFacts): RaidController {
   for (const vd of [...f.vds.values()].sort((a, b) => Number(a.vd) - Number(b.vd))) {
     c.logicalDrives.push(toDrive(c, vd));
   }
-  if (f.incomplete) {
-    c.readOnlyReason = f.incomplete;
-    c.findings.push({
-      severity: 'unknown',
-      message: `${f.incomplete}; its values are unknown`,
-      target: c.id,
-    });
-  }
+  if (f.incomplete) markIncomplete(c, f.incomplete);
   return c;
 }
 

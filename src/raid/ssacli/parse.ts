@@ -12,7 +12,7 @@ import {
   type WritePolicy,
   unknownProtection,
 } from '../../model/raid.js';
-import { colonPair, getOrCreate, normKey, text } from '../words.js';
+import { colonPair, getOrCreate, normKey, text, markIncomplete } from '../words.js';
 import { cacheStatusFindings, judgeSsacliUnit } from './protection.js';
 
 interface LdFacts {
@@ -161,13 +161,8 @@ function toController(f: CtlFacts): RaidController {
   }
   c.protection = protectionOf(f);
   if (f.incomplete) {
-    c.readOnlyReason = f.incomplete;
     c.protection = { ...unknownProtection(), kind: c.protection.kind };
-    c.findings.push({
-      severity: 'unknown',
-      message: `${f.incomplete}; its values are unknown`,
-      target: c.id,
-    });
+    markIncomplete(c, f.incomplete);
   }
   if (!c.readOnlyReason)
     c.findings.push(...cacheStatusFindings(c.cacheStatus, get('cache status details'), c.id));

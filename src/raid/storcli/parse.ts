@@ -13,7 +13,7 @@ import {
   type RaidTool,
   unknownProtection,
 } from '../../model/raid.js';
-import { getOrCreate, normKey, text, yesNo } from '../words.js';
+import { getOrCreate, normKey, text, yesNo, markIncomplete } from '../words.js';
 import { type CacheWords, decodeCacheList, decodeCacheString, decodeInitialWrite } from './cache.js';
 import { judgeStorcliUnit } from './protection.js';
 import { storcliTextToJson } from './text.js';
@@ -364,14 +364,7 @@ export class StorcliReader {
     c.cachePresent = memoryPresent(f.onBoardMemory);
     c.protection = protectionOf(f);
     for (const msg of f.failures) c.findings.push({ severity: 'warning', message: msg, target: c.id });
-    if (f.incomplete) {
-      c.readOnlyReason = f.incomplete;
-      c.findings.push({
-        severity: 'unknown',
-        message: `${f.incomplete}; its values are unknown`,
-        target: c.id,
-      });
-    }
+    if (f.incomplete) markIncomplete(c, f.incomplete);
     if (f.schema2) {
       // raid-cli.md §3.6/§10: storcli2/perccli2 set syntax is not in public sources.
       c.readOnlyReason = `${tool} set syntax is not verified (raid-cli.md §10); isolate only reads this controller`;
