@@ -100,7 +100,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         }
         if (round.allocation) {
           watchWorkloads(o, round.allocation, watchers, nudge);
-          await recordPressure(o, round.allocation);
+          recordPressure(o, round.allocation);
         }
         await o.afterRound?.(round);
       }
@@ -226,9 +226,9 @@ function watchWorkloads(
   }
 }
 
-async function recordPressure(o: AgentOptions, a: Allocation): Promise<void> {
+function recordPressure(o: AgentOptions, a: Allocation): void {
   if (!o.metrics) return;
-  for (const w of a.workloads) o.metrics.pressure(w.name, await readPsi(o.root, w.target));
+  for (const w of a.workloads) o.metrics.pressure(w.name, readPsi(o.root, w.target));
 }
 
 function hostCheck(o: AgentOptions, policy: PolicyHolder): Promise<CheckReport> {

@@ -1,6 +1,6 @@
 // Pressure stall information of a cgroup (`cpu.pressure`, `memory.pressure`, `io.pressure`): the
 // share of time its tasks were stalled waiting for the resource. "Is Kafka still being starved?"
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { cgroupDir } from './fsutil.js';
 
@@ -40,14 +40,13 @@ export function parsePsi(text: string): Psi {
 }
 
 /** A cgroup's pressure per resource; a resource whose file is missing (PSI off, no controller) is absent. */
-export async function readPsi(root: string, cgPath: string): Promise<Partial<Record<PsiResource, Psi>>> {
+export function readPsi(root: string, cgPath: string): Partial<Record<PsiResource, Psi>> {
   const out: Partial<Record<PsiResource, Psi>> = {};
-  await Promise.all(
-    PSI_RESOURCES.map(async (r) => {
-      try {
-        out[r] = parsePsi(await readFile(path.join(cgroupDir(root, cgPath), `${r}.pressure`), 'latin1'));
-      } catch {}
-    }),
-  );
+  for (const r of PSI_RESOURCES) {
+    try {
+      // Synchronous: an in-memory kernel file; the agent reads these every round.
+      out[r] = parsePsi(readFileSync(path.join(cgroupDir(root, cgPath), `${r}.pressure`), 'latin1'));
+    } catch {}
+  }
   return out;
 }

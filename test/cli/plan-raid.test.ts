@@ -1,6 +1,6 @@
 // RAID cache changes in `isolate plan`: a simulated storcli host (replaying a real capture of an IBM
 // M5015 with a healthy iBBU08) whose drive is in write-through; the policy asks for write-back.
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -56,5 +56,47 @@ raid: { writeCache: write-back }
     const commands = host.log();
     expect(commands.length).toBeGreaterThan(0);
     expect(commands.filter((c) => / set /.test(c))).toEqual([]);
+  });
+
+  it('--tool-path and ISOLATE_RAID_TOOL_PATH reach plan as they reach raid show (issue 8)', () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }] } },
+    });
+    cpSync(
+      join(import.meta.dirname, '../fixtures/sysfs/qemu-nosmt/sys/devices'),
+      join(host.root, 'sys/devices'),
+      {
+        recursive: true,
+      },
+    );
+    // The tool is not at its vendor's path: only an explicit path finds it.
+    const elsewhere = join(host.dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    const tool = join(elsewhere, 'storcli64');
+    renameSync(join(host.root, 'opt/MegaRAID/storcli/storcli64'), tool);
+    const policy = join(mkdtempSync(join(tmpdir(), 'isolate-raidplan-')), 'policy.yaml');
+    writeFileSync(
+      policy,
+      `apiVersion: isolate/v1
+kind: HostPolicy
+workloads:
+  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+raid: { writeCache: write-back }
+`,
+    );
+    const env = { RAID_SIM_DIR: host.dir, ISOLATE_RAID_LOCK: join(host.dir, 'isolate-raid.lock') };
+    const raidChanges = (args: string[], extraEnv: Record<string, string> = {}) => {
+      const r = isolate(['plan', '--dry-run', '--json', '--root', host!.root, '--policy', policy, ...args], {
+        env: { ...env, ...extraEnv },
+      });
+      expect(r.code, r.stderr).toBe(0);
+      return JSON.parse(r.stdout).changes.filter((c: { backend: string }) => c.backend === 'raid');
+    };
+    expect(raidChanges([])).toEqual([]);
+    const viaFlag = raidChanges(['--tool-path', `storcli=${tool}`]);
+    expect(viaFlag).toEqual([expect.objectContaining({ target: 'storcli:/c0/v0', to: 'write-back' })]);
+    expect(raidChanges([], { ISOLATE_RAID_TOOL_PATH: `storcli=${tool}` })).toEqual(viaFlag);
   });
 });
