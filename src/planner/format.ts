@@ -1,3 +1,4 @@
+import { describeChange, showValue } from '../model/describe.js';
 import { formatBytes, plural } from '../model/units.js';
 import type { Plan } from '../model/plan.js';
 import { RESERVED_REASON } from './json.js';
@@ -23,10 +24,12 @@ export function formatPlan(plan: Plan, policySource: string): string {
   if (plan.changes.length === 0) lines.push('No changes: the host already matches the policy.');
   else lines.push(`Changes (${plan.changes.length}, in the order apply makes them):`);
   plan.changes.forEach((c, i) => {
-    const from = c.from === null ? '(none)' : c.from === '' ? '""' : c.from;
-    lines.push(
-      `  ${String(i + 1).padStart(3)}. ${c.target} ${c.setting}: ${from} → ${c.to}${c.note ? `  [${c.note}]` : ''}`,
-    );
+    // systemd changes read as the command that makes them: `systemctl set-property UNIT PROP=VALUE`.
+    const what =
+      c.backend === 'systemd'
+        ? `${describeChange(c)}  (now ${showValue(c.from)})`
+        : `${c.target} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
+    lines.push(`  ${String(i + 1).padStart(3)}. ${what}${c.note ? `  [${c.note}]` : ''}`);
   });
   if (plan.warnings.length) {
     lines.push('', 'Warnings:');

@@ -132,3 +132,14 @@ workloads:
     expect(again.changes.filter((c) => c.backend === 'systemd')).toEqual([]);
   });
 });
+
+describe('the plan as text', () => {
+  it('shows systemd changes as the systemctl command that makes them', async () => {
+    const { formatPlan } = await import('../../src/planner/format.js');
+    const host = systemdHost([], ['kafka.service']);
+    const text = formatPlan(planHost(topology, unitPolicy, host), 'p.yaml');
+    expect(text).toMatch(
+      /^ +\d+\. systemctl set-property kafka\.service AllowedCPUs=1-2,9-10 {2}\(now ""\)$/m,
+    );
+  });
+});
