@@ -116,7 +116,8 @@ export function hostFindings(
   }
   if (scan.kernelViolations.length > 0) {
     out.push({
-      severity: 'warning',
+      // With strict: false the policy promised to fence only the batch workloads.
+      severity: scope.strict ? 'warning' : 'info',
       message: `${scan.kernelViolations.length} unbound kernel thread(s) may run on the exclusive CPUs ${exclusive} (a valid cpuset partition root removes them; cgroupfs cannot move kernel threads)`,
     });
   }
