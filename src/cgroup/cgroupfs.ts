@@ -16,7 +16,7 @@ import path from 'node:path';
 import type { Change } from '../model/plan.js';
 import { CpuSet } from '../model/cpuset.js';
 import { errCode, errnoMeaning } from './errno.js';
-import { cgroupDir, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
+import { cgroupDir, exists, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
 import { writeRefusal } from './observe.js';
 
 const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.exclusive']);
@@ -252,11 +252,21 @@ export class CgroupFsExecutor implements ChangeExecutor {
             'ENOENT',
           );
         }
+        await this.settle(this.file(change));
         await this.write(this.file(change), change.to, change, what);
         await this.verify(change);
         return {};
       }
     }
+  }
+
+  /**
+   * A controller's files exist only while the parent enables the controller. systemd re-realizes the
+   * slice tree asynchronously after a set-property or daemon-reload and may drop and re-add cpuset
+   * on the way: give a missing file a moment to come back before writing (and failing) on it.
+   */
+  private async settle(file: string): Promise<void> {
+    for (let i = 0; i < 40 && !(await exists(file)); i++) await new Promise((r) => setTimeout(r, 50));
   }
 
   /** Read back a plain file; a partition reading `... invalid (reason)` is a failure. */

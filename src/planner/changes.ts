@@ -293,7 +293,13 @@ export function cgroupChanges(
       push(d, 'cgroup.procs', from, String(pid));
     }
   }
-  return changes;
+  // systemd's unit changes first, keeping their own order: each set-property makes systemd realize the
+  // slice tree (enabling cpuset from the root down), so the cgroupfs writes after it land in a tree
+  // systemd has finished reshaping. Partitions stay last: they are cgroupfs writes after every change.
+  return [
+    ...changes.filter((c) => c.backend === 'systemd'),
+    ...changes.filter((c) => c.backend !== 'systemd'),
+  ];
 }
 
 function depth(path: string): number {
