@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import type { AgentMetrics } from '../agent/metrics.js';
 import { UserError } from '../model/errors.js';
 import { makeLogger } from './log.js';
 import { hostRoot } from './options.js';
@@ -83,7 +84,7 @@ export function registerAgent(program: Command): void {
       };
       process.on('SIGTERM', onStop);
       process.on('SIGINT', onStop);
-      let metrics: Awaited<ReturnType<typeof import('../agent/metrics.js').createMetrics>> | undefined;
+      let metrics: AgentMetrics | undefined;
       let server: import('node:http').Server | undefined;
       if (address || f.metricsTextfile) {
         const m = await import('../agent/metrics.js');

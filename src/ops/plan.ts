@@ -12,7 +12,7 @@ import { type PlanJson, planFingerprint, planToJson } from '../planner/json.js';
 import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
 import { ancestors, workloadTarget } from '../planner/targets.js';
-import { defaultUnitPath, unitOfCgroup } from '../model/systemd.js';
+import { defaultUnitPath, SYSTEMD_PROPERTY, unitOfCgroup } from '../model/systemd.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { readTopology } from '../topology/read.js';
@@ -114,15 +114,7 @@ export async function savePlan(file: string, saved: SavedPlan, ownStateDir = fal
 const SETTINGS: Record<Change['backend'], readonly string[]> = {
   cgroupfs: CGROUP_SETTINGS,
   raid: RAID_SETTINGS,
-  systemd: [
-    'AllowedCPUs',
-    'AllowedMemoryNodes',
-    'MemoryMin',
-    'MemoryLow',
-    'MemoryHigh',
-    'MemoryMax',
-    'CPUWeight',
-  ],
+  systemd: Object.values(SYSTEMD_PROPERTY),
 };
 
 /** A saved plan embeds its policy (at most 1 MiB) and its changes: far below this. */

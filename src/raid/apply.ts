@@ -1,15 +1,8 @@
 // Carries out one planned RAID change: re-read, re-check safety, issue the set, read the verdict,
 // re-read and verify. Any doubt stops with a one-line UserError and nothing further is changed.
 import { UserError } from '../model/errors.js';
-import type { Change } from '../model/plan.js';
-import {
-  currentValue,
-  parseTarget,
-  type RaidSetting,
-  RAID_SETTINGS,
-  type RaidTarget,
-  setCommands,
-} from '../planner/raid/commands.js';
+import { type Change, RAID_SETTINGS, type RaidSetting } from '../model/plan.js';
+import { currentValue, parseTarget, type RaidTarget, setCommands } from '../planner/raid/commands.js';
 import {
   DEFAULT_TIMEOUT_MS,
   describeCall,

@@ -11,9 +11,7 @@ import type {
   WritePolicy,
 } from '../../model/raid.js';
 
-import { RAID_SETTINGS, type RaidSetting } from '../../model/plan.js';
-
-export { RAID_SETTINGS, type RaidSetting };
+import type { RaidSetting } from '../../model/plan.js';
 
 /** A parsed change target: `storcli:/c0/v0`, `megacli:/a0/l0`, `ssacli:slot=0/ld1`, `ssacli:slot=0`, `arcconf:1/ld0`. */
 export interface RaidTarget {

@@ -1,7 +1,8 @@
 // Policy + observation → RAID changes. Pure: no I/O, so `isolate plan` can show exactly what
 // `isolate apply` will do, and tests can drive it with parsed captures.
 import type { Change } from '../../model/plan.js';
-import { currentValue, parseTarget, type RaidSetting, setCommands, supports } from './commands.js';
+import type { RaidSetting } from '../../model/plan.js';
+import { currentValue, parseTarget, setCommands, supports } from './commands.js';
 import type { LogicalDrive, RaidController, RaidObservation } from '../../model/raid.js';
 import { type RaidCacheSettings, type RaidPolicy, settingsFor } from '../../model/raid-policy.js';
 import { writeBackVerdict } from './safety.js';
