@@ -6,6 +6,7 @@ import {
   applyChanges,
   type RecoveryReport,
   type RollbackResult,
+  needsRecovery,
   recoverIfNeeded,
   rollbackLast,
 } from '../apply/engine.js';
@@ -55,12 +56,19 @@ export interface ApplyOutcome extends ApplyResult {
 export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   const { root, log } = req;
   // An interrupted apply is undone first: every plan must be made against a whole host.
+  // The agent comes here every round: backends are built only when there is something to recover.
   const journal = await readJournal(root);
-  const early = await recoverIfNeeded({
-    root,
-    executors: await executorsFor(root, journal?.entries.map((e) => e.change) ?? [], journalOptions(journal)),
-    ...(log ? { log } : {}),
-  });
+  const early = needsRecovery(journal)
+    ? await recoverIfNeeded({
+        root,
+        executors: await executorsFor(
+          root,
+          journal!.entries.map((e) => e.change),
+          journalOptions(journal),
+        ),
+        ...(log ? { log } : {}),
+      })
+    : null;
 
   const planReq = {
     root,
