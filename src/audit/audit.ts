@@ -1,8 +1,7 @@
 // The host check: reads /proc and the cgroup files (never isolate's own journal) and judges them
 // against the allocation the planner made.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { cgroupDir, normCgPath } from '../cgroup/fsutil.js';
+import { cgroupDir, normCgPath, readTrimSync } from '../cgroup/fsutil.js';
 import { PSI_RESOURCES, parsePsi } from '../cgroup/psi.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type Finding, verdictOf } from '../model/finding.js';
@@ -18,14 +17,6 @@ import {
   workloadFindings,
 } from './rules.js';
 import { type ScanResult, type ScanSpec, scanThreads } from './threads.js';
-
-function readOr(file: string): string | null {
-  try {
-    return readFileSync(file, 'latin1').trim();
-  } catch {
-    return null;
-  }
-}
 
 export interface AuditInput {
   root: string;
@@ -76,7 +67,7 @@ export function audit(input: AuditInput): CheckReport {
 
   const irqs = nicIrqs(input.root, all);
   let wqMask: string | null = null;
-  const wqRaw = readOr(path.join(input.root, 'sys/devices/virtual/workqueue/cpumask'));
+  const wqRaw = readTrimSync(path.join(input.root, 'sys/devices/virtual/workqueue/cpumask'));
   if (wqRaw) {
     try {
       wqMask = CpuSet.parseMask(wqRaw).toString();
@@ -119,16 +110,16 @@ function workloadFacts(
   scanned: ScanResult['perWorkload'][number],
 ): WorkloadFacts {
   const dir = cgroupDir(root, a.target);
-  const effectiveText = readOr(path.join(dir, 'cpuset.cpus.effective'));
+  const effectiveText = readTrimSync(path.join(dir, 'cpuset.cpus.effective'));
   let effectiveCpus: CpuSet | null = null;
   if (effectiveText !== null) {
     try {
       effectiveCpus = CpuSet.parse(effectiveText);
     } catch {}
   }
-  const numa = readOr(path.join(dir, 'memory.numa_stat'));
+  const numa = readTrimSync(path.join(dir, 'memory.numa_stat'));
   return {
-    partition: readOr(path.join(dir, 'cpuset.cpus.partition')),
+    partition: readTrimSync(path.join(dir, 'cpuset.cpus.partition')),
     effectiveCpus,
     effectiveText,
     memoryByNode: numa ? numaBytes(numa) : {},
@@ -142,7 +133,7 @@ function workloadFacts(
 function pressureOf(root: string, target: string): WorkloadCheck['pressure'] {
   const out: WorkloadCheck['pressure'] = {};
   for (const r of PSI_RESOURCES) {
-    const text = readOr(path.join(cgroupDir(root, target), `${r}.pressure`));
+    const text = readTrimSync(path.join(cgroupDir(root, target), `${r}.pressure`));
     if (text !== null) out[r] = parsePsi(text);
   }
   return out;

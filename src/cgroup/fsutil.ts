@@ -18,12 +18,17 @@ export function cgroupDir(root: string, cgPath: string): string {
  * cgroupfs and /proc files are generated in memory, and the threadpool round trips of async I/O
  * (open, fstat, read, close) cost the agent more CPU than the reads themselves.
  */
-export async function readTrim(file: string): Promise<string | null> {
+export function readTrimSync(file: string): string | null {
   try {
     return readFileSync(file, 'utf8').trim();
   } catch {
     return null;
   }
+}
+
+/** readTrimSync for the observers' async call sites. */
+export async function readTrim(file: string): Promise<string | null> {
+  return readTrimSync(file);
 }
 
 export async function exists(file: string): Promise<boolean> {
