@@ -2,7 +2,7 @@
 // process shares (src/sys/lock.ts: atomic creation and takeover, holder named by PID + start time).
 import path from 'node:path';
 import { UserError } from '../model/errors.js';
-import { acquireLock as acquireHostLock } from '../sys/lock.js';
+import { acquireLock as acquireHostLock, LockPathError } from '../sys/lock.js';
 
 export function lockPath(root: string): string {
   return path.join(root, 'run/isolate.lock');
@@ -19,6 +19,8 @@ export async function acquireLock(root: string, command: string): Promise<Lock> 
   try {
     attempt = await acquireHostLock(file, { command, waitMs: 0 });
   } catch (err) {
+    if (err instanceof LockPathError)
+      throw new UserError(`the lock ${file}: ${err.reason}; remove it or check --root`, 1);
     const code = (err as NodeJS.ErrnoException).code;
     throw new UserError(
       `cannot take the lock ${file} (${code ?? (err as Error).message}); is ${path.dirname(file)} writable?`,

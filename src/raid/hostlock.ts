@@ -1,11 +1,11 @@
 // One vendor call at a time per *host*, not only per process: `raid check` from monitoring and
 // `isolate apply` may run at the same moment, and these tools deadlock each other (raid-cli.md §8.6).
 // The lock itself is src/sys/lock.ts (atomic, stale-holder takeover, PID reuse detected).
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { UserError } from '../model/errors.js';
-import { acquireLock } from '../sys/lock.js';
+import { acquireLock, LockPathError } from '../sys/lock.js';
 
 export function lockPath(): string {
   if (process.env.ISOLATE_RAID_LOCK) return process.env.ISOLATE_RAID_LOCK;
@@ -18,15 +18,12 @@ export function lockPath(): string {
  */
 export async function acquireHostLock(waitMs: number): Promise<(() => Promise<void>) | { heldBy: string }> {
   const path = lockPath();
-  // The lock lives in a directory the host provides (/run/lock); isolate does not create one.
-  if (!existsSync(dirname(path))) throw lockError(path, 'cannot create it (ENOENT)');
-  // Only a regular file is a lock someone holds: a directory or device there is a mistake.
-  const st = lstatOrNull(path);
-  if (st && !st.isFile()) throw lockError(path, 'it exists and is not a regular file');
   let attempt: Awaited<ReturnType<typeof acquireLock>>;
   try {
-    attempt = await acquireLock(path, { command: commandLine(), waitMs, pollMs: 50 });
+    // The lock lives in a directory the host provides (/run/lock); isolate does not create one.
+    attempt = await acquireLock(path, { command: commandLine(), waitMs, pollMs: 50, createDir: false });
   } catch (err) {
+    if (err instanceof LockPathError) throw lockError(path, err.reason);
     throw lockError(
       path,
       `cannot create it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
@@ -34,14 +31,6 @@ export async function acquireHostLock(waitMs: number): Promise<(() => Promise<vo
   }
   if (!attempt.acquired) return { heldBy: attempt.description };
   return () => attempt.lock.release();
-}
-
-function lstatOrNull(path: string) {
-  try {
-    return lstatSync(path);
-  } catch {
-    return null;
-  }
 }
 
 function lockError(path: string, why: string): UserError {

@@ -15,8 +15,8 @@
 //   stale break file, which is broken the same way (one level deeper) — every level is named after
 //   content with a random token, so no name is ever reused.
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { link, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { link, lstat, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -49,6 +49,19 @@ export interface AcquireOptions {
   waitMs?: number;
   /** Poll interval while waiting (jittered). Default 15 ms. */
   pollMs?: number;
+  /** Create the lock's directory when it is missing (default). False: the host provides it (/run/lock). */
+  createDir?: boolean;
+}
+
+/** The lock path itself is unusable: no directory to create it in, or something other than a file there. */
+export class LockPathError extends Error {
+  override name = 'LockPathError';
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${path}: ${reason}`);
+  }
 }
 
 /** A lock file whose content cannot be parsed is only treated as stale once it is this old. */
@@ -90,7 +103,14 @@ export function describeHolder(h: LockHolder | null, path: string): string {
  * atomically. The directory is created if needed.
  */
 export async function acquireLock(path: string, opts: AcquireOptions): Promise<LockAttempt> {
-  await mkdir(dirname(path), { recursive: true });
+  if (opts.createDir === false) {
+    if (!existsSync(dirname(path))) throw new LockPathError(path, 'cannot create it (ENOENT)');
+  } else {
+    await mkdir(dirname(path), { recursive: true });
+  }
+  // Only a regular file is a lock someone holds: a directory or device there is a mistake.
+  const st = await lstat(path).catch(() => null);
+  if (st && !st.isFile()) throw new LockPathError(path, 'it exists and is not a regular file');
   const me: LockHolder = {
     pid: process.pid,
     start: processStart(process.pid),
