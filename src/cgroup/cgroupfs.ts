@@ -253,6 +253,11 @@ export class CgroupFsExecutor implements ChangeExecutor {
           );
         }
         await this.settle(this.file(change));
+        if (change.setting === 'cpuset.cpus.partition' && previous?.includes('invalid')) {
+          // An invalid partition is still a root to the kernel: writing "root" again changes nothing
+          // (6.1), so it is made a member first and becomes a root anew, now that its siblings let go.
+          await this.write(this.file(change), 'member', change, `${what} (reset)`);
+        }
         await this.write(this.file(change), change.to, change, what);
         await this.verify(change);
         return {};
