@@ -6,6 +6,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import path from 'node:path';
 import type { CheckReport } from '../audit/report.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
+import { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import { readPsi } from '../cgroup/psi.js';
 import { EXIT_STATUS } from '../model/finding.js';
 import type { LogFn } from '../model/log.js';
@@ -59,6 +60,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
     throw new Error(policy.error ?? `no policy at ${o.policyPath}`);
   }
 
+  // Kept across rounds: PIDs that matched no workload are not re-read every second (proc-scan.ts).
+  const processScan = new ProcessScanMemo();
   let backoff: Backoff = NO_BACKOFF;
   let nextRaid = 0;
   let nextCheck = 0;
@@ -88,7 +91,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       let round: RoundResult | null = null;
       if (o.once || due(backoff, now)) {
         const raidDue = o.once || now >= nextRaid;
-        round = await reconcile(o, policy, raidDue);
+        round = await reconcile(o, policy, raidDue, processScan);
         if (raidDue && round.ok) nextRaid = now + o.raidIntervalMs;
         backoff = round.ok ? NO_BACKOFF : afterFailure(backoff, now, o.intervalMs, o.maxBackoffMs);
         if (!round.ok) {
@@ -169,7 +172,12 @@ function topologyFor(root: string): Topology {
   return cachedTopology.topology;
 }
 
-async function reconcile(o: AgentOptions, policy: PolicyHolder, raidDue: boolean): Promise<RoundResult> {
+async function reconcile(
+  o: AgentOptions,
+  policy: PolicyHolder,
+  raidDue: boolean,
+  processScan: ProcessScanMemo,
+): Promise<RoundResult> {
   const t0 = performance.now();
   try {
     const out = await apply({
@@ -177,6 +185,7 @@ async function reconcile(o: AgentOptions, policy: PolicyHolder, raidDue: boolean
       policySource: policy.current!,
       observeRaid: raidDue,
       topology: topologyFor(o.root),
+      processScan,
       log: o.log,
       notice: (m) => o.log('warn', m),
     });
@@ -227,8 +236,10 @@ function watchWorkloads(
 }
 
 function recordPressure(o: AgentOptions, a: Allocation): void {
-  if (!o.metrics) return;
-  for (const w of a.workloads) o.metrics.pressure(w.name, readPsi(o.root, w.target));
+  o.metrics?.pressureOf(
+    a.workloads.map((w) => ({ workload: w.name, target: w.target })),
+    (target) => readPsi(o.root, target),
+  );
 }
 
 function hostCheck(o: AgentOptions, policy: PolicyHolder): Promise<CheckReport> {

@@ -11,6 +11,7 @@ import {
   rollbackLast,
 } from '../apply/engine.js';
 import { readJournal } from '../apply/journal.js';
+import type { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
@@ -28,6 +29,8 @@ export interface ApplyRequest extends OpContext {
   observeRaid?: boolean;
   /** See PlanRequest.topology. */
   topology?: Topology;
+  /** See PlanRequest.processScan. */
+  processScan?: ProcessScanMemo;
   /** Apply exactly this saved plan (refused when the host changed since). */
   planFile?: string;
   force?: boolean;
@@ -76,6 +79,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     ...(req.raidToolPaths ? { raidToolPaths: req.raidToolPaths } : {}),
     ...(req.observeRaid === false ? { observeRaid: false } : {}),
     ...(req.topology ? { topology: req.topology } : {}),
+    ...(req.processScan ? { processScan: req.processScan } : {}),
   };
   const chosen = {
     ...(req.policySource ? { policySource: req.policySource } : {}),
