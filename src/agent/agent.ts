@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { CheckReport } from '../audit/report.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
 import { readPsi } from '../cgroup/psi.js';
+import { UserError } from '../model/errors.js';
 import { EXIT_STATUS } from '../model/finding.js';
 import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
@@ -56,7 +57,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   o.metrics?.policyValid(policy.error === null);
   if (!policy.current) {
     o.log('error', 'agent not started: no valid policy', { policy: o.policyPath, error: policy.error });
-    throw new Error(policy.error ?? `no policy at ${o.policyPath}`);
+    throw new UserError(policy.error ?? `no policy at ${o.policyPath}`);
   }
 
   let backoff: Backoff = NO_BACKOFF;

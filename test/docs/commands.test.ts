@@ -121,6 +121,14 @@ describe('docs/commands.md', () => {
     sample('rollback', transcript(root, 'isolate rollback', rb) + transcript(root, 'isolate rollback', rb2));
   });
 
+  it('agent: an invalid policy is refused at start', () => {
+    const root = hostWithPolicy(FIXTURE, 'apiVersion: isolate/v1\nkind: HostPolicy\nworkloads: []\n');
+    const r = cli(root, ['agent']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).not.toMatch(/internal error/);
+    sample('agent-invalid-policy', transcript(root, 'isolate agent', r));
+  });
+
   it('apply --plan refuses a plan the host has moved away from', () => {
     const root = hostWithPolicy(FIXTURE);
     expect(cli(root, ['plan']).code).toBe(0);

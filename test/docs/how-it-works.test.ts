@@ -1,7 +1,6 @@
 // docs/how-it-works.md: the before/after diagram is drawn here from what the program prints for a
 // captured two-socket host (`isolate topology --json`, `isolate plan --dry-run --json`), and the
 // systemd plan is the planner's own output for that topology on a host where systemd owns the slices.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ObservedState } from '../../src/model/observed.js';
 import { formatPlan } from '../../src/planner/format.js';
