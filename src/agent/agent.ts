@@ -8,6 +8,7 @@ import type { CheckReport } from '../audit/report.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
 import { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import { readPsi } from '../cgroup/psi.js';
+import { UserError } from '../model/errors.js';
 import { EXIT_STATUS } from '../model/finding.js';
 import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
@@ -57,7 +58,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   o.metrics?.policyValid(policy.error === null);
   if (!policy.current) {
     o.log('error', 'agent not started: no valid policy', { policy: o.policyPath, error: policy.error });
-    throw new Error(policy.error ?? `no policy at ${o.policyPath}`);
+    throw new UserError(policy.error ?? `no policy at ${o.policyPath}`);
   }
 
   // Kept across rounds: PIDs that matched no workload are not re-read every second (proc-scan.ts).
