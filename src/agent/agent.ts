@@ -95,6 +95,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         round = await reconcile(o, policy, raidDue, processScan);
         if (raidDue && round.ok) nextRaid = now + o.raidIntervalMs;
         backoff = round.ok ? NO_BACKOFF : afterFailure(backoff, now, o.intervalMs, o.maxBackoffMs);
+        o.metrics?.failures(backoff.failures);
         if (!round.ok) {
           o.log('error', 'reconcile failed; retrying with backoff', {
             error: round.error,
@@ -196,19 +197,19 @@ async function reconcile(
         workload: c.workload,
         target: c.target,
         setting: c.setting,
+        from: c.from,
         to: c.to,
-        reason: c.note ?? 'differs from the policy',
+        reason: 'the host differed from the policy',
+        ...(c.note ? { note: c.note } : {}),
       });
     }
     o.metrics?.reconciled((performance.now() - t0) / 1000, true, Date.now());
     o.metrics?.corrected(applied);
-    o.metrics?.failing(0);
     if (out.allocation) o.metrics?.allocation(out.allocation);
     if (out.raid) o.metrics?.raid(out.raid);
     return { ok: true, changed: out.changed, ...(out.allocation ? { allocation: out.allocation } : {}) };
   } catch (err) {
     o.metrics?.reconciled((performance.now() - t0) / 1000, false, Date.now());
-    o.metrics?.failing(1);
     return { ok: false, changed: 0, error: err instanceof Error ? err.message : String(err) };
   }
 }

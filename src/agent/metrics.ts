@@ -19,7 +19,8 @@ export interface AgentMetrics {
    */
   pressureOf(workloads: readonly PressureSource[], read: PsiReader): void;
   raid(obs: RaidObservation): void;
-  failing(changes: number): void;
+  /** Rounds in a row that failed (0 after a round that succeeded). */
+  failures(rounds: number): void;
 }
 
 export interface PressureSource {
@@ -63,9 +64,9 @@ export async function createMetrics(): Promise<AgentMetrics> {
   ]);
   const exclusive = g('isolate_exclusive_cpus', 'CPUs given to each exclusive workload', ['workload']);
   const lastSuccess = g('isolate_last_success_timestamp_seconds', 'When the host last matched the policy');
-  const failing = g(
-    'isolate_failing_changes',
-    'Changes that failed in the last round and are retried with backoff',
+  const failures = g(
+    'isolate_consecutive_failures',
+    'Reconcile rounds in a row that failed and are retried with backoff (0: the last round succeeded)',
   );
   let pressureSources: readonly PressureSource[] = [];
   let readPressure: PsiReader = () => ({});
@@ -147,7 +148,7 @@ export async function createMetrics(): Promise<AgentMetrics> {
         }
       }
     },
-    failing: (n) => failing.set(n),
+    failures: (n) => failures.set(n),
   };
 }
 
