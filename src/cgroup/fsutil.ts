@@ -1,6 +1,5 @@
 // Small filesystem helpers shared by the cgroup observer, the apply engine and `check`.
-import { readFileSync } from 'node:fs';
-import { readdir, readlink, stat } from 'node:fs/promises';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** The cgroup2 mount under `--root`. */
@@ -26,6 +25,10 @@ export function readTrimSync(file: string): string | null {
   }
 }
 
+// The async helpers below do their work synchronously: cgroupfs, sysfs and procfs answer from kernel
+// memory, and a round trip through libuv's thread pool (started on first use) costs more than the call
+// itself, most of all in a short `isolate plan`, whose start-up is measured by bench/sea-startup.mjs.
+
 /** readTrimSync for the observers' async call sites. */
 export async function readTrim(file: string): Promise<string | null> {
   return readTrimSync(file);
@@ -33,7 +36,7 @@ export async function readTrim(file: string): Promise<string | null> {
 
 export async function exists(file: string): Promise<boolean> {
   try {
-    await stat(file);
+    statSync(file);
     return true;
   } catch {
     return false;
@@ -42,7 +45,7 @@ export async function exists(file: string): Promise<boolean> {
 
 export async function isDir(file: string): Promise<boolean> {
   try {
-    return (await stat(file)).isDirectory();
+    return statSync(file).isDirectory();
   } catch {
     return false;
   }
@@ -50,7 +53,7 @@ export async function isDir(file: string): Promise<boolean> {
 
 export async function listDirs(dir: string): Promise<string[]> {
   try {
-    const ents = await readdir(dir, { withFileTypes: true });
+    const ents = readdirSync(dir, { withFileTypes: true });
     return ents
       .filter((e) => e.isDirectory())
       .map((e) => e.name)
@@ -62,7 +65,7 @@ export async function listDirs(dir: string): Promise<string[]> {
 
 export async function readLinkOrNull(file: string): Promise<string | null> {
   try {
-    return await readlink(file);
+    return readlinkSync(file);
   } catch {
     return null;
   }

@@ -1,7 +1,6 @@
 // The cgroup backend's observer: what the host looks like now, read under `--root`. Never writes.
 import { slicePath } from '../model/systemd.js';
 import { closeSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupLayout, ObservedCgroupFs, ObservedGroup, ObservedState } from '../model/observed.js';
 import { unavailableCgroupFs } from '../model/observed.js';
@@ -217,7 +216,7 @@ async function detectFeatures(
     const dir = cgroupDir(root, `/${t}`);
     let names: string[];
     try {
-      names = await readdir(dir);
+      names = readdirSync(dir);
     } catch {
       continue;
     }
