@@ -1,14 +1,17 @@
 // Start-up of the packaged executable (`npm run package` → out/isolate) for `plan --dry-run` on a
-// two-socket sysfs tree, against `node -e 0` (the build machine's Node.js and the runtime packaged
-// inside the executable) and `node dist/cli.js`. Target: out/isolate ≤ 1.2× `node -e 0`.
+// two-socket sysfs tree, against `node -e 0` of the runtime packaged inside it (the ratio the target is
+// stated in: ≤ 1.2×), `node -e 0` of the build machine's Node.js, and `node dist/cli.js`.
 //   npm run build && npm run package && node bench/sea-startup.mjs [runs]
+// Like hyperfine: warm-up rounds, then many runs of every command, interleaved round by round so a load
+// change on a shared machine hits every row alike; wall-clock median and p90, and the median CPU time
+// (user + system, from the child's rusage), which a busy machine disturbs less than the wall clock.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
-const runs = Number(process.argv[2] ?? 30);
+const runs = Number(process.argv[2] ?? 40);
 const exe = join(repo, 'out/isolate');
 if (!existsSync(exe)) throw new Error('no out/isolate: run npm run package first');
 const root = join(repo, 'test/fixtures/sysfs/qemu-2s-smt2');
@@ -17,33 +20,55 @@ const runtimes = join(repo, '.cache/node-runtime');
 const packagedNode = existsSync(runtimes)
   ? readdirSync(runtimes).map((v) => join(runtimes, v, 'node'))[0]
   : undefined;
+if (!packagedNode) throw new Error('no .cache/node-runtime: run npm run package first');
 
 const plan = ['plan', '--dry-run', '--root', root, '--policy', policy];
 const rows = [
+  ['node -e 0 (runtime inside out/isolate)', packagedNode, ['-e', '0']],
   [`node -e 0 (${process.version}, build machine)`, process.execPath, ['-e', '0']],
-  ...(packagedNode ? [['node -e 0 (runtime inside out/isolate)', packagedNode, ['-e', '0']]] : []),
   ['node dist/cli.js plan --dry-run', process.execPath, [join(repo, 'dist/cli.js'), ...plan]],
   ['out/isolate plan --dry-run', exe, plan],
   ['out/isolate --version', exe, ['--version']],
 ];
-// Interleaved (one run of each command per round) so load changes on a shared machine hit every row alike.
-const samples = rows.map(() => []);
-for (let i = 0; i < runs + 3; i++) {
+
+/**
+ * One run, timed by bash's `time` around the command alone (bash's own start is outside it): wall
+ * clock, and CPU time (user + system from the child's rusage), each in ms.
+ */
+function once(cmd, args) {
+  const r = spawnSync(
+    'bash',
+    ['-c', 'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null 2>&1', 'run', cmd, ...args],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, ISOLATE_LOG: 'off' },
+    },
+  );
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}`);
+  const [real, user, sys] = r.stderr.trim().split('\n').at(-1).split(' ').map(Number);
+  return { wall: real * 1000, cpu: (user + sys) * 1000 };
+}
+
+const warmup = 3;
+const samples = rows.map(() => ({ wall: [], cpu: [] }));
+for (let i = 0; i < runs + warmup; i++) {
   rows.forEach(([, cmd, args], j) => {
-    const t0 = process.hrtime.bigint();
-    const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ISOLATE_LOG: 'off' } });
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-    if (i >= 3) samples[j].push(ms); // first rounds warm the page cache
+    const s = once(cmd, args);
+    if (i >= warmup) {
+      samples[j].wall.push(s.wall);
+      samples[j].cpu.push(s.cpu);
+    }
   });
 }
-const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
-const min = (v) => Math.min(...v);
-const base = median(samples[0]);
+const q = (v, p) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(v.length * p))];
+const base = q(samples[0].wall, 0.5);
+const baseCpu = q(samples[0].cpu, 0.5);
+console.log(`${''.padEnd(44)}   wall median    p90   ratio   cpu median  ratio`);
 rows.forEach(([name], j) => {
-  const m = median(samples[j]);
+  const m = q(samples[j].wall, 0.5);
+  const c = q(samples[j].cpu, 0.5);
   console.log(
-    `${name.padEnd(44)} median ${m.toFixed(1).padStart(6)} ms  min ${min(samples[j]).toFixed(1).padStart(6)} ms  ${(m / base).toFixed(2)}×`,
+    `${name.padEnd(44)} ${m.toFixed(1).padStart(9)} ms ${q(samples[j].wall, 0.9).toFixed(1).padStart(6)} ms ${(m / base).toFixed(2).padStart(5)}×   ${c.toFixed(0).padStart(7)} ms ${(c / baseCpu).toFixed(2).padStart(5)}×`,
   );
 });
-console.log(`over ${runs} interleaved rounds`);
+console.log(`${runs} interleaved rounds after ${warmup} warm-up rounds; ratios against the first row`);

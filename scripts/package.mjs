@@ -76,67 +76,145 @@ function ensureRuntime() {
   }
 }
 
-/** The whole CLI with every dependency inside: the executable has no node_modules to import from. */
-async function bundle(file) {
-  await build({
-    entryPoints: [join(repo, 'src/cli.ts')],
-    outfile: file,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: `node${RUNTIME.version.split('.')[0]}`,
-    define: { 'import.meta.url': '__isolateModuleUrl' },
-    banner: { js: 'var __isolateModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
-    legalComments: 'none',
-    logLevel: 'warning',
-  });
-  // esbuild turns the lazy import()s of bundled modules into requires but keeps those of Node.js
-  // built-ins, which code run by vm.Script cannot do: a built-in's require() has the same exports.
-  const code = readFileSync(file, 'utf8').replace(
+// Dependencies that stay out of the startup snapshot: each is loaded on first use (an import() in the
+// code) from its own asset. They open handles or read the host when loaded, and in the snapshot their
+// code would be deserialised on every start for nothing (plan --dry-run uses none of them).
+const LAZY = ['pino', 'execa', 'systeminformation', 'prom-client'];
+
+// Run-time helpers of the snapshot bundle. Nothing in them runs at package time: the executable's path
+// (for the default policy and schemas: /usr/bin/isolate → /usr/share/isolate/) is read on each use, and
+// a lazy dependency is evaluated from its asset with this executable's require (built-ins only).
+const BANNER = `Object.defineProperty(globalThis, "__isolateModuleUrl", {
+  get: () => require("node:url").pathToFileURL(process.execPath).href,
+});
+var __isolateLazy = new Map();
+var __isolateImport = (specifier) => Promise.resolve().then(() => {
+  let ns = __isolateLazy.get(specifier);
+  if (!ns) {
+    const source = require("node:sea").getAsset(specifier + ".cjs", "utf8");
+    const wrapper = "(function (exports, require, module, __filename, __dirname) {" + source + "\\n})";
+    const file = process.execPath + "/" + specifier + ".cjs";
+    const fn = new (require("node:vm").Script)(wrapper, { filename: file }).runInThisContext();
+    const mod = { exports: {} };
+    fn.call(mod.exports, mod.exports, require, mod, file, require("node:path").dirname(process.execPath));
+    ns = { ...mod.exports, default: mod.exports };
+    __isolateLazy.set(specifier, ns);
+  }
+  return ns;
+});
+var __isolateDeferred = (id) => {
+  let mod;
+  return new Proxy({}, { get: (_, key) => (mod ??= require(id))[key] });
+};`;
+
+// Built-ins that modules of the snapshot import at load but a plan never calls (commander's
+// child_process is for external subcommands; fs/promises and timers/promises serve apply, the lock and
+// the agent): each is loaded on its first property access instead, so the snapshot does not carry it.
+// Every use in the bundle is a property access (\`x.readFile(...)\`), checked below.
+const DEFERRED_BUILTINS = ['node:child_process', 'node:fs/promises', 'node:timers/promises'];
+
+/** import() of a built-in → require (the snapshot script has no module loader); of LAZY → its asset. */
+function rewriteImports(file, lazy) {
+  let code = readFileSync(file, 'utf8').replace(
     /([^.\w])import\(("node:[\w/]+")\)/g,
     '$1Promise.resolve(require($2))',
   );
+  if (lazy) {
+    code = code.replace(/([^.\w])import\(("[\w@/-]+")\)/g, '$1__isolateImport($2)');
+    for (const id of DEFERRED_BUILTINS) {
+      const call = `require(${JSON.stringify(id)})`;
+      // Only `name=require(id)` (then name.fn()): a wrapped or destructured require would load it anyway.
+      const uses = code.split(call).length - 1;
+      const plain = code.split(`=${call}`).length - 1;
+      if (uses !== plain) throw new Error(`package: ${id} is required in a way that cannot be deferred`);
+      code = code.replaceAll(`=${call}`, `=__isolateDeferred(${JSON.stringify(id)})`);
+    }
+  }
   writeFileSync(file, code);
   const left = code.match(/[^.\w]import\(\s*["'`][^"'`]+["'`]\s*\)/g);
-  if (left) throw new Error(`package: dynamic import left in the bundle: ${left.join(', ')}`);
+  if (left) throw new Error(`package: dynamic import left in ${file}: ${left.join(', ')}`);
 }
 
-function makeExecutable(node, work, target) {
+const esTarget = `node${RUNTIME.version.split('.')[0]}`;
+
+/**
+ * The CLI as the script of the startup snapshot (src/cli/sea.ts, every dependency but LAZY inside), and
+ * each LAZY dependency as one CommonJS file. Minified: what the snapshot holds is deserialised on every
+ * start, source text included (names are kept for stack traces and error messages).
+ */
+async function bundle(work) {
+  const common = {
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: esTarget,
+    legalComments: 'none',
+    logLevel: 'warning',
+  };
   const main = join(work, 'main.cjs');
-  const cache = join(work, 'main.cache');
-  // Fill the code cache with what a dry-run plan compiles, under the runtime that will load it.
-  const fixture = join(repo, 'test/fixtures/sysfs/qemu-2s-smt2');
-  const run = spawnSync(
-    node,
-    [
-      join(repo, 'scripts/sea-cache.cjs'),
-      main,
-      cache,
-      'plan',
-      '--dry-run',
-      '--root',
-      fixture,
-      '--policy',
-      join(repo, 'policies/default.yaml'),
-    ],
-    { env: { ...process.env, ISOLATE_LOG: 'off' }, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  if (run.status !== 0 || !existsSync(cache))
-    throw new Error(`package: code cache run failed (exit ${run.status})`);
+  await build({
+    ...common,
+    entryPoints: [join(repo, 'src/cli/sea.ts')],
+    outfile: main,
+    external: LAZY,
+    minify: true,
+    keepNames: true,
+    define: { 'import.meta.url': '__isolateModuleUrl' },
+    banner: { js: BANNER },
+  });
+  rewriteImports(main, true);
+  const assets = {};
+  for (const dep of LAZY) {
+    const file = join(work, `${dep}.cjs`);
+    await build({
+      ...common,
+      stdin: { contents: `module.exports = require(${JSON.stringify(dep)});`, resolveDir: repo },
+      outfile: file,
+      // prom-client's load-time require of @opentelemetry/api serves only exemplars (scripts/build.mjs).
+      alias: { '@opentelemetry/api': join(repo, 'scripts/otel-api-stub.cjs') },
+      minify: true,
+      keepNames: true,
+    });
+    rewriteImports(file, false);
+    assets[`${dep}.cjs`] = file;
+  }
+  return { main, assets };
+}
+
+async function makeExecutable(node, work, target) {
+  const { main, assets } = await bundle(work);
   const config = join(work, 'sea-config.json');
   const blob = join(work, 'isolate.blob');
   writeFileSync(
     config,
     JSON.stringify({
-      main: join(repo, 'scripts/sea-main.cjs'),
+      main,
       output: blob,
       disableExperimentalSEAWarning: true,
-      useSnapshot: false,
-      useCodeCache: false,
-      assets: { 'main.cjs': main, 'main.cache': cache },
+      useSnapshot: true,
+      assets,
     }),
   );
-  execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // The snapshot is built by running main.cjs under the runtime; it warms up with a dry-run plan of a
+  // captured two-socket tree so the code a plan runs is in the snapshot compiled (src/cli/sea.ts).
+  const warmup = {
+    root: join(repo, 'test/fixtures/sysfs/qemu-2s-smt2'),
+    policy: join(repo, 'policies/default.yaml'),
+  };
+  const made = spawnSync(node, ['--experimental-sea-config', config], {
+    env: { ...process.env, ISOLATE_SNAPSHOT_WARMUP: JSON.stringify(warmup) },
+    encoding: 'utf8',
+  });
+  // Anything else printed is a failure (of the warm-up, say). commander loads node:child_process (for
+  // external subcommands, which isolate has none of) and Node warns that it is not verified in
+  // snapshots: execa, which runs the commands, is loaded at run time, outside the snapshot.
+  const expected =
+    /ExperimentalWarning|Wrote single executable|child_process|It may still work|To request support|--trace-warnings/;
+  const stderr = made.stderr
+    .split('\n')
+    .filter((l) => l && !expected.test(l))
+    .join('\n');
+  if (made.status !== 0 || stderr) throw new Error(`package: SEA blob (exit ${made.status}): ${stderr}`);
   const tmp = `${target}.tmp`;
   copyFileSync(node, tmp);
   chmodSync(tmp, 0o755);
@@ -235,9 +313,8 @@ mkdirSync(out, { recursive: true });
 const work = join(out, 'work');
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
-await bundle(join(work, 'main.cjs'));
 const exe = join(out, 'isolate');
-makeExecutable(node, work, exe);
+await makeExecutable(node, work, exe);
 log(`${exe} (${(statSync(exe).size / 2 ** 20).toFixed(1)} MiB, Node.js ${RUNTIME.version})`);
 if (withDeb) {
   const deb = makeDeb(exe, work);

@@ -59,8 +59,9 @@ export function readHeadSync(file: string, max: number): string | null {
   }
 }
 
-// The async helpers below answer synchronously for the same reason as readTrimSync: the agent calls
-// them every round, and a threadpool round trip per stat costs more than the stat.
+// The async helpers below do their work synchronously: cgroupfs, sysfs and procfs answer from kernel
+// memory, and a round trip through libuv's thread pool costs more than the call itself — every round
+// of the agent (bench/agent-idle.mjs) and in a short `isolate plan` (bench/sea-startup.mjs).
 
 /** readTrimSync for the observers' async call sites. */
 export async function readTrim(file: string): Promise<string | null> {

@@ -58,24 +58,33 @@ const MMDEBSTRAP_ARGS = [
   '--dpkgopt=path-exclude=/usr/share/info/*',
 ];
 
-let cached: Promise<RootfsInfo> | undefined;
+const cached = new Map<string, Promise<RootfsInfo>>();
 
 /**
  * Finds the cached Debian systemd rootfs or builds it (35-120 s on the 2-core box, most of it
  * mmdebstrap). Async so a cold build does not stall the vitest worker's RPC for minutes.
+ * `packages`: Debian packages on top of the base set (a variant with its own cache entry, e.g.
+ * ansible-core for the role test); the base variant's cache key does not depend on this parameter.
  */
-export function systemdRootfs(): Promise<RootfsInfo> {
-  cached ??= findOrBuild();
-  return cached;
+export function systemdRootfs(packages: readonly string[] = []): Promise<RootfsInfo> {
+  const extra = [...new Set(packages)].sort();
+  const id = extra.join(',');
+  let p = cached.get(id);
+  if (!p) {
+    p = findOrBuild(extra);
+    cached.set(id, p);
+  }
+  return p;
 }
 
-async function findOrBuild(): Promise<RootfsInfo> {
+async function findOrBuild(extra: string[]): Promise<RootfsInfo> {
+  const args = extra.length > 0 ? [...MMDEBSTRAP_ARGS, `--include=${extra.join(',')}`] : MMDEBSTRAP_ARGS;
   const key = createHash('sha256')
-    .update(JSON.stringify({ ROOTFS_FORMAT, SUITE, MIRROR, MMDEBSTRAP_ARGS }))
+    .update(JSON.stringify({ ROOTFS_FORMAT, SUITE, MIRROR, MMDEBSTRAP_ARGS: args }))
     .digest('hex')
     .slice(0, 16);
   const dir = join(VM_CACHE, 'rootfs', key);
-  return readInfo(dir) ?? (await build(dir));
+  return readInfo(dir) ?? (await build(dir, args));
 }
 
 function readInfo(dir: string): RootfsInfo | undefined {
@@ -87,7 +96,7 @@ function readInfo(dir: string): RootfsInfo | undefined {
   };
 }
 
-async function build(dir: string): Promise<RootfsInfo> {
+async function build(dir: string, args: string[]): Promise<RootfsInfo> {
   if (!existsSync(MMDEBSTRAP)) aptInstall(['mmdebstrap']);
   if (!existsSync(MMDEBSTRAP))
     throw new VmPrereqError(`${MMDEBSTRAP} still missing after installing mmdebstrap`);
@@ -99,7 +108,7 @@ async function build(dir: string): Promise<RootfsInfo> {
   try {
     try {
       // Root mode (we are root for apt anyway) writes real device nodes and owners into the tree.
-      await promisify(execFile)(MMDEBSTRAP, ['--mode=root', ...MMDEBSTRAP_ARGS, SUITE, tree, MIRROR], {
+      await promisify(execFile)(MMDEBSTRAP, ['--mode=root', ...args, SUITE, tree, MIRROR], {
         maxBuffer: 64 << 20,
       });
     } catch (e) {

@@ -21,6 +21,8 @@ export interface RunInSystemdVmOptions {
   script: string;
   /** node at /usr/bin/node, the built project at /opt/isolate, `isolate` on PATH. Default true. */
   includeProject?: boolean;
+  /** Debian packages on top of the base rootfs (a separately cached variant), e.g. `ansible-core`. */
+  rootfsPackages?: string[];
   /**
    * Extra files keyed by absolute guest path (ELF, `#!` and bin/ files are made executable). Units go
    * in /etc/systemd/system; not under /run or /tmp, which systemd mounts over at boot.
@@ -142,7 +144,7 @@ export function runInSystemdVm(opts: RunInSystemdVmOptions): Promise<SystemdVmRe
 
 async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
   const pre = ensureVmPrereqs();
-  const rootfs = await systemdRootfs();
+  const rootfs = await systemdRootfs(opts.rootfsPackages);
   const at = (p: string) => guestPathIn(rootfs, p);
   const parts = [rootfs.cpio];
   if (opts.includeProject ?? true) parts.push(projectArchive(at));

@@ -9,13 +9,19 @@ export interface SystemdStandinOptions {
   kafkaAtBoot?: boolean;
   /** Threads of the Kafka stand-in. Default 6. */
   kafkaThreads?: number;
+  /**
+   * Kafka's threads spin (default) or sleep. Sleeping threads leave TCG's host CPU to a scenario that
+   * needs it (ansible-playbook in the guest); their affinity is asserted all the same.
+   */
+  kafkaBusy?: boolean;
 }
 
 /**
  * Files and symlinks for runInSystemdVm. The Kafka stand-in's command line is
  * `/usr/local/bin/standin kafka.Kafka N busy`, so `kafka.Kafka` matches as in a real broker's java
  * command line. `yarn-container N [THREADS]` starts a busy process in `/hadoop-yarn/container_N`
- * (created as YARN's LinuxContainerExecutor does: plain cgroupfs, outside any unit) and prints its PID.
+ * (created as YARN's LinuxContainerExecutor does: plain cgroupfs, outside any unit) and prints its PID;
+ * `yarn-container N THREADS sleep` starts one whose threads sleep.
  */
 export function systemdStandins(opts: SystemdStandinOptions = {}): {
   files: Record<string, string | Buffer>;
@@ -28,7 +34,7 @@ export function systemdStandins(opts: SystemdStandinOptions = {}): {
 Description=Kafka broker stand-in
 
 [Service]
-ExecStart=/usr/local/bin/standin kafka.Kafka ${opts.kafkaThreads ?? 6} busy
+ExecStart=/usr/local/bin/standin kafka.Kafka ${opts.kafkaThreads ?? 6} ${(opts.kafkaBusy ?? true) ? 'busy' : 'sleep'}
 
 [Install]
 WantedBy=multi-user.target
@@ -47,11 +53,12 @@ const YARN_CONTAINER = `#!/bin/bash
 set -e
 n=$1
 threads=\${2:-3}
+mode=\${3:-busy}
 cg=/sys/fs/cgroup/hadoop-yarn/container_$n
 mkdir -p "$cg"
 (
   echo "$BASHPID" > "$cg/cgroup.procs"
-  exec /usr/local/bin/standin "yarn.container_$n" "$threads" busy </dev/null >/dev/null 2>&1
+  exec /usr/local/bin/standin "yarn.container_$n" "$threads" "$mode" </dev/null >/dev/null 2>&1
 ) &
 echo $!
 `;

@@ -1,0 +1,248 @@
+// The Ansible role (ansible/roles/isolate) on a real Debian userland with systemd 252 as PID 1: the
+// guest runs the real ansible-playbook (Debian's ansible-core, in a rootfs variant of harness/rootfs.ts)
+// over the local connection against itself. The role installs the .deb made by `npm run package`,
+// validates and writes the policy, enables and starts isolate.service; the agent comes up and moves the
+// already running Kafka stand-in onto a whole core of one node, away from a YARN-like container.
+// Asserted from /proc/<pid>/task/*/status, `isolate check` and the agent's metrics; the second
+// playbook run reports changed=0.
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { execa } from 'execa';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CpuSet } from '../../src/model/cpuset.js';
+import {
+  ensureVmPrereqs,
+  LAYOUTS,
+  runInSystemdVm,
+  type SystemdVmResult,
+  systemdRootfs,
+} from './harness/index.js';
+import { REPO_ROOT } from './harness/paths.js';
+import { keepConsole } from './support/guest.js';
+import { systemdStandins } from './support/systemd-guest.js';
+
+// ansible-core runs the playbook; its apt module installs a .deb through python3-apt.
+const ROOTFS_PACKAGES = ['ansible-core', 'python3-apt'];
+
+const PLAYBOOK = `---
+- name: Install isolate on this guest and converge it
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: /usr/bin/python3
+  roles:
+    - role: isolate
+      vars:
+        isolate_deb_src: /root/isolate_0.1.0_amd64.deb
+        isolate_policy:
+          apiVersion: isolate/v1
+          kind: HostPolicy
+          reserved: { cores: 1 }
+          strict: false
+          workloads:
+            - { name: kafka, class: exclusive, cores: 1, match: { systemdUnit: kafka.service } }
+            - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`;
+
+// Waits count seconds (each round runs isolate or systemctl, seconds of TCG).
+const SCRIPT = String.raw`
+# Pipelining: each module runs in one python process fed on stdin, no temporary files (TCG is slow).
+export LC_ALL=C.UTF-8 ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 ANSIBLE_LOCAL_TEMP=/root/.ansible/tmp ANSIBLE_PIPELINING=1
+CG=/sys/fs/cgroup
+sec() { echo "=====BEGIN $1====="; }
+endsec() { echo; echo "=====END $1====="; }
+waitfor() { local i=0; while [ $i -lt 120 ]; do eval "$1" >/dev/null 2>&1 && break; i=$((i+1)); sleep 1; done; echo "waited=$i"; }
+kpid() { systemctl show -P MainPID kafka.service; }
+threads() {
+  local k=$(kpid)
+  sec "$1"
+  for p in $k $(cat $CG/hadoop-yarn/*/cgroup.procs 2>/dev/null); do
+    who=yarn; [ "$p" = "$k" ] && who=kafka
+    for s in /proc/$p/task/*/status; do
+      awk -v w=$who -v p=$p '/^Pid:/{t=$2} /^Cpus_allowed_list/{print "task", w, p, t, $2}' $s
+    done
+  done
+  endsec "$1"
+}
+playbook() {
+  sec "$1"
+  local t0=$(date +%s)
+  (cd /root/ansible && ansible-playbook -i localhost, -c local site.yml)
+  echo "rc=$?"
+  echo "seconds=$(( $(date +%s) - t0 ))"
+  endsec "$1"
+}
+
+mkdir -p $CG/hadoop-yarn
+yarn-container 1 3 sleep >/dev/null
+sec before
+command -v isolate || echo "no isolate"
+echo "kafka=$(systemctl is-active kafka.service)"
+endsec before
+threads unfenced
+playbook run1
+sec service
+echo "active=$(systemctl is-active isolate.service)"
+echo "enabled=$(systemctl is-enabled isolate.service)"
+dpkg -s isolate | grep -E '^(Status|Version):'
+echo "policy-sha=$(sha256sum < /etc/isolate/policy.yaml | cut -d' ' -f1)"
+endsec service
+sec policy; cat /etc/isolate/policy.yaml; endsec policy
+sec converge; waitfor 'isolate check'; endsec converge
+threads fenced
+sec siblings; for c in /sys/devices/system/cpu/cpu[0-9]*; do echo "$(basename $c) $(cat $c/topology/thread_siblings_list) $(ls -d $c/node* | sed 's/.*node//')"; done; endsec siblings
+sec check; isolate check; echo "rc=$?"; endsec check
+sec metrics
+exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && grep '^isolate_' <&3
+exec 3>&-
+endsec metrics
+playbook run2
+sec after; echo "active=$(systemctl is-active isolate.service)"; echo "policy-sha=$(sha256sum < /etc/isolate/policy.yaml | cut -d' ' -f1)"; endsec after
+sec status; systemctl status --no-pager -l isolate.service | head -20; journalctl -u isolate.service --no-pager -n 20 | cut -c1-300; endsec status
+`;
+
+interface Task {
+  who: string;
+  tid: number;
+  cpus: CpuSet;
+}
+
+function tasks(text: string): Task[] {
+  return [...text.matchAll(/^task (\w+) \d+ (\d+) (\S+)$/gm)].map((m) => ({
+    who: m[1]!,
+    tid: Number(m[2]),
+    cpus: CpuSet.parse(m[3]!),
+  }));
+}
+
+/** `changed=N failed=M` of the localhost line of PLAY RECAP. */
+function recap(text: string): { ok: number; changed: number; failed: number } {
+  const m = /^localhost\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)/m.exec(text);
+  if (!m) throw new Error(`no PLAY RECAP line for localhost:\n${text.slice(-3000)}`);
+  return { ok: Number(m[1]), changed: Number(m[2]), failed: Number(m[3]) };
+}
+
+/** Every file of the role, keyed by its path in the guest. */
+function roleFiles(): Record<string, string> {
+  const dir = join(REPO_ROOT, 'ansible/roles/isolate');
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out[`/root/ansible/roles/isolate/${relative(dir, p)}`] = readFileSync(p, 'utf8');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+describe('the Ansible role in the real-systemd guest, over the local connection', () => {
+  let r: SystemdVmResult;
+  let seconds = 0;
+  const s = (n: string) => r.sections[n] ?? '';
+
+  beforeAll(async () => {
+    ensureVmPrereqs();
+    const out = mkdtempSync(join(tmpdir(), 'isolate-role-vm-'));
+    // The .deb and the ansible-core rootfs variant (cached after its first build) in parallel.
+    await Promise.all([
+      execa(process.execPath, ['scripts/package.mjs', '--out', out, '--fast-deb'], { cwd: REPO_ROOT }),
+      systemdRootfs(ROOTFS_PACKAGES),
+    ]);
+    // Sleeping stand-ins: spinning ones would take the host CPU that TCG needs for ansible-playbook.
+    const standins = systemdStandins({ kafkaAtBoot: true, kafkaThreads: 6, kafkaBusy: false });
+    const started = Date.now();
+    r = await runInSystemdVm({
+      // More RAM than the other systemd guests: the initramfs holds Python and ansible-core too.
+      layout: {
+        ...LAYOUTS.twoSocketSmt2,
+        name: 'twoSocketSmt2-3g',
+        numa: [
+          ...['-object', 'memory-backend-ram,id=m0,size=1536M', '-numa', 'node,nodeid=0,cpus=0-3,memdev=m0'],
+          ...['-object', 'memory-backend-ram,id=m1,size=1536M', '-numa', 'node,nodeid=1,cpus=4-7,memdev=m1'],
+        ],
+        memMiB: 3072,
+      },
+      includeProject: false,
+      rootfsPackages: ROOTFS_PACKAGES,
+      script: SCRIPT,
+      files: {
+        ...standins.files,
+        ...roleFiles(),
+        '/root/ansible/site.yml': PLAYBOOK,
+        '/root/ansible/ansible.cfg': '[defaults]\nroles_path = roles\nretry_files_enabled = false\n',
+        '/root/isolate_0.1.0_amd64.deb': readFileSync(join(out, 'isolate_0.1.0_amd64.deb')),
+      },
+      symlinks: standins.symlinks,
+      timeoutMs: 1_500_000,
+    });
+    seconds = (Date.now() - started) / 1000;
+    keepConsole('role-systemd', r.console);
+    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
+  }, 3_600_000);
+
+  it('the guest starts without isolate, Kafka running unfenced', () => {
+    expect(s('before')).toContain('no isolate');
+    expect(s('before')).toContain('kafka=active');
+    const k = tasks(s('unfenced')).filter((t) => t.who === 'kafka');
+    expect(k.length, s('unfenced')).toBeGreaterThanOrEqual(7);
+    expect(k[0]!.cpus.toString()).toBe('0-7');
+  });
+
+  it('the first run installs the .deb, writes the policy and starts the agent', () => {
+    expect(s('run1'), s('run1')).toMatch(/^rc=0$/m);
+    const first = recap(s('run1'));
+    expect(first.failed).toBe(0);
+    expect(first.changed, s('run1')).toBeGreaterThanOrEqual(3);
+    expect(s('run1')).toMatch(/TASK \[isolate : Install the package\][^\n]*\n(changed|ok)/);
+    expect(s('run1')).toMatch(/RUNNING HANDLER \[isolate : Restart isolate\]/);
+    expect(s('service'), s('status')).toMatch(/^active=active$/m);
+    expect(s('service')).toMatch(/^enabled=enabled$/m);
+    expect(s('service')).toMatch(/^Status: install ok installed$/m);
+    expect(s('service')).toMatch(/^Version: 0\.1\.0$/m);
+    expect(s('policy')).toMatch(/systemdUnit: kafka\.service/);
+  });
+
+  it('the agent converges the host: Kafka on one whole core of one node, YARN off it, check OK', () => {
+    expect(s('converge'), s('status')).toMatch(/waited=\d+/);
+    expect(Number(/waited=(\d+)/.exec(s('converge'))![1])).toBeLessThan(120);
+    const siblings = new Map<number, { core: string; node: string }>();
+    for (const m of s('siblings').matchAll(/^cpu(\d+) (\S+) (\d+)$/gm))
+      siblings.set(Number(m[1]), { core: m[2]!, node: m[3]! });
+    expect(siblings.size).toBe(8);
+    const all = tasks(s('fenced'));
+    const k = all.filter((t) => t.who === 'kafka');
+    const y = all.filter((t) => t.who === 'yarn');
+    expect(k.length, s('fenced')).toBeGreaterThanOrEqual(7);
+    expect(y.length, s('fenced')).toBeGreaterThanOrEqual(4);
+    const kafka = k[0]!.cpus;
+    for (const t of k) expect(t.cpus.toString(), `kafka tid ${t.tid}`).toBe(kafka.toString());
+    // One whole core: exactly the SMT siblings of one CPU, on one node, as the guest kernel reports them.
+    const first = siblings.get(kafka.toArray()[0]!)!;
+    expect(kafka.toString()).toBe(CpuSet.parse(first.core).toString());
+    expect(kafka.size).toBe(2);
+    expect(new Set(kafka.toArray().map((c) => siblings.get(c)!.node)).size).toBe(1);
+    for (const t of y) expect(t.cpus.overlaps(kafka), `yarn tid ${t.tid} ${t.cpus}`).toBe(false);
+    expect(s('check'), s('check')).toMatch(/^rc=0$/m);
+  });
+
+  it('the agent serves its metrics on 127.0.0.1:9464', () => {
+    expect(s('metrics')).toMatch(/^isolate_policy_valid 1$/m);
+    expect(s('metrics')).toMatch(/^isolate_exclusive_cpus\{workload="kafka"\} 2$/m);
+  });
+
+  it('a second run changes nothing and leaves the agent and the policy as they were', () => {
+    expect(s('run2'), s('run2')).toMatch(/^rc=0$/m);
+    expect(recap(s('run2')), s('run2')).toMatchObject({ changed: 0, failed: 0 });
+    expect(s('run2')).not.toMatch(/RUNNING HANDLER/);
+    expect(s('after')).toMatch(/^active=active$/m);
+    const sha = (t: string) => /policy-sha=(\w+)/.exec(t)?.[1];
+    expect(sha(s('after'))).toBe(sha(s('service')));
+    process.stderr.write(
+      `role-systemd: guest ${seconds.toFixed(0)} s; playbook runs ${/seconds=(\d+)/.exec(s('run1'))?.[1]} s and ${/seconds=(\d+)/.exec(s('run2'))?.[1]} s\n`,
+    );
+  });
+});
