@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { CheckReport } from '../audit/report.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
 import { readPsi } from '../cgroup/psi.js';
+import { cgroupTarget } from '../model/describe.js';
 import { EXIT_STATUS } from '../model/finding.js';
 import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
@@ -184,7 +185,7 @@ async function reconcile(o: AgentOptions, policy: PolicyHolder, raidDue: boolean
     for (const c of applied) {
       o.log('info', 'corrected', {
         workload: c.workload,
-        target: c.target,
+        target: cgroupTarget(c),
         setting: c.setting,
         to: c.to,
         reason: c.note ?? 'differs from the policy',

@@ -2,7 +2,7 @@
 // setting) the RAID controllers under --root, then plan. `apply`, `check` and the agent call it too,
 // so they always agree; a saved plan carries everything `apply --plan` needs.
 import type { ObservedState } from '../model/observed.js';
-import { describeChange } from '../model/describe.js';
+import { cgroupTarget, describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import { CGROUP_SETTINGS, type Change, type Plan, RAID_SETTINGS } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
@@ -156,6 +156,10 @@ export function readSavedPlan(
     ) {
       throw bad(`changes[${i}] is malformed (needs backend, target, a known setting, from, to)`);
     }
+    const h = (c as { hierarchy?: unknown }).hierarchy;
+    if (h !== undefined && (c.backend !== 'cgroupfs' || typeof h !== 'string' || !/^[a-z0-9_=,]+$/.test(h))) {
+      throw bad(`changes[${i}].hierarchy must name a cgroup v1 mount such as "cpuset" or "cpu,cpuacct"`);
+    }
     if (c.target.split('/').some((seg) => seg === '..' || seg === '.') || c.target.includes('\0')) {
       throw bad(
         `changes[${i}].target ${JSON.stringify(c.target.slice(0, 80))} leaves its tree ("." or "..")`,
@@ -176,12 +180,12 @@ export function readSavedPlan(
 /** The first value that differs between a saved plan and the host now, as a person reads it. */
 export function firstDifference(saved: Change[], now: Change[]): string {
   const id = (c: Change) =>
-    `${c.backend} ${c.target} ${c.setting}${c.setting === 'cgroup.procs' ? ` ${c.to}` : ''}`;
+    `${c.backend} ${cgroupTarget(c)} ${c.setting}${c.setting === 'cgroup.procs' || c.setting === 'tasks' ? ` ${c.to}` : ''}`;
   const show = (v: string | null) => (v === null ? '(absent)' : `"${v}"`);
   const nowById = new Map(now.map((c) => [id(c), c]));
   for (const [i, a] of saved.entries()) {
     const b = nowById.get(id(a));
-    const what = `${a.target} ${a.setting}`;
+    const what = `${cgroupTarget(a)} ${a.setting}`;
     if (!b) return `saved change ${i + 1} (${describeChange(a)}) is no longer needed`;
     if (a.from !== b.from) return `${what} was ${show(a.from)} when planned, is ${show(b.from)} now`;
     if (a.to !== b.to) return `${what} would now be set to ${show(b.to)}, the plan says ${show(a.to)}`;

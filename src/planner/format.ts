@@ -1,4 +1,4 @@
-import { describeChange, showValue } from '../model/describe.js';
+import { cgroupTarget, describeChange, showValue } from '../model/describe.js';
 import { formatBytes, plural } from '../model/units.js';
 import type { Plan } from '../model/plan.js';
 import { RESERVED_REASON } from './json.js';
@@ -28,7 +28,7 @@ export function formatPlan(plan: Plan, policySource: string): string {
     const what =
       c.backend === 'systemd'
         ? `${describeChange(c)}  (now ${showValue(c.from)})`
-        : `${c.target} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
+        : `${cgroupTarget(c)} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
     lines.push(`  ${String(i + 1).padStart(3)}. ${what}${c.note ? `  [${c.note}]` : ''}`);
   });
   if (plan.warnings.length) {

@@ -60,7 +60,12 @@ export function planToJson(plan: Plan): PlanJson {
 export function planFingerprint(plan: Plan): string {
   const stable = {
     allocation: plan.allocation.workloads.map((a) => [a.name, a.target, a.cpus.toString(), a.mems, a.memory]),
-    changes: plan.changes.map((c) => [c.backend, c.target, c.setting, c.from, c.to]),
+    // A v1 change's hierarchy is part of its identity; v2 changes keep the fingerprint they always had.
+    changes: plan.changes.map((c) =>
+      c.backend === 'cgroupfs' && c.hierarchy
+        ? [c.backend, c.target, c.setting, c.from, c.to, c.hierarchy]
+        : [c.backend, c.target, c.setting, c.from, c.to],
+    ),
   };
   return createHash('sha256').update(JSON.stringify(stable)).digest('hex');
 }
