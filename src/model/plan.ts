@@ -140,4 +140,6 @@ export interface Plan {
   allocation: Allocation;
   changes: Change[];
   warnings: string[];
+  /** The cgroup layout the plan was made for (unified, hybrid, legacy), as one line. */
+  layout?: string;
 }

@@ -238,6 +238,31 @@ export async function observe(root: string, policy: Policy): Promise<ObservedSta
   ];
   const systemd = await observeSystemd(root, unitNames);
   if (systemd) observed.systemd = systemd;
+  // cpuset on a v1 hierarchy (legacy, or hybrid): the v1 backend observes, plans and applies.
+  const { detectCgroupLayout } = await import('../cgroup/layout.js');
+  const layout = await detectCgroupLayout(root);
+  if (layout.cpuset === 'v1') {
+    const { observeV1 } = await import('../cgroupv1/observe.js');
+    const groups = policy.workloads.flatMap((w) => {
+      if (w.match.kind === 'process') return [];
+      const p = w.match.kind === 'cgroup' ? w.match.path : defaultUnitPath(w.match.unit);
+      return [
+        { hierarchy: 'memory', path: p },
+        { hierarchy: 'cpu', path: p },
+      ];
+    });
+    observed.v1 = await observeV1(root, layout, {
+      workloads: policy.workloads.map((w) => ({ name: w.name, match: w.match, cpuset: `/isolate-${w.name}` })),
+      cpusets: ['/isolate-housekeeping'],
+      groups,
+    });
+    // systemd units whose memory/cpu isolate would set through systemd on v1.
+    const v1Units = policy.workloads.flatMap((w) => (w.match.kind === 'systemdUnit' ? [w.match.unit] : []));
+    if (v1Units.length > 0 && !observed.systemd) {
+      const sdv1 = await observeSystemd(root, v1Units);
+      if (sdv1) observed.systemd = sdv1;
+    }
+  }
   return observed;
 }
 

@@ -19,6 +19,8 @@ export interface PlanJson {
     }
   >;
   reserved: { cpus: number[]; cpuList: string; reason: string };
+  /** The cgroup layout judged: unified, hybrid or legacy, and where cpuset is. */
+  layout?: string;
   changes: Plan['changes'];
   warnings: string[];
   /** sha256 of allocation + changes: `apply --plan` recomputes it and refuses when the host moved on. */
@@ -51,6 +53,7 @@ export function planToJson(plan: Plan): PlanJson {
       cpuList: plan.allocation.reserved.toString(),
       reason: RESERVED_REASON,
     },
+    ...(plan.layout ? { layout: plan.layout } : {}),
     changes: plan.changes,
     warnings: plan.warnings,
   };
