@@ -138,7 +138,13 @@ async function cpusetHome(
 /** No mount table (a fixture tree): cgroup.controllers marks cgroup2, `tasks` files v1 hierarchies. */
 async function fromDirectories(mount: string): Promise<CgroupMounts> {
   if (await exists(path.join(mount, 'cgroup.controllers'))) {
-    return { layout: 'unified', unified: '', v1: {}, cpuset: await cpusetHome(mount, '', {}), source: 'directories' };
+    return {
+      layout: 'unified',
+      unified: '',
+      v1: {},
+      cpuset: await cpusetHome(mount, '', {}),
+      source: 'directories',
+    };
   }
   const unified = (await exists(path.join(mount, 'unified', 'cgroup.controllers'))) ? 'unified' : null;
   const v1: Record<string, string> = {};
@@ -151,7 +157,8 @@ async function fromDirectories(mount: string): Promise<CgroupMounts> {
     if (!(await exists(path.join(mount, d, 'tasks')))) continue;
     for (const c of names.filter((n) => V1_CONTROLLERS.has(n))) v1[c] ??= d;
   }
-  if (v1.cpuset !== undefined && !(await exists(path.join(mount, v1.cpuset, 'cpuset.cpus')))) delete v1.cpuset;
+  if (v1.cpuset !== undefined && !(await exists(path.join(mount, v1.cpuset, 'cpuset.cpus'))))
+    delete v1.cpuset;
   const layout: CgroupLayout = v1Seen ? (unified ? 'hybrid' : 'legacy') : 'none';
   return { layout, unified, v1, cpuset: await cpusetHome(mount, unified, v1), source: 'directories' };
 }

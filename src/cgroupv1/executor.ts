@@ -52,7 +52,8 @@ export function sameV1Value(setting: string, a: string | null, b: string | null)
 
 function idOf(change: Change): number {
   const id = Number(change.to);
-  if (!Number.isInteger(id) || id <= 0) throw new StepError(`${change.setting} change has a bad id "${change.to}"`);
+  if (!Number.isInteger(id) || id <= 0)
+    throw new StepError(`${change.setting} change has a bad id "${change.to}"`);
   return id;
 }
 
@@ -86,7 +87,11 @@ export class CgroupV1Executor implements ChangeExecutor {
 
   createdBy(change: Change, creator: Change): boolean {
     if (creator.setting !== 'mkdir' || change === creator || MOVES.has(change.setting)) return false;
-    if (creator.backend !== 'cgroupfs' || change.backend !== 'cgroupfs' || creator.hierarchy !== change.hierarchy)
+    if (
+      creator.backend !== 'cgroupfs' ||
+      change.backend !== 'cgroupfs' ||
+      creator.hierarchy !== change.hierarchy
+    )
       return false;
     const made = normCgPath(creator.target);
     const t = normCgPath(change.target);
@@ -96,10 +101,16 @@ export class CgroupV1Executor implements ChangeExecutor {
   async preflight(steps: PreflightStep[]): Promise<void> {
     for (const { index, change: c } of steps) {
       if (!PLAIN.has(c.setting) && !MOVES.has(c.setting) && c.setting !== 'mkdir') {
-        throw new UserError(`step ${index + 1}: "${c.setting}" is not a cgroup v1 setting isolate writes (${c.target})`, 1);
+        throw new UserError(
+          `step ${index + 1}: "${c.setting}" is not a cgroup v1 setting isolate writes (${c.target})`,
+          1,
+        );
       }
       if (c.target.split('/').includes('..') || hierarchyOf(c).includes('/')) {
-        throw new UserError(`step ${index + 1}: cgroup v1 target "${c.target}" must not leave its hierarchy`, 1);
+        throw new UserError(
+          `step ${index + 1}: cgroup v1 target "${c.target}" must not leave its hierarchy`,
+          1,
+        );
       }
       if (!(await isDir(path.join(cgroupMount(this.root), hierarchyOf(c))))) {
         throw new UserError(
@@ -167,7 +178,8 @@ export class CgroupV1Executor implements ChangeExecutor {
     const file = path.join(this.dir(change), change.setting);
     await this.writer.write(file, change.to, change, what);
     const now = await readTrim(file);
-    if (!this.satisfied(change, now)) throw new StepError(`${what}: read back "${now ?? '(missing)'}" after writing "${change.to}"`);
+    if (!this.satisfied(change, now))
+      throw new StepError(`${what}: read back "${now ?? '(missing)'}" after writing "${change.to}"`);
     return {};
   }
 
@@ -200,7 +212,12 @@ export class CgroupV1Executor implements ChangeExecutor {
       if (live === null) return { note: `${id} exited` };
       if (normCgPath(live) === normCgPath(previous)) return {};
       try {
-        await this.writer.write(path.join(this.dir(change, previous), change.setting), String(id), change, what);
+        await this.writer.write(
+          path.join(this.dir(change, previous), change.setting),
+          String(id),
+          change,
+          what,
+        );
       } catch (err) {
         if (err instanceof StepError && err.code === 'ESRCH') return { note: `${id} exited` };
         throw err;
@@ -237,7 +254,12 @@ export class CgroupV1Executor implements ChangeExecutor {
     const home = from ?? path.posix.dirname(normCgPath(change.target));
     for (const pid of procs.split('\n').filter(Boolean)) {
       try {
-        await this.writer.write(path.join(this.dir(change, home), 'cgroup.procs'), pid, change, `move PID ${pid} out of ${change.target}`);
+        await this.writer.write(
+          path.join(this.dir(change, home), 'cgroup.procs'),
+          pid,
+          change,
+          `move PID ${pid} out of ${change.target}`,
+        );
       } catch (err) {
         if (!(err instanceof StepError && err.code === 'ESRCH')) throw err;
       }

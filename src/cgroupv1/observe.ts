@@ -81,7 +81,7 @@ function belongs(lines: Map<string, string>, m: Match, layout: CgroupMounts): bo
   if (m.kind === 'systemdUnit') {
     // systemd tracks units in its own hierarchy: name=systemd on legacy, the cgroup2 mount on hybrid.
     const p = lines.get('name=systemd') ?? (layout.unified !== null ? lines.get('0') : undefined);
-    return p !== undefined && p.split('/').includes(m.unit);
+    return p?.split('/').includes(m.unit) === true;
   }
   return false;
 }
@@ -113,7 +113,8 @@ export async function observeV1(
     groups[`${h}:${g.path}`] = group(path.join(mount, h, g.path), OTHER_FILES);
   }
   const memH = layout.v1.memory;
-  const swapAccounting = memH !== undefined && (await exists(path.join(mount, memH, 'memory.memsw.limit_in_bytes')));
+  const swapAccounting =
+    memH !== undefined && (await exists(path.join(mount, memH, 'memory.memsw.limit_in_bytes')));
 
   // Processes: every userspace process's cgroup lines, once.
   const members: Record<string, number[]> = {};
@@ -153,7 +154,8 @@ export async function observeV1(
     cpusetOf[pid] = cpuset;
     if (cpuset === '/') rootProcs.push(pid);
     for (const w of req.workloads) {
-      const mine = w.match.kind === 'process' ? byMatcher[w.name]!.includes(pid) : belongs(lines, w.match, layout);
+      const mine =
+        w.match.kind === 'process' ? byMatcher[w.name]!.includes(pid) : belongs(lines, w.match, layout);
       if (!mine) continue;
       members[w.name]!.push(pid);
       if (cpuset !== w.cpuset) continue;

@@ -1,5 +1,11 @@
 // The backends a set of changes needs, built from options saved with the plan (or the journal).
-import type { ChangeExecutor, Executors, PreflightOptions, PreflightStep, UndoContext } from '../apply/executor.js';
+import type {
+  ChangeExecutor,
+  Executors,
+  PreflightOptions,
+  PreflightStep,
+  UndoContext,
+} from '../apply/executor.js';
 import { CgroupFsExecutor } from '../cgroup/cgroupfs.js';
 import type { Change } from '../model/plan.js';
 import type { ExecutorOptions } from './plan.js';
@@ -27,8 +33,14 @@ class CgroupRouter implements ChangeExecutor {
     if (this.v1) await this.v1.ready?.();
   }
   async preflight(steps: PreflightStep[], opts: PreflightOptions): Promise<void> {
-    await this.v2.preflight?.(steps.filter((s) => !isV1(s.change)), opts);
-    await this.v1?.preflight?.(steps.filter((s) => isV1(s.change)), opts);
+    await this.v2.preflight?.(
+      steps.filter((s) => !isV1(s.change)),
+      opts,
+    );
+    await this.v1?.preflight?.(
+      steps.filter((s) => isV1(s.change)),
+      opts,
+    );
   }
   read(c: Change) {
     return this.of(c).read(c);

@@ -252,7 +252,11 @@ export async function observe(root: string, policy: Policy): Promise<ObservedSta
       ];
     });
     observed.v1 = await observeV1(root, layout, {
-      workloads: policy.workloads.map((w) => ({ name: w.name, match: w.match, cpuset: `/isolate-${w.name}` })),
+      workloads: policy.workloads.map((w) => ({
+        name: w.name,
+        match: w.match,
+        cpuset: `/isolate-${w.name}`,
+      })),
       cpusets: ['/isolate-housekeeping'],
       groups,
     });

@@ -103,11 +103,23 @@ export function v1Changes(
     const w = policy.workloads.find((x) => x.name === a.name)!;
     for (const key of ['min', 'low'] as const) {
       if (w.memory[key] !== undefined) {
-        throw refuse(policy, w, ['memory', key], v1, `memory.${key} protection does not exist in cgroup v1 (no memory.${key} file)`);
+        throw refuse(
+          policy,
+          w,
+          ['memory', key],
+          v1,
+          `memory.${key} protection does not exist in cgroup v1 (no memory.${key} file)`,
+        );
       }
     }
     if (w.cpu?.idle !== undefined) {
-      throw refuse(policy, w, ['cpu', 'idle'], v1, 'cpu.idle (cgroup SCHED_IDLE) does not exist in cgroup v1');
+      throw refuse(
+        policy,
+        w,
+        ['cpu', 'idle'],
+        v1,
+        'cpu.idle (cgroup SCHED_IDLE) does not exist in cgroup v1',
+      );
     }
     const wantsMemory = w.memory.high !== undefined || w.memory.max !== undefined;
     if (w.match.kind === 'process' && (wantsMemory || w.cpu?.weight !== undefined)) {
@@ -116,14 +128,26 @@ export function v1Changes(
         w,
         wantsMemory ? ['memory'] : ['cpu', 'weight'],
         v1,
-        'a process-matched workload gets only a cpuset on cgroup v1 (its memory and cpu cgroups are not isolate\'s); match it by cgroup or systemdUnit for memory and cpu settings',
+        "a process-matched workload gets only a cpuset on cgroup v1 (its memory and cpu cgroups are not isolate's); match it by cgroup or systemdUnit for memory and cpu settings",
       );
     }
     if (wantsMemory && !v1.hierarchies.memory) {
-      throw refuse(policy, w, ['memory'], v1, 'no cgroup v1 memory hierarchy is mounted under /sys/fs/cgroup');
+      throw refuse(
+        policy,
+        w,
+        ['memory'],
+        v1,
+        'no cgroup v1 memory hierarchy is mounted under /sys/fs/cgroup',
+      );
     }
     if (w.cpu?.weight !== undefined && !v1.hierarchies.cpu) {
-      throw refuse(policy, w, ['cpu', 'weight'], v1, 'no cgroup v1 cpu hierarchy is mounted under /sys/fs/cgroup');
+      throw refuse(
+        policy,
+        w,
+        ['cpu', 'weight'],
+        v1,
+        'no cgroup v1 cpu hierarchy is mounted under /sys/fs/cgroup',
+      );
     }
     if (w.match.kind === 'cgroup' && !v1.hierarchies[w.match.hierarchy ?? 'cpu']) {
       throw policyError(
@@ -182,13 +206,23 @@ export function v1Changes(
 
   // 1. The cpusets isolate creates (v1: empty cpus and mems until written).
   for (const d of desired.filter((x) => x.create)) {
-    push(cpusetH, d.path, 'mkdir', null, 'present', d.workload, 'isolate owns the cgroup v1 cpuset hierarchy (systemd does not manage it there)');
+    push(
+      cpusetH,
+      d.path,
+      'mkdir',
+      null,
+      'present',
+      d.workload,
+      'isolate owns the cgroup v1 cpuset hierarchy (systemd does not manage it there)',
+    );
   }
 
   const fences = desired.filter((d) => d.role === 'fence');
   const ordered = [
     ...fences,
-    ...desired.filter((d) => d.role !== 'fence').sort((a, b) => ROLE_RANK[a.role] - ROLE_RANK[b.role] || a.path.localeCompare(b.path)),
+    ...desired
+      .filter((d) => d.role !== 'fence')
+      .sort((a, b) => ROLE_RANK[a.role] - ROLE_RANK[b.role] || a.path.localeCompare(b.path)),
   ];
   // 2. Donors shrink to what they keep (fences bottom-up first), so no CPU is ever in two hands when
   // the exclusive cpuset grows; a cpuset that keeps none is written once, in step 4.
@@ -204,7 +238,8 @@ export function v1Changes(
     current.set(d.path, keep.toString());
   }
   // 3. Memory nodes (a v1 cpuset takes no task without them).
-  const same = (raw: string | null | undefined, want: CpuSet) => parse(raw)?.equals(want) === true && raw !== '';
+  const same = (raw: string | null | undefined, want: CpuSet) =>
+    parse(raw)?.equals(want) === true && raw !== '';
   for (const d of ordered) {
     if (!d.mems) continue;
     const raw = cs(d.path)?.values['cpuset.mems'] ?? null;
@@ -217,12 +252,19 @@ export function v1Changes(
   }
   // 5. cpu_exclusive: v1's counterpart of a partition root — no sibling can take these CPUs while it
   // is set. mem_exclusive likewise for memory nodes, where no sibling shares them.
-  const siblingsOf = (p: string) =>
-    [...desired.filter((d) => d.path !== p && depth(d.path) === 1).map((d) => ({ path: d.path, cpus: d.cpus, mems: d.mems ?? null })),
-      ...v1.topLevel
-        .map((t) => `/${t}`)
-        .filter((t) => t !== p && !desired.some((d) => d.path === t))
-        .map((t) => ({ path: t, cpus: parse(cs(t)?.values['cpuset.cpus']) ?? CpuSet.EMPTY, mems: parse(cs(t)?.values['cpuset.mems']) }))];
+  const siblingsOf = (p: string) => [
+    ...desired
+      .filter((d) => d.path !== p && depth(d.path) === 1)
+      .map((d) => ({ path: d.path, cpus: d.cpus, mems: d.mems ?? null })),
+    ...v1.topLevel
+      .map((t) => `/${t}`)
+      .filter((t) => t !== p && !desired.some((d) => d.path === t))
+      .map((t) => ({
+        path: t,
+        cpus: parse(cs(t)?.values['cpuset.cpus']) ?? CpuSet.EMPTY,
+        mems: parse(cs(t)?.values['cpuset.mems']),
+      })),
+  ];
   for (const d of ordered.filter((x) => x.role === 'exclusive')) {
     const sibs = siblingsOf(d.path);
     const clash = sibs.find((s) => !s.cpus.intersect(d.cpus).isEmpty);
@@ -231,12 +273,26 @@ export function v1Changes(
         `${d.workload}: cpuset:${clash.path} keeps CPUs ${clash.cpus.intersect(d.cpus)} of ${d.path}, so it cannot be cpu_exclusive (set strict: true to fence it)`,
       );
     } else if (cs(d.path)?.values['cpuset.cpu_exclusive'] !== '1') {
-      push(cpusetH, d.path, 'cpuset.cpu_exclusive', cs(d.path)?.values['cpuset.cpu_exclusive'] ?? null, '1', d.workload,
-        'cgroup v1 has no partitions: cpu_exclusive keeps every sibling cpuset off these CPUs');
+      push(
+        cpusetH,
+        d.path,
+        'cpuset.cpu_exclusive',
+        cs(d.path)?.values['cpuset.cpu_exclusive'] ?? null,
+        '1',
+        d.workload,
+        'cgroup v1 has no partitions: cpu_exclusive keeps every sibling cpuset off these CPUs',
+      );
     }
     if (d.mems && sibs.every((s) => s.mems === null || s.mems.intersect(d.mems!).isEmpty)) {
       if (cs(d.path)?.values['cpuset.mem_exclusive'] !== '1') {
-        push(cpusetH, d.path, 'cpuset.mem_exclusive', cs(d.path)?.values['cpuset.mem_exclusive'] ?? null, '1', d.workload);
+        push(
+          cpusetH,
+          d.path,
+          'cpuset.mem_exclusive',
+          cs(d.path)?.values['cpuset.mem_exclusive'] ?? null,
+          '1',
+          d.workload,
+        );
       }
     } else if (d.mems) {
       warnings.push(
@@ -262,12 +318,17 @@ export function v1Changes(
   for (const d of ordered) {
     if (!d.workload) continue;
     const stray = v1.strayThreads[d.workload] ?? {};
-    for (const tid of Object.keys(stray).map(Number).sort((x, y) => x - y)) {
+    for (const tid of Object.keys(stray)
+      .map(Number)
+      .sort((x, y) => x - y)) {
       push(cpusetH, d.path, 'tasks', stray[tid]!, String(tid), d.workload);
     }
   }
   // systemd's unit changes first, as on v2: each set-property re-realizes the unit's cgroups.
-  return [...changes.filter((c) => c.backend === 'systemd'), ...changes.filter((c) => c.backend !== 'systemd')];
+  return [
+    ...changes.filter((c) => c.backend === 'systemd'),
+    ...changes.filter((c) => c.backend !== 'systemd'),
+  ];
 }
 
 type Push = (
@@ -326,7 +387,9 @@ function memoryAndCpu(
         );
       }
     } else {
-      const note = unit ? 'systemd has no property for this file on cgroup v1: isolate writes it and checks it every interval' : undefined;
+      const note = unit
+        ? 'systemd has no property for this file on cgroup v1: isolate writes it and checks it every interval'
+        : undefined;
       if (memory.max !== undefined && !viaSystemd) {
         const to = memory.max === 'max' ? '-1' : String(memory.max);
         const limit = g.values['memory.limit_in_bytes'];
@@ -345,7 +408,8 @@ function memoryAndCpu(
       if (memory.high !== undefined) {
         const raw = g.values['memory.soft_limit_in_bytes'];
         const to = memory.high === 'max' ? '-1' : String(memory.high);
-        if (!sameBytes(raw, memory.high)) push(memH, cgPath, 'memory.soft_limit_in_bytes', raw ?? null, to, w.name, note);
+        if (!sameBytes(raw, memory.high))
+          push(memH, cgPath, 'memory.soft_limit_in_bytes', raw ?? null, to, w.name, note);
       }
     }
   }
@@ -360,6 +424,7 @@ function memoryAndCpu(
       return;
     }
     const to = String(weightToShares(w.cpu.weight));
-    if (g.values['cpu.shares'] !== to) push(cpuH, cgPath, 'cpu.shares', g.values['cpu.shares'] ?? null, to, w.name);
+    if (g.values['cpu.shares'] !== to)
+      push(cpuH, cgPath, 'cpu.shares', g.values['cpu.shares'] ?? null, to, w.name);
   }
 }

@@ -330,7 +330,10 @@ function parseMatch(value: unknown, path: FieldPath, errors: FieldErrors): Match
   allowOnly(m, path, ['systemdUnit', 'cgroup', 'process', 'hierarchy'], errors);
   const keys = Object.keys(m).filter((k) => k !== 'hierarchy');
   if (m.hierarchy !== undefined && m.cgroup === undefined) {
-    errors.fail([...path, 'hierarchy'], 'only goes with cgroup: (the v1 controller whose hierarchy that path lies in)');
+    errors.fail(
+      [...path, 'hierarchy'],
+      'only goes with cgroup: (the v1 controller whose hierarchy that path lies in)',
+    );
   }
   if (keys.length !== 1) {
     errors.fail(
