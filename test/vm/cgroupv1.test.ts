@@ -70,7 +70,7 @@ mount_layout() {
 yarn() {
   for h in $*; do mkdir -p "$CG/$h/hadoop-yarn/container_01" "$CG/$h/hadoop-yarn/container_02"; done
   sh -c "for h in $*; do echo \$\$ > $CG/\$h/hadoop-yarn/cgroup.procs; done
-         while :; do for f in /tmp/spawn-*; do [ -f \$f ] && rm \$f && standin late.container 2 busy & done; sleep 0.2; done" &
+         while :; do for f in /tmp/spawn-*; do if [ -f \$f ]; then rm \$f; standin late.container 2 busy & fi; done; sleep 0.2; done" &
   sh -c "for h in $*; do echo \$\$ > $CG/\$h/hadoop-yarn/container_01/cgroup.procs; done; exec standin flink.TaskManager 3 busy" &
 }
 scenario() {
