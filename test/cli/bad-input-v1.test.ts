@@ -80,7 +80,7 @@ const cases: [string, 'legacy' | 'hybrid', (t: string) => string, RegExp, string
     'an unknown hierarchy',
     'legacy',
     (t) => t.replace('{ cgroup: /hadoop-yarn }', '{ cgroup: /hadoop-yarn, hierarchy: gpu }'),
-    /workloads\[1\]\.match\.hierarchy: expected a cgroup v1 controller \(cpu, cpuacct, memory, .*\); got "gpu"/,
+    /workloads\[1\]\.match\.hierarchy: expected a cgroup v1 controller \(cpu, cpuacct, memory, .*\) whose hierarchy the path lies in; got "gpu"/,
     'any',
   ],
   [
