@@ -19,8 +19,8 @@ export function formatPlan(plan: Plan, policySource: string): string {
     lines.push(`    why: ${a.reason}`);
   }
   lines.push(`  reserved (housekeeping) cpus ${plan.allocation.reserved.toString() || '-'}`);
-  if (plan.layout) lines.push(`  cgroup layout: ${plan.layout}`);
   if (!plan.allocation.reserved.isEmpty) lines.push(`    why: ${RESERVED_REASON}`);
+  if (plan.layout) lines.push(`  cgroup layout: ${plan.layout}`);
   lines.push('');
   if (plan.changes.length === 0) lines.push('No changes: the host already matches the policy.');
   else lines.push(`Changes (${plan.changes.length}, in the order apply makes them):`);
