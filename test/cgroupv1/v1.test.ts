@@ -9,7 +9,7 @@ import { parseV1ProcCgroup } from '../../src/cgroupv1/observe.js';
 import { UserError } from '../../src/model/errors.js';
 import type { Change } from '../../src/model/plan.js';
 import { apply, rollback } from '../../src/ops/apply.js';
-import { buildPlan } from '../../src/ops/plan.js';
+import { buildPlan, plan, readSavedPlan } from '../../src/ops/plan.js';
 import { weightToShares } from '../../src/planner/v1.js';
 import { makeFakeV1Host, mountinfoFor } from '../support/fake-v1-host.js';
 
@@ -310,5 +310,27 @@ describe('the v1 executor on a fake tree', () => {
     ].map((f) => (f.startsWith('memory') || f.startsWith('cpu,') ? file(f) : file(`cpuset/${f}`)));
     expect(after).toEqual(before);
     expect(file('cpuset/isolate-kafka/cpuset.cpu_exclusive')).toBe('0');
+  });
+});
+
+describe('saved v1 plans', () => {
+  it('apply --plan takes a saved v1 plan, and refuses a hierarchy that leaves /sys/fs/cgroup', async () => {
+    const root = host('qemu-2s-smt2', {
+      layout: 'legacy',
+      ...base,
+      cpusets: { 'isolate-kafka': {}, 'isolate-flink': {} },
+    });
+    const saved = join(root, 'plan.json');
+    await plan({ root, policyPath: policyIn(root, POLICY), saveTo: saved });
+    const text = readFileSync(saved, 'utf8');
+    expect(JSON.parse(text).changes.every((c: Change) => c.backend === 'cgroupfs' && c.hierarchy)).toBe(true);
+    const bad = join(root, 'bad.json');
+    writeFileSync(bad, text.replace('"hierarchy": "cpuset"', '"hierarchy": "../../etc"'));
+    expect(() => readSavedPlan(bad)).toThrow(/changes\[0\]\.hierarchy must name a cgroup v1 mount/);
+    const out = await apply({ root, planFile: saved });
+    expect(out.changed).toBeGreaterThan(3);
+    expect(
+      readFileSync(join(root, 'sys/fs/cgroup/cpuset/isolate-kafka/cpuset.cpu_exclusive'), 'utf8').trim(),
+    ).toBe('1');
   });
 });

@@ -25,7 +25,16 @@ workloads:
 const roots: string[] = [];
 afterAll(() => {
   for (const r of roots) rmSync(r, { recursive: true, force: true });
-});
+}, 60_000);
+// Nothing is ever written, so one host per layout serves every case (copying sysfs is the slow part).
+const hosts: Partial<Record<'legacy' | 'hybrid', string>> = {};
+const hostFor = (layout: 'legacy' | 'hybrid') => {
+  if (!hosts[layout]) {
+    hosts[layout] = makeFakeV1Host('qemu-2s-smt2', { layout, ...base });
+    roots.push(hosts[layout]);
+  }
+  return hosts[layout];
+};
 const base = { cpus: '0-7', mems: '0-1', cpuGroups: ['hadoop-yarn'], memoryGroups: ['hadoop-yarn'] };
 
 /** Every file under the host's cgroup mount and /var, with its contents' hash. */
@@ -103,8 +112,7 @@ describe('v1-only refusals: one line, exit 1, nothing written', () => {
       ['apply', '--yes'],
     ]) {
       it(`${name}: ${cmd[0]}`, () => {
-        const root = makeFakeV1Host('qemu-2s-smt2', { layout, ...base });
-        roots.push(root);
+        const root = hostFor(layout);
         const file = join(root, 'policy.yaml');
         writeFileSync(file, edit(GOOD));
         const before = tree(root);
