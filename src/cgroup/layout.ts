@@ -162,6 +162,3 @@ async function fromDirectories(mount: string): Promise<CgroupMounts> {
   const layout: CgroupLayout = v1Seen ? (unified ? 'hybrid' : 'legacy') : 'none';
   return { layout, unified, v1, cpuset: await cpusetHome(mount, unified, v1), source: 'directories' };
 }
-
-/** The kernel parameter every v1 refusal names: it makes systemd mount the unified hierarchy only. */
-export const UNIFIED_PARAM = 'systemd.unified_cgroup_hierarchy=1';

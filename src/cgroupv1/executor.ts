@@ -12,7 +12,8 @@ import {
 import { CgroupFsExecutor } from '../cgroup/cgroupfs.js';
 import { errCode, errnoMeaning } from '../cgroup/errno.js';
 import { cgroupMount, isDir, normCgPath, readTrim } from '../cgroup/fsutil.js';
-import { detectCgroupLayout, UNIFIED_PARAM } from '../cgroup/layout.js';
+import { detectCgroupLayout } from '../cgroup/layout.js';
+import { UNIFIED_PARAM } from '../model/observed.js';
 import { CpuSet } from '../model/cpuset.js';
 import { changeSubject } from '../model/describe.js';
 import { UserError } from '../model/errors.js';

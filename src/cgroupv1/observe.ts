@@ -3,7 +3,7 @@
 // to each workload. Never writes.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { readTrimSync, cgroupMount, isDir, listDirs, exists } from '../cgroup/fsutil.js';
+import { cgroupMount, exists, listDirs, readTrimSync } from '../cgroup/fsutil.js';
 import type { CgroupMounts } from '../cgroup/layout.js';
 import { matchProcesses, type ProcessMatcher } from '../cgroup/observe.js';
 import type { ObservedV1, ObservedV1Group } from '../model/observed.js';
@@ -186,9 +186,4 @@ export async function observeV1(
     cpusetOf,
     rootProcs,
   };
-}
-
-/** True when `<root>/sys/fs/cgroup/<hierarchy>` is a directory (the hierarchy is mounted). */
-export async function hierarchyMounted(root: string, hierarchy: string): Promise<boolean> {
-  return isDir(path.join(cgroupMount(root), hierarchy));
 }

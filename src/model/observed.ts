@@ -63,6 +63,9 @@ export interface ObservedSystemd {
 
 export type CgroupLayout = 'unified' | 'hybrid' | 'legacy' | 'none';
 
+/** The kernel parameter every v1 refusal names: systemd then mounts the unified hierarchy only. */
+export const UNIFIED_PARAM = 'systemd.unified_cgroup_hierarchy=1';
+
 export interface ObservedCgroupFs {
   layout: CgroupLayout;
   /** True when isolate may write: unified v2 with the cpuset controller available at the root. */

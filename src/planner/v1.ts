@@ -6,15 +6,13 @@
 // tasks move last. Fields v1 cannot express are refused, naming the layout and the kernel parameter.
 import { CpuSet } from '../model/cpuset.js';
 import { formatPath } from '../model/field.js';
-import type { ObservedState, ObservedV1 } from '../model/observed.js';
+import { type ObservedState, type ObservedV1, UNIFIED_PARAM } from '../model/observed.js';
 import type { Allocation, CgroupSetting, Change } from '../model/plan.js';
 import type { Policy, WorkloadSpec } from '../model/policy.js';
 import { defaultUnitPath } from '../model/systemd.js';
 import type { Topology } from '../model/topology.js';
 import { policyError } from './allocate.js';
 
-/** The parameter that makes systemd mount only the unified hierarchy, where every field works. */
-export const UNIFIED_PARAM = 'systemd.unified_cgroup_hierarchy=1';
 export const HOUSEKEEPING_CPUSET = '/isolate-housekeeping';
 /** v1's "no limit" reads as PAGE_COUNTER_MAX pages; anything this large is unlimited. */
 const V1_UNLIMITED = 2 ** 62;
