@@ -67,6 +67,7 @@ export function audit(input: AuditInput): CheckReport {
   const scope = {
     strict: input.strict ?? true,
     batchTargets: input.allocation.filter((a) => a.class === 'batch').map((a) => normCgPath(a.target)),
+    ...(input.v1CpusetDir ? { v1: true } : {}),
   };
   findings.push(...hostFindings(scan, all, input.pendingChanges, scope));
   const { fenced, unfenced } = splitViolations(scan.violations, scope);
