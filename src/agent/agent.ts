@@ -9,6 +9,7 @@ import { cgroupDir } from '../cgroup/fsutil.js';
 import { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import { readPsi } from '../cgroup/psi.js';
 import { UserError } from '../model/errors.js';
+import { cgroupTarget } from '../model/describe.js';
 import { EXIT_STATUS } from '../model/finding.js';
 import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
@@ -195,7 +196,7 @@ async function reconcile(
     for (const c of applied) {
       o.log('info', 'corrected', {
         workload: c.workload,
-        target: c.target,
+        target: cgroupTarget(c),
         setting: c.setting,
         from: c.from,
         to: c.to,

@@ -28,20 +28,25 @@ export interface AuditInput {
   extraFindings?: Finding[];
   /** The policy's `strict`: whether every thread, or only the batch workloads, must stay off. Default true. */
   strict?: boolean;
+  /** cgroup v1 host: the cpuset hierarchy's mount directory the targets lie in. */
+  v1CpusetDir?: string;
 }
 
 /** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
 export function audit(input: AuditInput): CheckReport {
   const t0 = performance.now();
   const excl = input.allocation.filter((a) => a.class === 'exclusive');
-  const spec: ScanSpec = { exclusive: excl.map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })) };
+  const spec: ScanSpec = {
+    exclusive: excl.map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })),
+    ...(input.v1CpusetDir ? { v1CpusetDir: input.v1CpusetDir } : {}),
+  };
   const all = excl.reduce((acc, a) => acc.union(a.cpus), CpuSet.EMPTY);
   const scan = scanThreads(input.root, spec);
   const scanMs = performance.now() - t0;
   const findings: Finding[] = [...(input.extraFindings ?? [])];
 
   const workloads: WorkloadCheck[] = excl.map((a, i) => {
-    const facts = workloadFacts(input.root, a, scan.perWorkload[i]!);
+    const facts = workloadFacts(input.root, a, scan.perWorkload[i]!, input.v1CpusetDir);
     findings.push(...workloadFindings(a, facts, input.partitions));
     return {
       name: a.name,
@@ -55,12 +60,14 @@ export function audit(input: AuditInput): CheckReport {
       effectiveCpus: facts.effectiveText,
       memoryByNode: facts.memoryByNode,
       offNodeBytes: offNodeBytes(a, facts.memoryByNode),
-      pressure: pressureOf(input.root, a.target),
+      // v1 has no per-cgroup pressure files.
+      pressure: input.v1CpusetDir ? {} : pressureOf(input.root, a.target),
     };
   });
   const scope = {
     strict: input.strict ?? true,
     batchTargets: input.allocation.filter((a) => a.class === 'batch').map((a) => normCgPath(a.target)),
+    ...(input.v1CpusetDir ? { v1: true } : {}),
   };
   findings.push(...hostFindings(scan, all, input.pendingChanges, scope));
   const { fenced, unfenced } = splitViolations(scan.violations, scope);
@@ -108,18 +115,22 @@ function workloadFacts(
   root: string,
   a: WorkloadAllocation,
   scanned: ScanResult['perWorkload'][number],
+  v1CpusetDir?: string,
 ): WorkloadFacts {
-  const dir = cgroupDir(root, a.target);
-  const effectiveText = readTrimSync(path.join(dir, 'cpuset.cpus.effective'));
+  const dir = v1CpusetDir ? path.join(v1CpusetDir, normCgPath(a.target)) : cgroupDir(root, a.target);
+  // v1 names the same fact cpuset.effective_cpus, and has no partitions or per-cgroup numa_stat here.
+  const effectiveText = readTrimSync(
+    path.join(dir, v1CpusetDir ? 'cpuset.effective_cpus' : 'cpuset.cpus.effective'),
+  );
   let effectiveCpus: CpuSet | null = null;
   if (effectiveText !== null) {
     try {
       effectiveCpus = CpuSet.parse(effectiveText);
     } catch {}
   }
-  const numa = readTrimSync(path.join(dir, 'memory.numa_stat'));
+  const numa = v1CpusetDir ? null : readTrimSync(path.join(dir, 'memory.numa_stat'));
   return {
-    partition: readTrimSync(path.join(dir, 'cpuset.cpus.partition')),
+    partition: v1CpusetDir ? null : readTrimSync(path.join(dir, 'cpuset.cpus.partition')),
     effectiveCpus,
     effectiveText,
     memoryByNode: numa ? numaBytes(numa) : {},

@@ -1,5 +1,6 @@
 // The findings rules of the host check. Pure: facts in, findings out, so each rule is tested with
 // a table and the agent can judge the same facts as `isolate check`.
+import { UNIFIED_PARAM } from '../model/observed.js';
 import type { CpuSet } from '../model/cpuset.js';
 import type { Finding } from '../model/finding.js';
 import type { WorkloadAllocation } from '../model/plan.js';
@@ -76,6 +77,8 @@ export function workloadFindings(a: WorkloadAllocation, f: WorkloadFacts, partit
 export interface FenceScope {
   strict: boolean;
   batchTargets: readonly string[];
+  /** A cgroup v1 host: no partition can take the exclusive CPUs from kernel threads there. */
+  v1?: boolean;
 }
 
 /** Threads the policy promised to keep off the exclusive CPUs, and the others (listed, not counted). */
@@ -118,7 +121,11 @@ export function hostFindings(
     out.push({
       // With strict: false the policy promised to fence only the batch workloads.
       severity: scope.strict ? 'warning' : 'info',
-      message: `${scan.kernelViolations.length} unbound kernel thread(s) may run on the exclusive CPUs ${exclusive} (a valid cpuset partition root removes them; cgroupfs cannot move kernel threads)`,
+      message: `${scan.kernelViolations.length} unbound kernel thread(s) may run on the exclusive CPUs ${exclusive} (${
+        scope.v1
+          ? `cgroup v1 has no cpuset partition to take these CPUs from them; boot with ${UNIFIED_PARAM} for one`
+          : 'a valid cpuset partition root removes them; cgroupfs cannot move kernel threads'
+      })`,
     });
   }
   if (pendingChanges > 0) {

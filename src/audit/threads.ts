@@ -16,6 +16,17 @@ export interface ThreadInfo {
 /** What the thread scan needs to know: exclusive workloads and their cgroups. */
 export interface ScanSpec {
   exclusive: { name: string; target: string; cpus: CpuSet }[];
+  /**
+   * cgroup v1: targets are paths in the cpuset hierarchy mounted at this directory, whose `tasks`
+   * files list threads, and a thread's cgroup is its `cpuset` line of /proc/<pid>/cgroup.
+   */
+  v1CpusetDir?: string;
+}
+
+/** The cpuset path of a v1 `/proc/<pid>/cgroup` ("N:cpuset:/path"), or null. */
+function v1CpusetLine(text: string): string | null {
+  const m = /^\d+:(?:[^:]*,)?cpuset(?:,[^:]*)?:(.*)$/m.exec(text);
+  return m ? normCgPath(m[1]!) : null;
 }
 
 export interface ScanResult {
@@ -30,10 +41,10 @@ export interface ScanResult {
 }
 
 /** TIDs in a cgroup and every cgroup below it (`cgroup.threads` lists all threads of a domain). */
-function threadsUnder(dir: string, out: Set<number>): boolean {
+function threadsUnder(dir: string, out: Set<number>, file = 'cgroup.threads'): boolean {
   let text: string;
   try {
-    text = readFileSync(path.join(dir, 'cgroup.threads'), 'latin1');
+    text = readFileSync(path.join(dir, file), 'latin1');
   } catch {
     return false;
   }
@@ -42,7 +53,7 @@ function threadsUnder(dir: string, out: Set<number>): boolean {
   try {
     ents = readdirSync(dir, { withFileTypes: true });
   } catch {}
-  for (const e of ents) if (e.isDirectory()) threadsUnder(path.join(dir, e.name), out);
+  for (const e of ents) if (e.isDirectory()) threadsUnder(path.join(dir, e.name), out, file);
   return true;
 }
 
@@ -55,7 +66,13 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
   const all = spec.exclusive.reduce((acc, w) => acc.union(w.cpus), CpuSet.EMPTY);
   // Workload membership from the cgroup files when they exist, else from /proc/<pid>/cgroup.
   const members: Set<number>[] = spec.exclusive.map(() => new Set<number>());
-  const fromCgroupFs = spec.exclusive.map((w, i) => threadsUnder(cgroupDir(root, w.target), members[i]!));
+  const v1 = spec.v1CpusetDir;
+  const fromCgroupFs = spec.exclusive.map((w, i) =>
+    v1
+      ? threadsUnder(path.join(v1, normCgPath(w.target)), members[i]!, 'tasks')
+      : threadsUnder(cgroupDir(root, w.target), members[i]!),
+  );
+  const parseCg = v1 ? v1CpusetLine : parseProcCgroup;
   const needProcCgroup = fromCgroupFs.some((ok) => !ok);
   const targets = spec.exclusive.map((w) => normCgPath(w.target));
 
@@ -168,7 +185,7 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     const procCgroup = (): string | null => {
       if (cg === undefined) {
         try {
-          cg = parseProcCgroup(readFileSync(`${base}/cgroup`, 'latin1'));
+          cg = parseCg(readFileSync(`${base}/cgroup`, 'latin1'));
         } catch {
           cg = null;
         }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { CgroupLayout, ObservedCgroupFs, ObservedGroup, ObservedState } from '../model/observed.js';
 import { unavailableCgroupFs } from '../model/observed.js';
 import type { ProcessScanMemo } from './proc-scan.js';
+import { detectCgroupLayout } from './layout.js';
 import {
   cgroupDir,
   cgroupMount,
@@ -164,40 +165,7 @@ function splitWords(text: string | null): string[] {
 
 /** unified: cgroup.controllers at the mount; hybrid: cgroup2 at .../unified; legacy: v1 mounts. */
 export async function detectLayout(root: string): Promise<CgroupLayout> {
-  const mount = cgroupMount(root);
-  if (await exists(path.join(mount, 'cgroup.controllers'))) return 'unified';
-  const mountinfo =
-    (await readTrim(path.join(root, 'proc/self/mountinfo'))) ??
-    (await readTrim(path.join(root, 'proc/mounts')));
-  let v1 = false;
-  let unified = false;
-  if (mountinfo) {
-    for (const line of mountinfo.split('\n')) {
-      // mountinfo: "... mountpoint opts ... - fstype source superopts"; /proc/mounts: "src mountpoint fstype ..."
-      const dash = line.indexOf(' - ');
-      let fstype: string | undefined;
-      let mnt: string | undefined;
-      if (dash >= 0) {
-        fstype = line.slice(dash + 3).split(' ')[0];
-        mnt = line.slice(0, dash).split(' ')[4];
-      } else {
-        const f = line.split(' ');
-        mnt = f[1];
-        fstype = f[2];
-      }
-      if (!mnt?.startsWith('/sys/fs/cgroup')) continue;
-      if (fstype === 'cgroup') v1 = true;
-      if (fstype === 'cgroup2') unified = true;
-    }
-  }
-  if (await exists(path.join(mount, 'unified', 'cgroup.controllers'))) unified = true;
-  if (!v1 && (await isDir(mount))) {
-    const dirs = await listDirs(mount);
-    if (dirs.some((d) => ['cpuset', 'memory', 'cpu,cpuacct', 'cpu', 'systemd'].includes(d))) v1 = true;
-  }
-  if (v1 && unified) return 'hybrid';
-  if (v1) return 'legacy';
-  return 'none';
+  return (await detectCgroupLayout(root)).layout;
 }
 
 function kernelAtLeast(release: string | null, major: number, minor: number): boolean {

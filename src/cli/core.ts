@@ -8,6 +8,19 @@ interface CommonOpts {
   policy?: string;
 }
 
+function formatLayout(l: import('../cgroup/layout.js').CgroupMounts): string {
+  const v1 = Object.entries(l.v1)
+    .map(([c, h]) => (c === h ? c : `${c}→${h}`))
+    .join(' ');
+  const cpuset =
+    l.cpuset === 'v1'
+      ? `cpuset on the v1 hierarchy /sys/fs/cgroup/${l.v1.cpuset}`
+      : l.cpuset === 'unified'
+        ? 'cpuset on cgroup v2'
+        : 'no usable cpuset controller';
+  return `cgroup layout: ${l.layout} (${cpuset}${l.unified !== null ? `; cgroup2 at /sys/fs/cgroup${l.unified ? `/${l.unified}` : ''}` : ''}${v1 ? `; v1: ${v1}` : ''}; from ${l.source})`;
+}
+
 export function registerCore(program: Command): void {
   program
     .command('topology')
@@ -19,8 +32,15 @@ export function registerCore(program: Command): void {
       const { readTopology } = await import('../topology/read.js');
       const { topologyToJson, formatTopology } = await import('../topology/format.js');
       const topology = readTopology(root);
-      if (opts.json) printJson(topologyToJson(topology));
-      else printText(formatTopology(topology, root === '/' ? await hostFacts() : undefined));
+      // The cgroup layout the other commands would judge, reported with the CPUs it would fence.
+      const { detectCgroupLayout } = await import('../cgroup/layout.js');
+      const cg = await detectCgroupLayout(root);
+      const layout = cg.layout === 'none' ? undefined : cg;
+      if (opts.json) printJson({ ...topologyToJson(topology), ...(layout ? { cgroupLayout: layout } : {}) });
+      else {
+        const text = formatTopology(topology, root === '/' ? await hostFacts() : undefined);
+        printText(layout ? `${text}${formatLayout(layout)}\n` : text);
+      }
     });
 
   const policy = program.command('policy').description('work with policy files');

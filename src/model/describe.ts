@@ -3,11 +3,19 @@ import type { Change } from './plan.js';
 /** One change as a person reads it, in plans, logs and errors alike. */
 export function describeChange(c: Change): string {
   if (c.backend === 'cgroupfs') {
-    if (c.setting === 'mkdir') return `mkdir ${c.target}`;
-    if (c.setting === 'cgroup.procs') return `move PID ${c.to} from ${c.from ?? '?'} to ${c.target}`;
+    const t = cgroupTarget(c);
+    if (c.setting === 'mkdir') return `mkdir ${t}`;
+    if (c.setting === 'cgroup.procs') return `move PID ${c.to} from ${c.from ?? '?'} to ${t}`;
+    if (c.setting === 'tasks') return `move thread ${c.to} from ${c.from ?? '?'} to ${t}`;
+    return `${t} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
   }
   if (c.backend === 'systemd') return `systemctl set-property ${c.target} ${c.setting}=${c.to}`;
   return `${c.target} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
+}
+
+/** A cgroup change's target; v1 paths carry their hierarchy (`cpuset:/isolate-kafka`), as /proc/<pid>/cgroup does. */
+export function cgroupTarget(c: Change): string {
+  return c.backend === 'cgroupfs' && c.hierarchy ? `${c.hierarchy}:${c.target}` : c.target;
 }
 
 /** A live or planned value: `(none)` for absent, `""` for empty. */
@@ -17,5 +25,6 @@ export function showValue(v: string | null): string {
 
 /** What a change acts on, for the backends' own error messages: `mkdir /x`, `/x cpuset.cpus`. */
 export function changeSubject(c: Change): string {
-  return c.setting === 'mkdir' ? `mkdir ${c.target}` : `${c.target} ${c.setting}`;
+  const t = cgroupTarget(c);
+  return c.setting === 'mkdir' ? `mkdir ${t}` : `${t} ${c.setting}`;
 }

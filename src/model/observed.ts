@@ -18,6 +18,41 @@ export interface ObservedState {
    * (or a --root that is not the live host), so every cgroup is written through cgroupfs.
    */
   systemd?: ObservedSystemd;
+  /**
+   * The cgroup v1 view, present when the host's cpuset controller is on a v1 hierarchy (legacy or
+   * hybrid layout): then the v1 backend plans and applies, and `cgroup` only reports the layout.
+   */
+  v1?: ObservedV1;
+}
+
+/** One v1 cgroup: its interface files (only those present) and whether it holds tasks itself. */
+export interface ObservedV1Group {
+  exists: boolean;
+  values: Record<string, string>;
+  /** The cgroup's own `tasks` is non-empty. */
+  hasTasks: boolean;
+}
+
+export interface ObservedV1 {
+  layout: 'legacy' | 'hybrid';
+  /** v1 controller → hierarchy (mount directory under /sys/fs/cgroup, e.g. `cpu,cpuacct`). */
+  hierarchies: Record<string, string>;
+  /** memory.memsw.* exist (swap accounting on: `swapaccount=1`). */
+  swapAccounting: boolean;
+  /** Names of the cpuset root's child cgroups (strict fences the others). */
+  topLevel: string[];
+  /** Cpuset cgroups by path: the top-level ones and the ones isolate would create. */
+  cpusets: Record<string, ObservedV1Group>;
+  /** Cgroups of other hierarchies the policy's memory and cpu settings go to, by `hierarchy:path`. */
+  groups: Record<string, ObservedV1Group>;
+  /** PIDs that belong to each workload by its match (userspace processes only), by workload name. */
+  members: Record<string, number[]>;
+  /** Threads of those processes that sit in another cpuset than their workload's now: tid → cpuset path. */
+  strayThreads: Record<string, Record<number, string>>;
+  /** The cpuset cgroup of every PID listed above, and of the root's processes. */
+  cpusetOf: Record<number, string>;
+  /** Userspace processes in the cpuset root cgroup (strict moves them to the housekeeping cpuset). */
+  rootProcs: number[];
 }
 
 export interface ObservedSystemd {
@@ -27,6 +62,9 @@ export interface ObservedSystemd {
 }
 
 export type CgroupLayout = 'unified' | 'hybrid' | 'legacy' | 'none';
+
+/** The kernel parameter every v1 refusal names: systemd then mounts the unified hierarchy only. */
+export const UNIFIED_PARAM = 'systemd.unified_cgroup_hierarchy=1';
 
 export interface ObservedCgroupFs {
   layout: CgroupLayout;

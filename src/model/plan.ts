@@ -17,7 +17,15 @@ export type CgroupSetting =
   | 'memory.max'
   | 'memory.oom.group'
   | 'cpu.weight'
-  | 'cpu.idle';
+  | 'cpu.idle'
+  // cgroup v1 only (a change with `hierarchy`):
+  | 'tasks'
+  | 'cpuset.cpu_exclusive'
+  | 'cpuset.mem_exclusive'
+  | 'memory.limit_in_bytes'
+  | 'memory.soft_limit_in_bytes'
+  | 'memory.memsw.limit_in_bytes'
+  | 'cpu.shares';
 
 export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
   'mkdir',
@@ -34,6 +42,13 @@ export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
   'memory.oom.group',
   'cpu.weight',
   'cpu.idle',
+  'tasks',
+  'cpuset.cpu_exclusive',
+  'cpuset.mem_exclusive',
+  'memory.limit_in_bytes',
+  'memory.soft_limit_in_bytes',
+  'memory.memsw.limit_in_bytes',
+  'cpu.shares',
 ];
 
 /** Unit properties isolate sets through systemd (`systemctl set-property`). */
@@ -73,6 +88,11 @@ interface ChangeBase {
 export interface CgroupChange extends ChangeBase {
   backend: 'cgroupfs';
   setting: CgroupSetting;
+  /**
+   * cgroup v1 only: the hierarchy the target lies in, named as its mount directory under
+   * /sys/fs/cgroup (`cpuset`, `memory`, `cpu,cpuacct`). Absent: the unified (v2) hierarchy.
+   */
+  hierarchy?: string;
 }
 export interface SystemdChange extends ChangeBase {
   backend: 'systemd';
@@ -120,4 +140,6 @@ export interface Plan {
   allocation: Allocation;
   changes: Change[];
   warnings: string[];
+  /** The cgroup layout the plan was made for (unified, hybrid, legacy), as one line. */
+  layout?: string;
 }

@@ -18,7 +18,11 @@ export interface MemorySpec {
 
 export type Match =
   | { kind: 'systemdUnit'; unit: string }
-  | { kind: 'cgroup'; path: string }
+  /**
+   * `hierarchy`: on cgroup v1 hosts, the controller whose hierarchy `path` lies in (default `cpu`,
+   * where YARN's `cpu,cpuacct` /hadoop-yarn lives); ignored by the unified hierarchy.
+   */
+  | { kind: 'cgroup'; path: string; hierarchy?: string }
   | { kind: 'process'; cmdline?: string; exe?: string; user?: string | number };
 
 export type DeviceRef = { kind: 'nic' | 'disk' | 'scsi'; name: string };

@@ -116,7 +116,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     allocation = built.plan.allocation;
     raid = built.observed.raid;
     const fs = built.observed.cgroup;
-    if (!fs.writable && changes.some((c) => c.backend === 'cgroupfs')) {
+    if (!fs.writable && changes.some((c) => c.backend === 'cgroupfs' && !c.hierarchy)) {
       throw new UserError(
         `cannot apply: ${fs.reason ?? 'no writable cgroup v2 hierarchy'}; "isolate plan" still works`,
       );

@@ -1,5 +1,7 @@
 // `check` as a function: plan (to know the allocation), then audit the host against it.
+import path from 'node:path';
 import { audit } from '../audit/audit.js';
+import { cgroupMount } from '../cgroup/fsutil.js';
 import type { CheckReport } from '../audit/report.js';
 import type { Finding } from '../model/finding.js';
 import { buildPlan } from './plan.js';
@@ -23,7 +25,11 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     ...(req.notice ? { notice: req.notice } : {}),
   });
   const extra: Finding[] = [];
-  if (built.observed.cgroup.layout !== 'unified') {
+  const v1 = built.observed.v1;
+  if (v1) {
+    // The layout judged, said in every report (the v1 backend has no partitions to report instead).
+    extra.push({ severity: 'info', message: `cgroup layout: ${built.plan.layout}` });
+  } else if (built.observed.cgroup.layout !== 'unified') {
     extra.push({ severity: 'warning', message: built.observed.cgroup.reason ?? 'no cgroup v2 hierarchy' });
   }
   return audit({
@@ -34,5 +40,6 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     policy: built.source.path,
     strict: built.policy.strict,
     extraFindings: extra,
+    ...(v1 ? { v1CpusetDir: path.join(cgroupMount(req.root), v1.hierarchies.cpuset!) } : {}),
   });
 }

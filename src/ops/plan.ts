@@ -3,7 +3,7 @@
 // so they always agree; a saved plan carries everything `apply --plan` needs.
 import type { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import type { ObservedState } from '../model/observed.js';
-import { describeChange } from '../model/describe.js';
+import { cgroupTarget, describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import { CGROUP_SETTINGS, type Change, type Plan, RAID_SETTINGS } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
@@ -159,6 +159,10 @@ export function readSavedPlan(
     ) {
       throw bad(`changes[${i}] is malformed (needs backend, target, a known setting, from, to)`);
     }
+    const h = (c as { hierarchy?: unknown }).hierarchy;
+    if (h !== undefined && (c.backend !== 'cgroupfs' || typeof h !== 'string' || !/^[a-z0-9_=,]+$/.test(h))) {
+      throw bad(`changes[${i}].hierarchy must name a cgroup v1 mount such as "cpuset" or "cpu,cpuacct"`);
+    }
     if (c.target.split('/').some((seg) => seg === '..' || seg === '.') || c.target.includes('\0')) {
       throw bad(
         `changes[${i}].target ${JSON.stringify(c.target.slice(0, 80))} leaves its tree ("." or "..")`,
@@ -179,12 +183,12 @@ export function readSavedPlan(
 /** The first value that differs between a saved plan and the host now, as a person reads it. */
 export function firstDifference(saved: Change[], now: Change[]): string {
   const id = (c: Change) =>
-    `${c.backend} ${c.target} ${c.setting}${c.setting === 'cgroup.procs' ? ` ${c.to}` : ''}`;
+    `${c.backend} ${cgroupTarget(c)} ${c.setting}${c.setting === 'cgroup.procs' || c.setting === 'tasks' ? ` ${c.to}` : ''}`;
   const show = (v: string | null) => (v === null ? '(absent)' : `"${v}"`);
   const nowById = new Map(now.map((c) => [id(c), c]));
   for (const [i, a] of saved.entries()) {
     const b = nowById.get(id(a));
-    const what = `${a.target} ${a.setting}`;
+    const what = `${cgroupTarget(a)} ${a.setting}`;
     if (!b) return `saved change ${i + 1} (${describeChange(a)}) is no longer needed`;
     if (a.from !== b.from) return `${what} was ${show(a.from)} when planned, is ${show(b.from)} now`;
     if (a.to !== b.to) return `${what} would now be set to ${show(b.to)}, the plan says ${show(a.to)}`;
@@ -242,6 +246,35 @@ export async function observe(
   ];
   const systemd = await observeSystemd(root, unitNames);
   if (systemd) observed.systemd = systemd;
+  // cpuset on a v1 hierarchy (legacy, or hybrid): the v1 backend observes, plans and applies.
+  const { detectCgroupLayout } = await import('../cgroup/layout.js');
+  const layout = await detectCgroupLayout(root);
+  if (layout.cpuset === 'v1') {
+    const { observeV1 } = await import('../cgroupv1/observe.js');
+    const groups = policy.workloads.flatMap((w) => {
+      if (w.match.kind === 'process') return [];
+      const p = w.match.kind === 'cgroup' ? w.match.path : defaultUnitPath(w.match.unit);
+      return [
+        { hierarchy: 'memory', path: p },
+        { hierarchy: 'cpu', path: p },
+      ];
+    });
+    observed.v1 = await observeV1(root, layout, {
+      workloads: policy.workloads.map((w) => ({
+        name: w.name,
+        match: w.match,
+        cpuset: `/isolate-${w.name}`,
+      })),
+      cpusets: ['/isolate-housekeeping'],
+      groups,
+    });
+    // systemd units whose memory/cpu isolate would set through systemd on v1.
+    const v1Units = policy.workloads.flatMap((w) => (w.match.kind === 'systemdUnit' ? [w.match.unit] : []));
+    if (v1Units.length > 0 && !observed.systemd) {
+      const sdv1 = await observeSystemd(root, v1Units);
+      if (sdv1) observed.systemd = sdv1;
+    }
+  }
   return observed;
 }
 

@@ -167,7 +167,9 @@ function currentCores(
   coreById: Map<number, Core>,
   eligible: (c: Core) => boolean,
 ): Core[] {
-  const text = observed?.cgroup.groups[target]?.values['cpuset.cpus'];
+  const text = observed?.v1
+    ? observed.v1.cpusets[target]?.values['cpuset.cpus']
+    : observed?.cgroup.groups[target]?.values['cpuset.cpus'];
   if (!text) return [];
   let cpus: CpuSet;
   try {

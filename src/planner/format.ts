@@ -1,4 +1,4 @@
-import { describeChange, showValue } from '../model/describe.js';
+import { cgroupTarget, describeChange, showValue } from '../model/describe.js';
 import { formatBytes, plural } from '../model/units.js';
 import type { Plan } from '../model/plan.js';
 import { RESERVED_REASON } from './json.js';
@@ -20,6 +20,7 @@ export function formatPlan(plan: Plan, policySource: string): string {
   }
   lines.push(`  reserved (housekeeping) cpus ${plan.allocation.reserved.toString() || '-'}`);
   if (!plan.allocation.reserved.isEmpty) lines.push(`    why: ${RESERVED_REASON}`);
+  if (plan.layout) lines.push(`  cgroup layout: ${plan.layout}`);
   lines.push('');
   if (plan.changes.length === 0) lines.push('No changes: the host already matches the policy.');
   else lines.push(`Changes (${plan.changes.length}, in the order apply makes them):`);
@@ -28,7 +29,7 @@ export function formatPlan(plan: Plan, policySource: string): string {
     const what =
       c.backend === 'systemd'
         ? `${describeChange(c)}  (now ${showValue(c.from)})`
-        : `${c.target} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
+        : `${cgroupTarget(c)} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
     lines.push(`  ${String(i + 1).padStart(3)}. ${what}${c.note ? `  [${c.note}]` : ''}`);
   });
   if (plan.warnings.length) {

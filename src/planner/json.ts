@@ -19,6 +19,8 @@ export interface PlanJson {
     }
   >;
   reserved: { cpus: number[]; cpuList: string; reason: string };
+  /** The cgroup layout judged: unified, hybrid or legacy, and where cpuset is. */
+  layout?: string;
   changes: Plan['changes'];
   warnings: string[];
   /** sha256 of allocation + changes: `apply --plan` recomputes it and refuses when the host moved on. */
@@ -51,6 +53,7 @@ export function planToJson(plan: Plan): PlanJson {
       cpuList: plan.allocation.reserved.toString(),
       reason: RESERVED_REASON,
     },
+    ...(plan.layout ? { layout: plan.layout } : {}),
     changes: plan.changes,
     warnings: plan.warnings,
   };
@@ -60,7 +63,12 @@ export function planToJson(plan: Plan): PlanJson {
 export function planFingerprint(plan: Plan): string {
   const stable = {
     allocation: plan.allocation.workloads.map((a) => [a.name, a.target, a.cpus.toString(), a.mems, a.memory]),
-    changes: plan.changes.map((c) => [c.backend, c.target, c.setting, c.from, c.to]),
+    // A v1 change's hierarchy is part of its identity; v2 changes keep the fingerprint they always had.
+    changes: plan.changes.map((c) =>
+      c.backend === 'cgroupfs' && c.hierarchy
+        ? [c.backend, c.target, c.setting, c.from, c.to, c.hierarchy]
+        : [c.backend, c.target, c.setting, c.from, c.to],
+    ),
   };
   return createHash('sha256').update(JSON.stringify(stable)).digest('hex');
 }

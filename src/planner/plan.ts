@@ -7,16 +7,36 @@ import type { Topology } from '../model/topology.js';
 import { allocate } from './allocate.js';
 import { cgroupChanges } from './changes.js';
 import { planRaid } from './raid/plan.js';
+import { v1Changes } from './v1.js';
+
+/** Which cgroup layout the plan was made for, in one line (plan, check and topology print it). */
+export function layoutOf(observed: ObservedState): string {
+  const v1 = observed.v1;
+  if (v1) {
+    const where = `cpuset at /sys/fs/cgroup/${v1.hierarchies.cpuset}`;
+    return `${v1.layout === 'hybrid' ? 'hybrid (cgroup2 at /sys/fs/cgroup/unified, v1 controllers beside it)' : 'legacy (cgroup v1)'}: ${where}; isolate owns the v1 cpuset hierarchy (systemd does not manage it), one cpuset per workload`;
+  }
+  switch (observed.cgroup.layout) {
+    case 'unified':
+      return 'unified (cgroup v2 at /sys/fs/cgroup)';
+    case 'none':
+      return 'none (no cgroup hierarchy found under /sys/fs/cgroup)';
+    default:
+      return `${observed.cgroup.layout} (the cpuset controller is on no v1 hierarchy isolate can use)`;
+  }
+}
 
 export function planHost(topology: Topology, policy: Policy, observed: ObservedState): Plan {
   const warnings = [...topology.warnings];
-  if (!observed.cgroup.writable) {
+  if (!observed.cgroup.writable && !observed.v1) {
     warnings.push(
       `apply would be refused: ${observed.cgroup.reason ?? 'cgroup v2 with the cpuset controller is required'}`,
     );
   }
   const allocation = allocate(topology, policy, observed, warnings);
-  const changes = cgroupChanges(topology, policy, allocation, observed, warnings);
+  const changes = observed.v1
+    ? v1Changes(topology, policy, allocation, observed, warnings)
+    : cgroupChanges(topology, policy, allocation, observed, warnings);
   if (policy.raid && observed.raid) {
     // RAID changes join the same plan, journal and rollback as the cgroup changes, after them.
     const r = planRaid(policy.raid, observed.raid);
@@ -26,5 +46,5 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
       ...r.warnings.map((w) => `raid: ${w}`),
     );
   }
-  return { allocation, changes, warnings };
+  return { allocation, changes, warnings, layout: layoutOf(observed) };
 }

@@ -9,6 +9,8 @@ import { defaultUnitPath } from '../model/systemd.js';
  * - `process:` a top-level cgroup isolate creates, so it can become a local partition root.
  */
 export function workloadTarget(w: WorkloadSpec, observed?: ObservedState): string {
+  // On cgroup v1 every workload gets a cpuset of isolate's own; its match only selects processes.
+  if (observed?.v1) return `/isolate-${w.name}`;
   switch (w.match.kind) {
     case 'cgroup':
       return w.match.path;

@@ -327,10 +327,19 @@ function parseNear(value: unknown, path: FieldPath, errors: FieldErrors): Device
   });
 }
 
+/** Controllers whose v1 hierarchy a `cgroup:` match may name (YARN: cpu; Storm: cpu or memory). */
+const V1_MATCH_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'blkio', 'pids', 'devices', 'freezer', 'cpuset'];
+
 function parseMatch(value: unknown, path: FieldPath, errors: FieldErrors): Match {
   const m = object(value, path, errors, 'a mapping with one of systemdUnit, cgroup or process');
-  allowOnly(m, path, ['systemdUnit', 'cgroup', 'process'], errors);
-  const keys = Object.keys(m);
+  allowOnly(m, path, ['systemdUnit', 'cgroup', 'process', 'hierarchy'], errors);
+  const keys = Object.keys(m).filter((k) => k !== 'hierarchy');
+  if (m.hierarchy !== undefined && m.cgroup === undefined) {
+    errors.fail(
+      [...path, 'hierarchy'],
+      'only goes with cgroup: (the v1 controller whose hierarchy that path lies in)',
+    );
+  }
   if (keys.length !== 1) {
     errors.fail(
       path,
@@ -359,7 +368,14 @@ function parseMatch(value: unknown, path: FieldPath, errors: FieldErrors): Match
         `expected an absolute cgroup path below the cgroup2 mount, without trailing "/" (e.g. /hadoop-yarn); got ${describe(c)}`,
       );
     }
-    return { kind: 'cgroup', path: c };
+    const h = m.hierarchy;
+    if (h !== undefined && (typeof h !== 'string' || !V1_MATCH_CONTROLLERS.includes(h))) {
+      errors.fail(
+        [...path, 'hierarchy'],
+        `expected a cgroup v1 controller (${V1_MATCH_CONTROLLERS.join(', ')}) whose hierarchy the path lies in; got ${describe(h)}`,
+      );
+    }
+    return { kind: 'cgroup', path: c, ...(typeof h === 'string' ? { hierarchy: h } : {}) };
   }
   const p = object(m.process, [...path, 'process'], errors, 'a mapping with cmdline, exe and/or user');
   allowOnly(p, [...path, 'process'], ['cmdline', 'exe', 'user'], errors);

@@ -15,6 +15,12 @@ export const LAYERS: Record<string, { rank: number; job: string }> = {
   planner: { rank: 3, job: 'pure: topology + policy + observed state → allocation → Plan' },
   apply: { rank: 4, job: 'backend-neutral engine: executors, journal, lock, rollback, recovery' },
   cgroup: { rank: 5, job: 'cgroup v2 backend: observer + cgroupfs executor' },
+  // Above cgroup/ (not beside it): the v1 backend reuses the v2 backend's fs helpers, layout
+  // detection, errno meanings and single-write(2) helper instead of copying them.
+  cgroupv1: {
+    rank: 5.5,
+    job: 'cgroup v1 backend: observer + executor for the v1 hierarchies (legacy, hybrid)',
+  },
   systemd: { rank: 5, job: 'systemd backend: unit properties through systemctl' },
   raid: { rank: 5, job: 'RAID backend: vendor tool runner, parsers, observer + executor' },
   audit: { rank: 6, job: 'the host check: thread scan, IRQs, NUMA memory, findings rules' },
