@@ -22,7 +22,10 @@ export interface ObservedState {
 
 export interface ObservedSystemd {
   version: number | null;
-  /** Unit name → property → value as systemctl prints it. */
+  /**
+   * Unit name → property → value as systemctl prints it: the SYSTEMD_PROPERTY ones, and `Slice`
+   * (configured), `ControlGroup` (where it runs now; empty when stopped), `Delegate` (`yes`/`no`).
+   */
   units: Record<string, Record<string, string>>;
 }
 

@@ -45,3 +45,42 @@ export function fromSystemdValue(file: SystemdManagedFile, value: string): strin
   if (file === 'cpu.weight' && (value === '[not set]' || value === '')) return '100';
   return value;
 }
+
+/**
+ * Slices a unit shares with unrelated units: an exclusive workload in one of them cannot be fenced
+ * from its neighbours by a slice-level setting, so `strict: true` moves it to a slice of its own.
+ */
+export const SHARED_SLICES: readonly string[] = ['-.slice', 'system.slice', 'user.slice', 'machine.slice'];
+
+/** The top-level slice isolate gives an exclusive workload (`kafka` → `kafka.slice`); `-` would nest it. */
+export function dedicatedSliceName(workload: string): string {
+  return `${workload.replace(/-/g, '_')}.slice`;
+}
+
+/** True for a slice directly below the root (`kafka.slice`, not `system-kafka.slice`) no other unit family shares. */
+export function isDedicatedSlice(slice: string): boolean {
+  return (
+    slice.endsWith('.slice') &&
+    !SHARED_SLICES.includes(slice) &&
+    !slice.slice(0, -'.slice'.length).includes('-')
+  );
+}
+
+/**
+ * The drop-in isolate writes to move a unit into its slice (`Slice=` cannot be set with set-property).
+ * Persistent, under /etc: a unit starts in its slice at boot too, before the agent runs; a runtime
+ * drop-in would be gone after a reboot and Kafka back in system.slice until someone restarted it.
+ * `50-` sorts before an operator's `override.conf`, so the operator's own Slice= wins.
+ */
+export function sliceDropInPath(unit: string): string {
+  return `/etc/systemd/system/${unit}.d/50-isolate-slice.conf`;
+}
+
+/** What isolate writes into that drop-in: a header naming its author, then the setting. */
+export function sliceDropInText(unit: string, slice: string): string {
+  return `# Written by isolate (strict: true): ${unit} runs in its own top-level slice, which isolate makes
+# a cpuset partition root. Removed by "isolate rollback". Takes effect at the unit's next restart.
+[Service]
+Slice=${slice}
+`;
+}

@@ -3,11 +3,14 @@
 // unit's cgroup files, which systemd rewrites on every reload. Rollback removes exactly the
 // drop-ins isolate created.
 import { existsSync, rmSync } from 'node:fs';
+import { mkdir, readFile, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type ChangeExecutor, StepError } from '../apply/executor.js';
 import { CpuSet } from '../model/cpuset.js';
 import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
+import { sliceDropInPath, sliceDropInText } from '../model/systemd.js';
+import { writeFileAtomic } from '../sys/write.js';
 import { systemdRuns } from './observe.js';
 import { parseShow, systemctl } from './systemctl.js';
 
@@ -58,7 +61,13 @@ export class SystemdExecutor implements ChangeExecutor {
     return sameProperty(change.setting, a, b);
   }
 
+  /** The `Slice=` drop-in of a unit, under --root (which is / whenever systemd is asked). */
+  sliceDropIn(unit: string): string {
+    return path.join(this.root, sliceDropInPath(unit));
+  }
+
   async apply(change: Change): Promise<{ skipped?: string }> {
+    if (change.setting === 'Slice') return this.applySlice(change);
     await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${change.to}`]);
     const now = await this.read(change);
     if (!this.satisfied(change, now)) {
@@ -69,7 +78,42 @@ export class SystemdExecutor implements ChangeExecutor {
     return {};
   }
 
+  /**
+   * `Slice=` cannot be set on a loaded unit through set-property: isolate writes a drop-in (the one
+   * safe writer, 0644), reloads systemd and reads the configured slice back. The unit moves at its
+   * next start; isolate never restarts it.
+   */
+  private async applySlice(change: Change): Promise<{ skipped?: string }> {
+    const file = this.sliceDropIn(change.target);
+    const dir = path.dirname(file);
+    if (!existsSync(dir)) await mkdir(dir, { mode: 0o755 });
+    await writeFileAtomic(file, sliceDropInText(change.target, change.to), { mode: 0o644 });
+    await systemctl(['daemon-reload']);
+    const now = await this.read(change);
+    if (!this.satisfied(change, now)) {
+      throw new StepError(
+        `${file}: systemd reports Slice=${now ?? '(unit not loaded)'} for ${change.target} after daemon-reload (a later drop-in of the operator's sets another slice?); remove the conflicting Slice= or name that slice in the policy`,
+      );
+    }
+    return {};
+  }
+
+  /** Removes exactly isolate's Slice= drop-in (recognised by its header), and its directory if it is left empty. */
+  private async undoSlice(change: Change): Promise<{ note?: string }> {
+    const file = this.sliceDropIn(change.target);
+    const text = await readFile(file, 'utf8').catch(() => null);
+    if (text === null) return {};
+    if (!text.startsWith('# Written by isolate')) {
+      return { note: `${file} was not written by isolate; left in place` };
+    }
+    rmSync(file, { force: true });
+    await rmdir(path.dirname(file)).catch(() => {});
+    await systemctl(['daemon-reload']);
+    return {};
+  }
+
   async undo(change: Change, previous: string | null): Promise<{ note?: string }> {
+    if (change.setting === 'Slice') return this.undoSlice(change);
     const dropIn = runtimeDropIn(change.target, change.setting);
     const unset = previous === null || previous === '' || previous === '[not set]';
     if (unset && existsSync(dropIn)) {
