@@ -9,6 +9,7 @@ import type { Policy } from '../model/policy.js';
 import type { RaidTool } from '../model/raid.js';
 import type { Topology } from '../model/topology.js';
 import { type PlanJson, planFingerprint, planToJson } from '../planner/json.js';
+import { STANDARD_TOP_LEVEL } from '../planner/changes.js';
 import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
 import { ancestors, workloadTarget } from '../planner/targets.js';
@@ -245,6 +246,7 @@ export async function observe(root: string, policy: Policy): Promise<ObservedSta
     : [];
   const systemd = await observeSystemd(root, [
     ...unitNames,
+    ...(policy.strict ? STANDARD_TOP_LEVEL : []),
     ...dedicated.map((w) => dedicatedSliceName(w.name)),
   ]);
   if (systemd) {

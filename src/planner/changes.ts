@@ -36,6 +36,9 @@ interface Desired {
   absent?: boolean;
 }
 
+/** Top-level units every systemd host has (machine.slice once a VM or container runs). */
+export const STANDARD_TOP_LEVEL = ['init.scope', 'system.slice', 'user.slice', 'machine.slice'];
+
 const ROLE_RANK: Record<Role, number> = { exclusive: 0, batch: 1, fence: 2 };
 
 export function cgroupChanges(
@@ -158,7 +161,11 @@ export function cgroupChanges(
     const exclusiveTargets = desired.filter((d) => d.role === 'exclusive').map((d) => d.path);
     if (!known)
       warnings.push('strict: the top-level cgroups cannot be read here, so the fences are not listed');
-    for (const name of fs.topLevel) {
+    // Under systemd, the standard top-level units are fenced even before they run (user.slice starts
+    // at the first login), so they start fenced.
+    const names = new Set(fs.topLevel);
+    for (const u of STANDARD_TOP_LEVEL) if (sd?.units[u]) names.add(u);
+    for (const name of [...names].sort()) {
       const path = `/${name}`;
       if (targets.has(path)) continue;
       if (exclusiveTargets.some((t) => t.startsWith(`${path}/`))) {
@@ -175,6 +182,7 @@ export function cgroupChanges(
         partition: false,
         pids: [],
         create: false,
+        absent: known && !exists(path),
       });
     }
   }

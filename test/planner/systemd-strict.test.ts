@@ -209,6 +209,23 @@ describe('strict: true through systemd', () => {
     expect(plan.changes.map(line)).toContain(`systemd system.slice AllowedCPUs:  → ${FENCE}`);
   });
 
+  it('user.slice and machine.slice are fenced before they run (loaded, no cgroup yet); unknown units are not', () => {
+    const o = host('/kafka.slice/kafka.service', 'kafka.slice', ['kafka.slice']);
+    o.cgroup.topLevel = o.cgroup.topLevel.filter((t) => t !== 'user.slice');
+    delete o.cgroup.groups['/user.slice'];
+    o.systemd!.units['machine.slice'] = { Id: 'machine.slice', LoadState: 'loaded', ...UNSET };
+    const lines = planHost(topology, policy, o).changes.map(line);
+    expect(lines).toContain(`systemd user.slice AllowedCPUs:  → ${FENCE}`);
+    expect(lines).toContain(`systemd machine.slice AllowedCPUs:  → ${FENCE}`);
+    expect(lines.filter((l) => l.includes('user.slice') || l.includes('machine.slice'))).toHaveLength(2);
+    delete o.systemd!.units['machine.slice'];
+    expect(
+      planHost(topology, policy, o)
+        .changes.map(line)
+        .some((l) => l.includes('machine.slice')),
+    ).toBe(false);
+  });
+
   it('strict: false, or no systemd: no Slice= drop-in', () => {
     const loose = parsePolicy(
       `apiVersion: isolate/v1
