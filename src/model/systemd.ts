@@ -15,10 +15,26 @@ export function defaultUnitPath(unit: string): string {
   return unit.endsWith('.slice') ? slicePath(unit) : `/system.slice/${unit}`;
 }
 
-/** The unit a cgroup path belongs to: its last component when that names a slice, service or scope. */
+/**
+ * The unit a cgroup path belongs to: its last component when that names a unit type with a cgroup
+ * (slice, service, scope, and mount, swap and socket units, which systemd 252 puts at the top level
+ * for the API file systems: `/dev-hugepages.mount`).
+ */
 export function unitOfCgroup(path: string): string | null {
   const last = path.split('/').filter(Boolean).at(-1);
-  return last && /\.(slice|service|scope)$/.test(last) ? last : null;
+  return last && UNIT_CGROUP.test(last) ? last : null;
+}
+
+/** Names of units that have a cgroup of their own. */
+export const UNIT_CGROUP = /\.(slice|service|scope|mount|swap|socket)$/;
+
+/** systemd prints CPU and node lists with spaces between ranges (`0-1 4-7`); cgroupfs uses commas. */
+export function cgroupCpuList(value: string): string {
+  return value
+    .trim()
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .join(',');
 }
 
 /** cgroup files systemd owns on its units, and the unit property that sets each. */
@@ -41,6 +57,7 @@ export function toSystemdValue(file: SystemdManagedFile, value: string): string 
 
 /** A property value as the cgroup file would read (`infinity` → `max`; an unset weight is the default 100). */
 export function fromSystemdValue(file: SystemdManagedFile, value: string): string {
+  if (file === 'cpuset.cpus' || file === 'cpuset.mems') return cgroupCpuList(value);
   if (file.startsWith('memory.') && value === 'infinity') return 'max';
   if (file === 'cpu.weight' && (value === '[not set]' || value === '')) return '100';
   return value;

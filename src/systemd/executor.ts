@@ -9,7 +9,7 @@ import { type ChangeExecutor, StepError } from '../apply/executor.js';
 import { CpuSet } from '../model/cpuset.js';
 import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
-import { sliceDropInPath, sliceDropInText } from '../model/systemd.js';
+import { cgroupCpuList, sliceDropInPath, sliceDropInText } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { systemdRuns } from './observe.js';
 import { parseShow, systemctl } from './systemctl.js';
@@ -24,7 +24,7 @@ export function sameProperty(property: string, a: string | null, b: string | nul
   if (a === null || b === null) return a === b;
   if (property === 'AllowedCPUs' || property === 'AllowedMemoryNodes') {
     try {
-      return CpuSet.parse(a).equals(CpuSet.parse(b));
+      return CpuSet.parse(cgroupCpuList(a)).equals(CpuSet.parse(cgroupCpuList(b)));
     } catch {
       return a.trim() === b.trim();
     }

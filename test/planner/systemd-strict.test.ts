@@ -226,6 +226,31 @@ describe('strict: true through systemd', () => {
     ).toBe(false);
   });
 
+  it('systemd prints CPU lists with spaces ("0 3-8 11-15"): read as the same list, no change', () => {
+    const o = host('/kafka.slice/kafka.service', 'kafka.slice', ['kafka.slice']);
+    Object.assign(o.systemd!.units['kafka.slice']!, {
+      AllowedCPUs: '1-2 9-10',
+      AllowedMemoryNodes: '0',
+      MemoryLow: GIB,
+    });
+    for (const u of ['init.scope', 'user.slice', 'system.slice'])
+      o.systemd!.units[u]!.AllowedCPUs = '0 3-8 11-15';
+    o.cgroup.groups['/kafka.slice'] = group({ 'cpuset.cpus': KAFKA, 'cpuset.cpus.partition': 'root' });
+    o.cgroup.groups['/hadoop-yarn'] = {
+      ...group({ 'cpuset.cpus': FENCE, 'cpuset.mems': '0-1' }),
+      ownedBySystemd: false,
+    };
+    expect(planHost(topology, policy, o).changes.map(line)).toEqual([]);
+  });
+
+  it('top-level mount units (/dev-hugepages.mount on systemd 252) are fenced through systemd, not cgroupfs', () => {
+    const o = host('/kafka.slice/kafka.service', 'kafka.slice', ['kafka.slice', 'dev-hugepages.mount']);
+    o.systemd!.units['dev-hugepages.mount'] = { Id: 'dev-hugepages.mount', LoadState: 'loaded', ...UNSET };
+    const lines = planHost(topology, policy, o).changes.map(line);
+    expect(lines).toContain(`systemd dev-hugepages.mount AllowedCPUs:  → ${FENCE}`);
+    expect(lines.filter((l) => l.includes('dev-hugepages'))).toHaveLength(1);
+  });
+
   it('strict: false, or no systemd: no Slice= drop-in', () => {
     const loose = parsePolicy(
       `apiVersion: isolate/v1

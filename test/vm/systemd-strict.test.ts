@@ -76,7 +76,6 @@ settle
 dump s0
 dropins dropins-s0
 
-run plan-a isolate plan --dry-run
 run apply-a isolate apply --yes
 sec slice-dropin; cat $SD/50-isolate-slice.conf; stat -c 'mode=%a' $SD/50-isolate-slice.conf; endsec slice-dropin
 dropins dropins-a
@@ -89,11 +88,9 @@ dump rb
 run apply-a2 isolate apply --yes
 systemctl restart kafka.service
 settle
-run plan-b isolate plan --dry-run
 run apply-b isolate apply --yes
 settle
 dump b
-run check-b isolate check
 
 systemctl daemon-reload
 settle
@@ -181,12 +178,12 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
     expect(cg).toContain(`${NM_CG}/nodemanager`);
   });
 
-  it('plan announces the Slice= drop-in and that it takes effect at the next restart', () => {
-    expect(rc('plan-a')).toBe(0);
-    expect(s('plan-a')).toMatch(
+  it('the plan announces the Slice= drop-in and that it takes effect at the next restart', () => {
+    // apply prints the plan it carries out, with its warnings.
+    expect(s('apply-a')).toMatch(
       /drop-in \/etc\/systemd\/system\/kafka\.service\.d\/50-isolate-slice\.conf: Slice=kafka\.slice \(takes effect at kafka\.service's next restart\)/,
     );
-    expect(s('plan-a')).toMatch(
+    expect(s('apply-a')).toMatch(
       /kafka\.service runs in \/system\.slice\/kafka\.service; it moves to kafka\.slice at its next restart/,
     );
   });
@@ -226,7 +223,10 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
 
   it('after apply + restart kafka.service runs in kafka.slice: a valid partition root with AllowedCPUs equal to its cpus', () => {
     expect(rc('apply-a2'), s('apply-a2')).toBe(0);
-    expect(s('plan-b')).toMatch(/\/kafka\.slice cpuset\.cpus\.partition: member → root/);
+    expect(s('apply-b')).toMatch(/\/kafka\.slice cpuset\.cpus\.partition: member → root/);
+    // systemd 252 puts the API file systems' mount units at the top level: fenced through systemd too.
+    expect(s('apply-a')).toMatch(/systemctl set-property dev-hugepages\.mount AllowedCPUs=/);
+    expect(s('apply-a')).not.toMatch(/\/dev-hugepages\.mount cpuset\.cpus/);
     expect(rc('apply-b'), s('apply-b')).toBe(0);
     for (const phase of ['b', 'reload']) {
       const u = units(phase);
@@ -271,7 +271,6 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
       const yarn = all.filter((t) => /hadoop-yarn\/container_/.test(t.cgroup));
       expect(new Set(yarn.map((t) => t.cgroup)).size, phase).toBe(3);
     }
-    expect(rc('check-b'), s('check-b')).toBe(0);
     expect(rc('check-reload'), s('check-reload')).toBe(0);
   });
 
