@@ -33,6 +33,14 @@ export function sameProperty(property: string, a: string | null, b: string | nul
   return norm(a) === norm(b);
 }
 
+/** What `systemctl show` prints for a property no unit file or drop-in sets. */
+const PROPERTY_DEFAULT: Record<string, string> = {
+  MemoryMin: '0',
+  MemoryLow: '0',
+  MemoryHigh: 'infinity',
+  MemoryMax: 'infinity',
+};
+
 export class SystemdExecutor implements ChangeExecutor {
   constructor(readonly root: string) {}
 
@@ -115,7 +123,14 @@ export class SystemdExecutor implements ChangeExecutor {
   async undo(change: Change, previous: string | null): Promise<{ note?: string }> {
     if (change.setting === 'Slice') return this.undoSlice(change);
     const dropIn = runtimeDropIn(change.target, change.setting);
-    const unset = previous === null || previous === '' || previous === '[not set]';
+    // systemctl show prints a default, not "unset" (MemoryLow=0, MemoryMax=infinity): a property at
+    // its default before is restored by removing isolate's drop-in, not by pinning the default in
+    // one (seen on systemd 252: rollback otherwise left 50-MemoryLow.conf with MemoryLow=0 behind).
+    const unset =
+      previous === null ||
+      previous === '' ||
+      previous === '[not set]' ||
+      previous === PROPERTY_DEFAULT[change.setting];
     if (unset && existsSync(dropIn)) {
       // The property was not set before: remove isolate's drop-in rather than pinning a value.
       rmSync(dropIn, { force: true });
