@@ -64,6 +64,8 @@ try {
   agent = spawn(
     process.execPath,
     [
+      // Node flags for the agent, e.g. AGENT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+      ...(process.env.AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean),
       join(repo, 'dist/cli.js'),
       'agent',
       '--root',
@@ -71,7 +73,7 @@ try {
       '--policy',
       policy,
       '--interval',
-      '1s',
+      process.env.AGENT_INTERVAL ?? '1s',
       '--metrics-address',
       '127.0.0.1:19465',
       // Extra agent flags, e.g. AGENT_ARGS="--check-interval 1h" to measure the loop alone.
@@ -95,6 +97,19 @@ try {
     `agent over ${seconds} s at a 1 s interval: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %)`,
   );
   console.log(`agent resident memory: ${rss.toFixed(1)} MB (target ≤ 60 MB)`);
+  // The full thread audit (the agent's --check-interval, and `isolate check`) on the same host: what
+  // one run costs, start-up included. The shell's `times` gives the child's CPU.
+  const checkCmd = [process.execPath, join(repo, 'dist/cli.js'), 'check', '--root', root, '--policy', policy];
+  const timed = execFileSync('sh', ['-c', `"$@" >/dev/null 2>&1; times`, 'sh', ...checkCmd], {
+    encoding: 'utf8',
+    env: { ...process.env, ISOLATE_LOG: 'off' },
+  });
+  const sec = (t) => {
+    const m = /(\d+)m([\d.]+)s/.exec(t);
+    return m ? Number(m[1]) * 60 + Number(m[2]) : Number.NaN;
+  };
+  const [u, sys] = (timed.trim().split('\n')[1] ?? '').split(/\s+/);
+  console.log(`one \`isolate check\` of this host: ${((sec(u) + sec(sys)) * 1000).toFixed(0)} ms CPU`);
 } finally {
   agent?.kill('SIGTERM');
   for (const pid of started) {

@@ -16,7 +16,10 @@ await build({
   format: 'cjs',
   target: 'node20',
   sourcemap: 'linked',
-  external: ['pino', 'execa', 'systeminformation', 'prom-client'],
+  // prom-client is bundled (evaluated lazily, like every import() here) so that its load-time
+  // require of @opentelemetry/api, used only for exemplars, can be replaced by a stub.
+  external: ['pino', 'execa', 'systeminformation'],
+  alias: { '@opentelemetry/api': './scripts/otel-api-stub.cjs' },
   define: { 'import.meta.url': '__isolateModuleUrl' },
   banner: {
     js: [

@@ -6,7 +6,9 @@ import { type FSWatcher, watch } from 'node:fs';
 import path from 'node:path';
 import type { CheckReport } from '../audit/report.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
+import { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import { readPsi } from '../cgroup/psi.js';
+import { UserError } from '../model/errors.js';
 import { EXIT_STATUS } from '../model/finding.js';
 import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
@@ -56,9 +58,11 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   o.metrics?.policyValid(policy.error === null);
   if (!policy.current) {
     o.log('error', 'agent not started: no valid policy', { policy: o.policyPath, error: policy.error });
-    throw new Error(policy.error ?? `no policy at ${o.policyPath}`);
+    throw new UserError(policy.error ?? `no policy at ${o.policyPath}`);
   }
 
+  // Kept across rounds: PIDs that matched no workload are not re-read every second (proc-scan.ts).
+  const processScan = new ProcessScanMemo();
   let backoff: Backoff = NO_BACKOFF;
   let nextRaid = 0;
   let nextCheck = 0;
@@ -88,9 +92,10 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       let round: RoundResult | null = null;
       if (o.once || due(backoff, now)) {
         const raidDue = o.once || now >= nextRaid;
-        round = await reconcile(o, policy, raidDue);
+        round = await reconcile(o, policy, raidDue, processScan);
         if (raidDue && round.ok) nextRaid = now + o.raidIntervalMs;
         backoff = round.ok ? NO_BACKOFF : afterFailure(backoff, now, o.intervalMs, o.maxBackoffMs);
+        o.metrics?.failures(backoff.failures);
         if (!round.ok) {
           o.log('error', 'reconcile failed; retrying with backoff', {
             error: round.error,
@@ -169,7 +174,12 @@ function topologyFor(root: string): Topology {
   return cachedTopology.topology;
 }
 
-async function reconcile(o: AgentOptions, policy: PolicyHolder, raidDue: boolean): Promise<RoundResult> {
+async function reconcile(
+  o: AgentOptions,
+  policy: PolicyHolder,
+  raidDue: boolean,
+  processScan: ProcessScanMemo,
+): Promise<RoundResult> {
   const t0 = performance.now();
   try {
     const out = await apply({
@@ -177,6 +187,7 @@ async function reconcile(o: AgentOptions, policy: PolicyHolder, raidDue: boolean
       policySource: policy.current!,
       observeRaid: raidDue,
       topology: topologyFor(o.root),
+      processScan,
       log: o.log,
       notice: (m) => o.log('warn', m),
     });
@@ -186,19 +197,19 @@ async function reconcile(o: AgentOptions, policy: PolicyHolder, raidDue: boolean
         workload: c.workload,
         target: c.target,
         setting: c.setting,
+        from: c.from,
         to: c.to,
-        reason: c.note ?? 'differs from the policy',
+        reason: 'the host differed from the policy',
+        ...(c.note ? { note: c.note } : {}),
       });
     }
     o.metrics?.reconciled((performance.now() - t0) / 1000, true, Date.now());
     o.metrics?.corrected(applied);
-    o.metrics?.failing(0);
     if (out.allocation) o.metrics?.allocation(out.allocation);
     if (out.raid) o.metrics?.raid(out.raid);
     return { ok: true, changed: out.changed, ...(out.allocation ? { allocation: out.allocation } : {}) };
   } catch (err) {
     o.metrics?.reconciled((performance.now() - t0) / 1000, false, Date.now());
-    o.metrics?.failing(1);
     return { ok: false, changed: 0, error: err instanceof Error ? err.message : String(err) };
   }
 }
@@ -227,8 +238,10 @@ function watchWorkloads(
 }
 
 function recordPressure(o: AgentOptions, a: Allocation): void {
-  if (!o.metrics) return;
-  for (const w of a.workloads) o.metrics.pressure(w.name, readPsi(o.root, w.target));
+  o.metrics?.pressureOf(
+    a.workloads.map((w) => ({ workload: w.name, target: w.target })),
+    (target) => readPsi(o.root, target),
+  );
 }
 
 function hostCheck(o: AgentOptions, policy: PolicyHolder): Promise<CheckReport> {

@@ -2,7 +2,7 @@
 // 127.0.0.1 by default and optionally written as a node_exporter textfile.
 import { createServer, type Server } from 'node:http';
 import type * as Prom from 'prom-client';
-import type { Psi, PsiResource } from '../cgroup/psi.js';
+import type { Psi, PsiLine, PsiResource } from '../cgroup/psi.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation } from '../model/raid.js';
 
@@ -13,17 +13,31 @@ export interface AgentMetrics {
   corrected(changes: readonly Change[]): void;
   violations(byKind: Record<string, number>): void;
   allocation(a: Allocation): void;
-  pressure(workload: string, psi: Partial<Record<PsiResource, Psi>>): void;
+  /**
+   * The workloads whose cgroup pressure the metrics show. Read when scraped (or the textfile is
+   * written), not every round: PSI averages move every 2 s and nobody looks between scrapes.
+   */
+  pressureOf(workloads: readonly PressureSource[], read: PsiReader): void;
   raid(obs: RaidObservation): void;
-  failing(changes: number): void;
+  /** Rounds in a row that failed (0 after a round that succeeded). */
+  failures(rounds: number): void;
 }
+
+export interface PressureSource {
+  workload: string;
+  target: string;
+}
+export type PsiReader = (target: string) => Partial<Record<PsiResource, Psi>>;
 
 const WRITE_POLICY = ['write-back', 'write-through', 'always-write-back', 'unknown'];
 
 export async function createMetrics(): Promise<AgentMetrics> {
   const prom = await import('prom-client');
   const registry = new prom.Registry();
-  prom.collectDefaultMetrics({ register: registry });
+  // The event-loop lag sampler wakes the process every `precision` ms; prom-client's 10 ms default
+  // alone cost the idle agent ~0.6 % of a core (bench/agent-idle.mjs). One sample a second still
+  // catches a loop blocked for longer than a round.
+  prom.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
   const g = (name: string, help: string, labelNames: string[] = []) =>
     new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[] = []) =>
@@ -50,20 +64,47 @@ export async function createMetrics(): Promise<AgentMetrics> {
   ]);
   const exclusive = g('isolate_exclusive_cpus', 'CPUs given to each exclusive workload', ['workload']);
   const lastSuccess = g('isolate_last_success_timestamp_seconds', 'When the host last matched the policy');
-  const failing = g(
-    'isolate_failing_changes',
-    'Changes that failed in the last round and are retried with backoff',
+  const failures = g(
+    'isolate_consecutive_failures',
+    'Reconcile rounds in a row that failed and are retried with backoff (0: the last round succeeded)',
   );
-  const psiAvg = g(
-    'isolate_pressure_ratio',
-    'Pressure stall information of the workload cgroup: share of time stalled (avg10/avg60/avg300)',
-    ['workload', 'resource', 'kind', 'window'],
-  );
-  const psiTotal = g('isolate_pressure_stalled_seconds_total', 'Total stall time of the workload cgroup', [
-    'workload',
-    'resource',
-    'kind',
-  ]);
+  let pressureSources: readonly PressureSource[] = [];
+  let readPressure: PsiReader = () => ({});
+  const eachPsiLine = (
+    f: (labels: { workload: string; resource: string; kind: 'some' | 'full' }, line: PsiLine) => void,
+  ) => {
+    for (const { workload, target } of pressureSources) {
+      for (const [resource, p] of Object.entries(readPressure(target))) {
+        for (const kind of ['some', 'full'] as const) {
+          const line = p?.[kind];
+          if (line) f({ workload, resource, kind }, line);
+        }
+      }
+    }
+  };
+  const psiAvg = new prom.Gauge({
+    name: 'isolate_pressure_ratio',
+    help: 'Pressure stall information of the workload cgroup: share of time stalled (avg10/avg60/avg300)',
+    labelNames: ['workload', 'resource', 'kind', 'window'],
+    registers: [registry],
+    collect() {
+      psiAvg.reset();
+      eachPsiLine((labels, line) => {
+        for (const window of ['avg10', 'avg60', 'avg300'] as const)
+          psiAvg.set({ ...labels, window }, line[window] / 100);
+      });
+    },
+  });
+  const psiTotal = new prom.Gauge({
+    name: 'isolate_pressure_stalled_seconds_total',
+    help: 'Total stall time of the workload cgroup',
+    labelNames: ['workload', 'resource', 'kind'],
+    registers: [registry],
+    collect() {
+      psiTotal.reset();
+      eachPsiLine((labels, line) => psiTotal.set(labels, line.total / 1e6));
+    },
+  });
   const raidWrite = g(
     'isolate_raid_write_policy',
     'Current write policy of each RAID logical drive (1 for the policy in effect)',
@@ -93,17 +134,9 @@ export async function createMetrics(): Promise<AgentMetrics> {
       for (const w of a.workloads)
         if (w.class === 'exclusive') exclusive.set({ workload: w.name }, w.cpus.size);
     },
-    pressure(workload, psi) {
-      for (const [resource, p] of Object.entries(psi)) {
-        for (const kind of ['some', 'full'] as const) {
-          const line = p?.[kind];
-          if (!line) continue;
-          for (const window of ['avg10', 'avg60', 'avg300'] as const) {
-            psiAvg.set({ workload, resource, kind, window }, line[window] / 100);
-          }
-          psiTotal.set({ workload, resource, kind }, line.total / 1e6);
-        }
-      }
+    pressureOf(sources, read) {
+      pressureSources = sources;
+      readPressure = read;
     },
     raid(obs) {
       for (const ctl of obs.controllers) {
@@ -115,7 +148,7 @@ export async function createMetrics(): Promise<AgentMetrics> {
         }
       }
     },
-    failing: (n) => failing.set(n),
+    failures: (n) => failures.set(n),
   };
 }
 

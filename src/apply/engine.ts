@@ -1,7 +1,8 @@
 // The apply engine: runs a plan's changes in the given order, journaling each previous value
 // before writing it, reading every value back, and undoing everything on the first failure.
 // Backend-neutral: every read, write and backend rule goes through an injected ChangeExecutor.
-import { mkdir, readdir, rename, unlink } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
@@ -10,12 +11,16 @@ import type { Change } from '../model/plan.js';
 import type { ChangeExecutor, Executors, PreflightStep } from './executor.js';
 import { StepError } from './executor.js';
 import {
+  baselinePath,
+  foldJournal,
   type Journal,
   type JournalEntry,
   journalDir,
   journalPath,
   newJournal,
+  readBaseline,
   readJournal,
+  writeBaseline,
   writeJournal,
 } from './journal.js';
 import { acquireLock, type Lock } from './lock.js';
@@ -245,9 +250,18 @@ async function safeRead(exec: ChangeExecutor, c: Change): Promise<string | null>
 /** Journals kept for forensics; the agent applies after every drift, so history must not grow forever. */
 export const JOURNAL_HISTORY = 50;
 
+/** A PID under `root`'s /proc still exists (its process moves are still worth undoing). */
+function pidAliveUnder(root: string): (pid: number) => boolean {
+  return (pid) => existsSync(path.join(root, 'proc', String(pid)));
+}
+
 async function archiveJournal(root: string): Promise<void> {
   const j = await readJournal(root);
   if (!j) return;
+  // What it changed stays undoable by `isolate rollback` after this apply replaces it.
+  if (j.state === 'applied') {
+    await writeBaseline(root, foldJournal(await readBaseline(root), j, pidAliveUnder(root)));
+  }
   const dir = path.join(journalDir(root), 'history');
   await mkdir(dir, { recursive: true });
   await rename(journalPath(root), path.join(dir, `journal-${j.id}.json`)).catch(() => {});
@@ -383,7 +397,23 @@ export async function rollbackLast(opts: EngineOptions): Promise<RollbackResult>
   let lock: Lock | undefined;
   try {
     lock = await acquireLock(opts.root, 'rollback');
-    const j = await readJournal(opts.root);
+    let j = await readJournal(opts.root);
+    const baseline = await readBaseline(opts.root);
+    if (j && needsRecovery(j) && baseline) {
+      // An interrupted apply is finished first; what the earlier applies changed is undone next.
+      log('warn', 'completing the undo of an interrupted run', { journal: j.id, state: j.state });
+      const r = await undoJournal(opts.root, j, opts.executors, log);
+      if (!r.clean) throw incompleteRecovery(j, r);
+    }
+    if (baseline) {
+      // Everything since the host was last rolled back, as one journal: undone (and, if this run
+      // is killed, recovered) like any other.
+      const all = j?.state === 'applied' ? foldJournal(baseline, j, pidAliveUnder(opts.root)) : baseline;
+      await archiveJournal(opts.root);
+      await writeJournal(opts.root, all);
+      await rm(baselinePath(opts.root), { force: true });
+      j = all;
+    }
     if (!j || j.state === 'rolled-back') {
       return { journalId: j?.id ?? null, undone: 0, notes: [], nothing: true };
     }

@@ -62,7 +62,10 @@ const JOURNAL_MAX_BYTES = 16 * 1024 * 1024;
  * inspect (it says what was changed): a one-line error naming it, never a guess.
  */
 export async function readJournal(root: string): Promise<Journal | null> {
-  const file = journalPath(root);
+  return readJournalFile(journalPath(root));
+}
+
+async function readJournalFile(file: string): Promise<Journal | null> {
   const unreadable = (why: string) =>
     new UserError(
       `journal ${file} is unreadable (${why}); inspect it (it lists every value isolate changed), restore by hand, then move it aside`,
@@ -111,6 +114,60 @@ export async function writeJournal(root: string, j: Journal): Promise<void> {
   j.updatedAt = new Date().toISOString();
   // The state directory is isolate's own: the one place it may create directories.
   await writeFileAtomic(journalPath(root), `${JSON.stringify(j, null, 1)}\n`, { createParents: true });
+}
+
+/**
+ * Every change isolate has made since the host was last rolled back, each with the value it had
+ * before isolate first changed it. The agent applies again after every drift, and each apply has a
+ * journal of its own; `isolate rollback` must still restore the host as it was before isolate, not
+ * just undo the last correction. So a finished apply is folded in here when the next one starts.
+ */
+export function baselinePath(root: string): string {
+  return path.join(journalDir(root), 'baseline.json');
+}
+
+export async function readBaseline(root: string): Promise<Journal | null> {
+  return readJournalFile(baselinePath(root));
+}
+
+export async function writeBaseline(root: string, j: Journal): Promise<void> {
+  j.updatedAt = new Date().toISOString();
+  await writeFileAtomic(baselinePath(root), `${JSON.stringify(j, null, 1)}\n`, { createParents: true });
+}
+
+/** One setting of one thing: a later change of it keeps the first one's `previous`. */
+function entryKey(c: Change): string {
+  // A process move is one per PID (its target is the destination cgroup).
+  return [c.backend, c.target, c.setting, c.setting === 'cgroup.procs' ? c.to : ''].join('\0');
+}
+
+/**
+ * Fold a journal's completed entries into a baseline (a new one when there is none): keys already
+ * there keep their first `previous`; new keys are appended, so undoing in reverse order still undoes
+ * creations last. Process moves of PIDs that no longer exist are dropped: there is nothing to move
+ * back, and a reused PID must never be moved by an old entry.
+ */
+export function foldJournal(
+  baseline: Journal | null,
+  j: Journal,
+  pidAlive: (pid: number) => boolean,
+): Journal {
+  const out: Journal = baseline ?? { ...newJournal(j.context), id: `baseline-${j.id}`, state: 'applied' };
+  if (j.context) out.context = { ...(out.context ?? {}), ...j.context };
+  const keys = new Set(out.entries.map((e) => entryKey(e.change)));
+  for (const e of j.entries) {
+    if (e.status !== 'done' || keys.has(entryKey(e.change))) continue;
+    keys.add(entryKey(e.change));
+    out.entries.push({ ...e, seq: out.entries.length + 1 });
+  }
+  out.entries = out.entries.filter(
+    (e) => e.change.setting !== 'cgroup.procs' || e.status !== 'done' || pidAlive(Number(e.change.to)),
+  );
+  out.entries.forEach((e, i) => {
+    e.seq = i + 1;
+  });
+  out.state = 'applied';
+  return out;
 }
 
 export function newJournal(context?: Record<string, unknown>): Journal {

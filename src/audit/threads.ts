@@ -80,6 +80,27 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     return c;
   };
 
+  // A process whose cgroup may not use any exclusive CPU (a fenced batch container) cannot have a
+  // thread there: the kernel keeps every task's allowed CPUs inside its cgroup's effective cpuset,
+  // threaded sub-cgroups included. On a host full of YARN containers this spares reading most of
+  // the threads' status files (the costly part of a scan: ~35 µs each).
+  const effective = new Map<string, CpuSet | null>();
+  const fencedOff = (g: string | null): boolean => {
+    if (g === null || all.isEmpty) return false;
+    if (targets.some((tg) => g === tg || tg === '/' || g.startsWith(`${tg}/`))) return false;
+    let set = effective.get(g);
+    if (set === undefined) {
+      set = null;
+      try {
+        const text = readFileSync(path.join(cgroupDir(root, g), 'cpuset.cpus.effective'), 'latin1').trim();
+        // An empty effective list means "the parent's" on some kernels: not a proof of anything.
+        if (text !== '') set = CpuSet.parse(text);
+      } catch {}
+      effective.set(g, set);
+    }
+    return set !== null && !set.overlaps(all);
+  };
+
   const res: ScanResult = {
     processes: 0,
     threads: 0,
@@ -154,6 +175,11 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
       }
       return cg;
     };
+    if (fencedOff(procCgroup())) {
+      // No thread of it can run on an exclusive CPU: skip reading each thread's status.
+      res.threads += tids.length;
+      continue;
+    }
     for (const t of tids) {
       if (!readStatus(`${base}/task/${t}/status`)) continue;
       res.threads++;

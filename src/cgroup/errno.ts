@@ -54,8 +54,10 @@ const TABLE: Record<string, Record<string, string>> = {
 };
 
 const GENERIC: Record<string, string> = {
-  EACCES: 'permission denied (run as root; writes need access to the common ancestor too)',
-  EPERM: 'operation not permitted (run as root with CAP_SYS_ADMIN; nsdelegate boundary)',
+  EACCES:
+    'permission denied: not root, no write access to the common ancestor, or (already root) an SELinux/AppArmor denial; see ausearch -m avc / journalctl -k',
+  EPERM:
+    'operation not permitted: not root with CAP_SYS_ADMIN, an nsdelegate boundary, or a seccomp/security-module denial',
   ENODEV: 'the cgroup is being destroyed',
   ENOENT: 'the file or cgroup does not exist (removed meanwhile?)',
   EROFS: 'the cgroup filesystem is mounted read-only',

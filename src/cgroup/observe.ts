@@ -1,20 +1,23 @@
 // The cgroup backend's observer: what the host looks like now, read under `--root`. Never writes.
 import { slicePath } from '../model/systemd.js';
-import { closeSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { CgroupLayout, ObservedCgroupFs, ObservedGroup, ObservedState } from '../model/observed.js';
 import { unavailableCgroupFs } from '../model/observed.js';
+import type { ProcessScanMemo } from './proc-scan.js';
 import {
   cgroupDir,
   cgroupMount,
   exists,
   isDir,
   listDirs,
+  listNames,
   normCgPath,
   ownedBySystemd,
   parseProcCgroup,
+  readHeadSync,
   readTrim,
+  readTrimSync,
 } from './fsutil.js';
 
 export interface ProcessMatcher {
@@ -30,7 +33,12 @@ export interface ObserveRequest {
   paths: string[];
   units: string[];
   processMatchers: Record<string, ProcessMatcher>;
+  /** The agent's memory of PIDs that matched nothing (see proc-scan.ts); absent: read every PID. */
+  processScan?: ProcessScanMemo;
 }
+
+// Long command lines are cut: matchers look at the start.
+const MAX_PROC_FILE = 64 * 1024;
 
 /** Files read for every observed cgroup (only those present are reported). */
 export const GROUP_FILES = [
@@ -90,7 +98,7 @@ export async function writeRefusal(root: string): Promise<string | null> {
 export async function observeHost(root: string, req: ObserveRequest): Promise<ObservedState> {
   const [cgroup, procs] = await Promise.all([
     observeCgroupFs(root, req),
-    matchProcesses(root, req.processMatchers),
+    matchProcesses(root, req.processMatchers, req.processScan),
   ]);
   return { cgroup, processes: procs.matched, processCgroups: procs.cgroups };
 }
@@ -215,13 +223,8 @@ async function detectFeatures(
   let sawMemory = false;
   for (const t of topLevel) {
     const dir = cgroupDir(root, `/${t}`);
-    let names: string[];
-    try {
-      names = await readdir(dir);
-    } catch {
-      continue;
-    }
-    const has = new Set(names);
+    const has = listNames(dir);
+    if (!has) continue;
     if (has.has('cpuset.cpus')) {
       sawCpuset = true;
       f.partition ||= has.has('cpuset.cpus.partition');
@@ -256,25 +259,27 @@ export async function observeGroup(
 ): Promise<ObservedGroup> {
   const p = normCgPath(cgPath);
   const dir = cgroupDir(root, p);
-  const present = await isDir(dir);
+  // One listing instead of a failed open per file the kernel does not have (no memory controller
+  // enabled, no cpuset.cpus.exclusive before 6.7): a failed open throws, and throwing is what costs.
+  const names = listNames(dir);
   const g: ObservedGroup = {
-    exists: present,
+    exists: names !== null,
     values: {},
     populated: false,
     ownedBySystemd: ownedBySystemd(p),
   };
-  if (!present) return g;
-  const [vals, events, procs] = await Promise.all([
-    Promise.all(files.map((f) => readTrim(path.join(dir, f)))),
-    readTrim(path.join(dir, 'cgroup.events')),
-    p === '/' ? Promise.resolve(null) : readTrim(path.join(dir, 'cgroup.procs')),
-  ]);
-  files.forEach((f, i) => {
-    const v = vals[i];
-    if (v !== null && v !== undefined) g.values[f] = v;
-  });
+  if (names === null) return g;
+  for (const f of files) {
+    const v = names.has(f) ? readTrimSync(path.join(dir, f)) : null;
+    if (v !== null) g.values[f] = v;
+  }
+  const events = names.has('cgroup.events') ? readTrimSync(path.join(dir, 'cgroup.events')) : null;
   g.populated = events ? /^populated 1$/m.test(events) : false;
-  if (procs !== null) g.hasProcs = procs.length > 0;
+  if (p !== '/' && names.has('cgroup.procs')) {
+    // Only whether it is empty: the first line is enough, however many processes YARN started.
+    const procs = readHeadSync(path.join(dir, 'cgroup.procs'), 64);
+    if (procs !== null) g.hasProcs = procs.trim().length > 0;
+  }
   return g;
 }
 
@@ -323,30 +328,6 @@ async function resolveUid(root: string, user: string | number): Promise<number |
   return null;
 }
 
-/** Read a small /proc file into a shared buffer with one open/read/close; null when gone. */
-function readSmall(file: string, buf: Buffer): string | null {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    let n = 0;
-    for (;;) {
-      const got = readSync(fd, buf, n, buf.length - n, null);
-      if (got === 0) break;
-      n += got;
-      if (n === buf.length) break; // long command lines are cut: matchers look at the start
-    }
-    return buf.toString('utf8', 0, n);
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * Scan `<root>/proc/<pid>` for the processes each matcher selects. Kernel threads (empty cmdline)
  * and isolate itself are never matched. All criteria of one matcher must hold. Synchronous reads
@@ -356,6 +337,7 @@ function readSmall(file: string, buf: Buffer): string | null {
 export async function matchProcesses(
   root: string,
   matchers: Record<string, ProcessMatcher>,
+  memo?: ProcessScanMemo,
 ): Promise<ProcScan> {
   const names = Object.keys(matchers);
   const matched: Record<string, number[]> = {};
@@ -381,14 +363,18 @@ export async function matchProcesses(
     return { matched, cgroups };
   }
   const self = root === '/' ? process.pid : -1;
-  const buf = Buffer.allocUnsafe(65536);
+  memo?.begin(`${root}\0${JSON.stringify(matchers)}`);
+  const present = new Set<number>();
   for (const e of entries) {
     const c0 = e.charCodeAt(0);
     if (c0 < 48 || c0 > 57) continue;
     const pid = Number(e);
     if (pid === self) continue;
+    present.add(pid);
+    if (memo?.skip(pid)) continue;
     const base = `${procDir}/${e}`;
-    const raw = readSmall(`${base}/cmdline`, buf);
+    const raw = readHeadSync(`${base}/cmdline`, MAX_PROC_FILE);
+    memo?.saw(pid, false); // corrected below when it matches
     if (raw === null || raw === '') continue; // exited, kernel thread or zombie
     const cmdline = raw.replace(/\0+$/, '').split('\0').join(' ');
     let exe: string | null = null;
@@ -401,7 +387,7 @@ export async function matchProcesses(
     }
     let uid: number | null = null;
     if (needUid) {
-      const status = readSmall(`${base}/status`, buf);
+      const status = readHeadSync(`${base}/status`, MAX_PROC_FILE);
       const m = status ? /^Uid:\s+(\d+)/m.exec(status) : null;
       uid = m ? Number(m[1]) : null;
     }
@@ -414,11 +400,13 @@ export async function matchProcesses(
       any = true;
     }
     if (any) {
-      const cg = readSmall(`${base}/cgroup`, buf);
+      memo?.saw(pid, true);
+      const cg = readHeadSync(`${base}/cgroup`, MAX_PROC_FILE);
       const p = cg ? parseProcCgroup(cg) : null;
       if (p) cgroups[pid] = p;
     }
   }
+  memo?.end(present);
   for (const n of names) matched[n]!.sort((a, b) => a - b);
   return { matched, cgroups };
 }

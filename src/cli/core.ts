@@ -36,7 +36,8 @@ export function registerCore(program: Command): void {
       const root = given === undefined ? undefined : rootOption(given);
       if (root) requireDir(root);
       const { validatePolicy } = await import('../ops/policy.js');
-      const p = validatePolicy(file, root);
+      const { policy: p, warnings } = validatePolicy(file, root);
+      for (const w of warnings) process.stderr.write(`${file}: warning: ${w}\n`);
       const n = p.workloads.length;
       process.stdout.write(`${file}: ok (${n} workload${n === 1 ? '' : 's'})\n`);
     });

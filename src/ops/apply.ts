@@ -10,7 +10,8 @@ import {
   recoverIfNeeded,
   rollbackLast,
 } from '../apply/engine.js';
-import { readJournal } from '../apply/journal.js';
+import { readBaseline, readJournal } from '../apply/journal.js';
+import type { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
@@ -28,6 +29,8 @@ export interface ApplyRequest extends OpContext {
   observeRaid?: boolean;
   /** See PlanRequest.topology. */
   topology?: Topology;
+  /** See PlanRequest.processScan. */
+  processScan?: ProcessScanMemo;
   /** Apply exactly this saved plan (refused when the host changed since). */
   planFile?: string;
   force?: boolean;
@@ -76,6 +79,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     ...(req.raidToolPaths ? { raidToolPaths: req.raidToolPaths } : {}),
     ...(req.observeRaid === false ? { observeRaid: false } : {}),
     ...(req.topology ? { topology: req.topology } : {}),
+    ...(req.processScan ? { processScan: req.processScan } : {}),
   };
   const chosen = {
     ...(req.policySource ? { policySource: req.policySource } : {}),
@@ -169,10 +173,16 @@ function journalOptions(j: Awaited<ReturnType<typeof readJournal>>): ExecutorOpt
   return o && typeof o === 'object' ? (o as ExecutorOptions) : {};
 }
 
-/** `isolate rollback`: undo the last apply with the backend options it was made with. */
+/**
+ * `isolate rollback`: undo every change isolate made since the host was last rolled back (the
+ * agent's corrections included), with the backend options they were made with.
+ */
 export async function rollback(ctx: OpContext): Promise<RollbackResult> {
   const j = await readJournal(ctx.root);
-  const executors = await executorsFor(ctx.root, j?.entries.map((e) => e.change) ?? [], journalOptions(j));
+  const b = await readBaseline(ctx.root);
+  const changes = [...(b?.entries ?? []), ...(j?.entries ?? [])].map((e) => e.change);
+  const options = { ...journalOptions(b), ...journalOptions(j) };
+  const executors = await executorsFor(ctx.root, changes, options);
   return rollbackLast({
     root: ctx.root,
     executors,

@@ -1,6 +1,7 @@
 // `plan` as a function: read the policy, sysfs, the cgroup tree and (when the policy asks for a RAID
 // setting) the RAID controllers under --root, then plan. `apply`, `check` and the agent call it too,
 // so they always agree; a saved plan carries everything `apply --plan` needs.
+import type { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import type { ObservedState } from '../model/observed.js';
 import { describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
@@ -52,6 +53,8 @@ export interface PlanRequest {
   topology?: Topology;
   /** Fall back to the bundled default policy (a dry run only: nothing is changed or judged). */
   allowBundledPolicy?: boolean;
+  /** The agent's memory of processes that matched no workload (read every PID without it). */
+  processScan?: ProcessScanMemo;
 }
 
 export interface BuiltPlan {
@@ -78,7 +81,7 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
         : {}),
     };
   }
-  const observed = await observe(req.root, policy);
+  const observed = await observe(req.root, policy, req.processScan);
   if (executorOptions.raid && req.observeRaid !== false) {
     const { observeRaid } = await import('../raid/observe.js');
     observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid });
@@ -204,7 +207,11 @@ export function samePlan(saved: SavedPlan, now: Plan): boolean {
 }
 
 /** Everything the planner may diff against: targets, their ancestors, units and process matches. */
-export async function observe(root: string, policy: Policy): Promise<ObservedState> {
+export async function observe(
+  root: string,
+  policy: Policy,
+  processScan?: ProcessScanMemo,
+): Promise<ObservedState> {
   const paths = new Set<string>();
   const units: string[] = [];
   const processMatchers: Record<string, { cmdline?: string; exe?: string; user?: string | number }> = {};
@@ -222,14 +229,15 @@ export async function observe(root: string, policy: Policy): Promise<ObservedSta
     }
   }
   const { observeHost } = await import('../cgroup/observe.js');
-  let observed = await observeHost(root, { paths: [...paths], units, processMatchers });
+  const scan = processScan ? { processScan } : {};
+  let observed = await observeHost(root, { paths: [...paths], units, processMatchers, ...scan });
   // A unit found somewhere unexpected: make sure its ancestors are known too, for subtree_control.
   const missing = Object.values(observed.cgroup.units)
     .filter((p): p is string => p !== null)
     .flatMap((p) => ancestors(p))
     .filter((p) => !observed.cgroup.groups[p]);
   if (missing.length > 0 && observed.cgroup.layout === 'unified') {
-    observed = await observeHost(root, { paths: [...paths, ...missing], units, processMatchers });
+    observed = await observeHost(root, { paths: [...paths, ...missing], units, processMatchers, ...scan });
   }
   // The units behind every cgroup the plan may touch (targets, their ancestors, strict's top level).
   const { observeSystemd } = await import('../systemd/observe.js');

@@ -135,6 +135,11 @@ export function cgroupChanges(
     }
     const topLevel = parentOf(a.target) === '/';
     const partition = a.class === 'exclusive' && fs.features.partition && topLevel;
+    if (a.class === 'exclusive' && known && !fs.features.partition) {
+      warnings.push(
+        `${a.name}: this kernel${fs.kernel ? ` (${fs.kernel})` : ''} has no cpuset partitions (cpuset.cpus.partition, Linux 5.0+), so only cpuset.cpus fences ${a.target}: no other cgroup is kept off its CPUs by the kernel, only by isolate's own writes`,
+      );
+    }
     if (a.class === 'exclusive' && fs.features.partition && !topLevel && !movingLater.has(a.name)) {
       warnings.push(
         `${a.name}: ${a.target} is not a top-level cgroup, so it cannot be a cpuset partition root; only cpuset.cpus fences it (put it in its own slice, e.g. kafka.slice, and use strict: true)`,

@@ -129,7 +129,12 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
   const strict = top.strict === undefined ? false : boolean(top.strict, ['strict'], errors);
 
   if (!Array.isArray(top.workloads) || top.workloads.length === 0) {
-    errors.fail(['workloads'], `expected a non-empty list of workloads; got ${describe(top.workloads)}`);
+    errors.fail(
+      ['workloads'],
+      Array.isArray(top.workloads)
+        ? 'the list is empty; add at least one workload (an exclusive one for Kafka, e.g. { name: kafka, class: exclusive, cores: 4, match: { systemdUnit: kafka.service } })'
+        : `expected a non-empty list of workloads; got ${describe(top.workloads)}`,
+    );
   }
   if (top.workloads.length > MAX_WORKLOADS) {
     errors.fail(

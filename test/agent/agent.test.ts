@@ -121,7 +121,8 @@ describe('isolate agent', () => {
     const rmdir = await import('node:fs').then((fs) => fs.rmSync);
     rmdir(join(cg, 'kafka.slice/cpuset.cpus.partition'));
     const started = Date.now();
-    const r = await drive(base(root, policyPath), (_round, n) => n >= 5 || Date.now() - started > 5000);
+    // Five rounds, however slow a loaded machine makes them; the time cap only stops a hang.
+    const r = await drive(base(root, policyPath), (_round, n) => n >= 5 || Date.now() - started > 20_000);
     expect(r.rounds.every((x) => !x.ok)).toBe(true);
     const waits = r.logs
       .filter((l) => l.msg === 'reconcile failed; retrying with backoff')

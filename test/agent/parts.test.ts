@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { afterFailure, NO_BACKOFF } from '../../src/agent/backoff.js';
 import { createMetrics, serveMetrics } from '../../src/agent/metrics.js';
-import { parsePsi } from '../../src/cgroup/psi.js';
+import { parsePsi, readPsi } from '../../src/cgroup/psi.js';
 import { parseAddress, parseDuration } from '../../src/cli/agent.js';
 import { isolate } from '../cli/run.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
@@ -78,6 +78,37 @@ describe('metrics endpoint', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('pressure metrics', () => {
+  it("are read from each workload's cgroup when scraped, so two scrapes see the kernel's two values", async () => {
+    const { root, cg } = fakeCgroupHost(['kafka.slice']);
+    const cpu = join(cg, 'kafka.slice/cpu.pressure');
+    const psi = (avg10: string, total: number) =>
+      `some avg10=${avg10} avg60=0.00 avg300=0.00 total=${total}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n`;
+    writeFileSync(cpu, psi('12.50', 2_000_000));
+    const m = await createMetrics();
+    m.pressureOf([{ workload: 'kafka', target: '/kafka.slice' }], (target) => readPsi(root, target));
+    const line = (body: string, re: RegExp) => body.split('\n').find((l) => re.test(l));
+    const first = await m.registry.metrics();
+    expect(line(first, /^isolate_pressure_ratio\{.*resource="cpu",kind="some",window="avg10"/)).toMatch(
+      / 0\.125$/,
+    );
+    expect(line(first, /^isolate_pressure_stalled_seconds_total\{.*resource="cpu",kind="some"/)).toMatch(
+      / 2$/,
+    );
+    writeFileSync(cpu, psi('50.00', 3_000_000));
+    const second = await m.registry.metrics();
+    expect(line(second, /^isolate_pressure_ratio\{.*resource="cpu",kind="some",window="avg10"/)).toMatch(
+      / 0\.5$/,
+    );
+    expect(line(second, /^isolate_pressure_stalled_seconds_total\{.*resource="cpu",kind="some"/)).toMatch(
+      / 3$/,
+    );
+    // A workload no longer in the allocation leaves no stale series behind.
+    m.pressureOf([], (target) => readPsi(root, target));
+    expect(await m.registry.metrics()).not.toMatch(/^isolate_pressure_ratio\{/m);
   });
 });
 

@@ -132,6 +132,59 @@ describe('applyChanges', () => {
     expect((await rollbackLast({ root, executors: { raid: m } })).nothing).toBe(true);
   });
 
+  it("rollback after several applies (the agent correcting drift) restores the host from before isolate's first", async () => {
+    const m = new MemExec();
+    m.state.set('a/x', '1');
+    const apply = (changes: Change[]) => applyChanges({ root, changes, executors: { raid: m } });
+    await apply([ch('a', 'x', '1', '2'), ch('b', 'y', null, 'on')]);
+    // Drift: someone writes a/x by hand; the agent's next round puts its value back and adds c/z.
+    m.state.set('a/x', '7');
+    await apply([ch('a', 'x', '7', '2'), ch('c', 'z', null, 'z1')]);
+    // A third round: only c/z moved on (a new policy), its first previous value must survive.
+    await apply([ch('c', 'z', 'z1', 'z2')]);
+    const r = await rollbackLast({ root, executors: { raid: m } });
+    expect(r.undone).toBe(3);
+    expect([...m.state.entries()]).toEqual([['a/x', '1']]);
+    // Creations are undone last, in reverse order of when they were first made.
+    expect(m.writes.filter((w) => w.startsWith('undo'))).toEqual([
+      'undo c/z=null',
+      'undo b/y=null',
+      'undo a/x=1',
+    ]);
+    expect((await rollbackLast({ root, executors: { raid: m } })).nothing).toBe(true);
+    // After a rollback the history starts again: the next rollback undoes only what came after it.
+    await apply([ch('a', 'x', '1', '3')]);
+    await apply([ch('b', 'y', null, 'off')]);
+    await rollbackLast({ root, executors: { raid: m } });
+    expect([...m.state.entries()]).toEqual([['a/x', '1']]);
+  });
+
+  it('a rollback killed half-way is finished by the next one', async () => {
+    const m = new MemExec();
+    m.state.set('a/x', '1');
+    const apply = (changes: Change[]) => applyChanges({ root, changes, executors: { raid: m } });
+    await apply([ch('a', 'x', '1', '2')]);
+    await apply([ch('b', 'y', null, 'on')]);
+    m.failOn = undefined;
+    let calls = 0;
+    const flaky: ChangeExecutor = {
+      ...m,
+      read: (c) => m.read(c),
+      satisfied: (c, l) => m.satisfied(c, l),
+      same: (c, a, b) => m.same(c, a, b),
+      apply: (c) => m.apply(c),
+      undo: async (c, p) => {
+        if (++calls === 1) throw new StepError('simulated failure', 'EIO');
+        return m.undo(c, p);
+      },
+    };
+    await expect(rollbackLast({ root, executors: { raid: flaky } })).rejects.toThrow(/did not complete/);
+    expect((await readJournal(root))?.state).toBe('rollback-failed');
+    const r = await rollbackLast({ root, executors: { raid: m } });
+    expect(r.nothing).toBe(false);
+    expect([...m.state.entries()]).toEqual([['a/x', '1']]);
+  });
+
   it('completes the undo of an interrupted apply before anything else', async () => {
     const m = new MemExec();
     m.state.set('a/x', '2');

@@ -130,6 +130,30 @@ describe('audit', () => {
     expect(strict.violations.map((t) => t.pid).sort()).toEqual([300, 400]);
   });
 
+  it('skips the threads of a process whose cgroup is fenced off the exclusive CPUs, and only those', async () => {
+    // A YARN container fenced onto 0-1,4-7: its threads are counted without reading each status.
+    // The status files here claim 0-7 (no kernel would show that), so a read would report them.
+    await put('sys/fs/cgroup/hadoop-yarn/c3/cpuset.cpus.effective', '0-1,4-7\n');
+    await proc(500, {
+      ppid: 1,
+      name: 'java',
+      cgroup: '/hadoop-yarn/c3',
+      threads: [
+        [500, '0-7'],
+        [501, '0-7'],
+      ],
+    });
+    // Its neighbour is not fenced (empty effective list: proves nothing), so its thread is read.
+    await put('sys/fs/cgroup/hadoop-yarn/c4/cpuset.cpus.effective', '\n');
+    await proc(600, { ppid: 1, name: 'java', cgroup: '/hadoop-yarn/c4', threads: [[600, '0-7']] });
+    // One that overlaps is read too.
+    await put('sys/fs/cgroup/hadoop-yarn/c5/cpuset.cpus.effective', '0-2\n');
+    await proc(700, { ppid: 1, name: 'java', cgroup: '/hadoop-yarn/c5', threads: [[700, '0-2']] });
+    const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(r.violations.map((t) => t.tid)).toEqual([600, 700]);
+    expect(r.stats).toMatchObject({ processes: 9, threads: 11 });
+  });
+
   it("reports each workload's pressure stall information", async () => {
     await put(
       'sys/fs/cgroup/kafka.slice/cpu.pressure',

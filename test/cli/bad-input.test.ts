@@ -170,7 +170,7 @@ describe('policy errors name file, line:column, field and the fix', () => {
     [
       'empty workloads',
       () => 'apiVersion: isolate/v1\nkind: HostPolicy\nworkloads: []\n',
-      /:3:12: workloads: expected a non-empty list of workloads/,
+      /:3:12: workloads: the list is empty; add at least one workload/,
     ],
     ['YAML syntax error', (t) => t.replace('cores: 2', 'cores: [2'), /:\d+:\d+: YAML syntax error: /],
     [
@@ -223,6 +223,14 @@ describe('policy errors that depend on the host', () => {
     const file = policy(`host-${name.replace(/\W+/g, '-')}`, edit(GOOD));
     expectOneLineError(isolate(['plan', '--dry-run', '--root', root, '--policy', file]), pattern);
     expectOneLineError(isolate(['policy', 'validate', '--root', root, file]), pattern);
+  });
+
+  it('validate --root passes a policy that fits but warns about what the host lacks (a mistyped NIC)', () => {
+    const file = policy('host-near-typo', GOOD.replace('cores: 2\n', 'cores: 2\n    near: [nic:eht0]\n'));
+    const r = isolate(['policy', 'validate', '--root', root, file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ok \(2 workloads\)/);
+    expect(r.stderr).toBe(`${file}: warning: kafka: near nic:eht0 not found on this host; ignored\n`);
   });
 });
 

@@ -32,3 +32,46 @@ export function expectDocSample(doc: string, id: string, actual: string): void {
     body,
   );
 }
+
+/** The ids of every `<!-- sample: ID -->` block in a doc, in order: each must be checked by a test. */
+export function sampleIds(doc: string): string[] {
+  const text = readFileSync(join(REPO, doc), 'utf8');
+  return [...text.matchAll(/<!-- sample: (\S+) -->/g)].map((m) => m[1] ?? '');
+}
+
+/** A doc's text, for tests that check tables against the program. */
+export function docText(doc: string): string {
+  return readFileSync(join(REPO, doc), 'utf8');
+}
+
+/**
+ * The rows of the first markdown table after `heading` (a line starting with `#`): one array of
+ * trimmed cells per body row, backticks kept.
+ */
+export function docTable(doc: string, heading: string): string[][] {
+  const lines = docText(doc).split('\n');
+  const at = lines.findIndex((l) => /^#+ /.test(l) && l.replace(/^#+ /, '').trim() === heading);
+  if (at < 0) throw new Error(`${doc}: no heading "${heading}"`);
+  const rows: string[][] = [];
+  let i = at + 1;
+  while (i < lines.length && !lines[i]!.startsWith('|')) {
+    if (/^#+ /.test(lines[i]!)) throw new Error(`${doc}: no table under "${heading}"`);
+    i++;
+  }
+  for (i += 2; i < lines.length && lines[i]!.startsWith('|'); i++) {
+    // Split on | not inside backticks (cells may hold `a | b`).
+    const cells: string[] = [];
+    let cur = '';
+    let tick = false;
+    for (const ch of lines[i]!.slice(1, lines[i]!.trimEnd().length - 1)) {
+      if (ch === '`') tick = !tick;
+      if (ch === '|' && !tick) {
+        cells.push(cur.trim());
+        cur = '';
+      } else cur += ch;
+    }
+    cells.push(cur.trim());
+    rows.push(cells);
+  }
+  return rows;
+}

@@ -1,0 +1,118 @@
+// docs/troubleshooting.md: each symptom's sample is what the program prints on a fixture host built
+// to have that problem (a cgroup v1 or hybrid layout, cpuset bound elsewhere, a kernel without cpuset
+// partitions, a RAID controller without its tool, a cgroup write the kernel refuses).
+import { spawnSync } from 'node:child_process';
+import { chownSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { makeHost, type SimHost } from '../raid/host.js';
+import { CLI } from '../cli/run.js';
+import { expectDocSample, sampleIds } from '../support/doc-samples.js';
+import { cli, hostWithPolicy, put, transcript } from './host.js';
+
+const DOC = 'docs/troubleshooting.md';
+const FIXTURE = 'qemu-2s-smt2';
+const checked = new Set<string>();
+function sample(id: string, text: string): void {
+  checked.add(id);
+  expectDocSample(DOC, id, text);
+}
+
+/** A host whose /sys/fs/cgroup is the v1 layout systemd mounts (plus cgroup2 at unified/ when hybrid). */
+function v1Host(hybrid: boolean): string {
+  const root = hostWithPolicy(FIXTURE);
+  const cg = join(root, 'sys/fs/cgroup');
+  rmSync(cg, { recursive: true });
+  for (const c of ['cpuset', 'cpu,cpuacct', 'memory', 'systemd']) mkdirSync(join(cg, c), { recursive: true });
+  if (hybrid) put(root, 'sys/fs/cgroup/unified/cgroup.controllers', '\n');
+  return root;
+}
+
+/** `isolate plan --dry-run | sed -n '/^Warnings:/,$p'`, the pipeline done here. */
+function planWarnings(root: string): string {
+  const r = cli(root, ['plan', '--dry-run']);
+  expect(r.code).toBe(0);
+  const at = r.stdout.indexOf('Warnings:');
+  expect(at).toBeGreaterThan(0);
+  return transcript(root, "isolate plan --dry-run | sed -n '/^Warnings:/,$p'", {
+    ...r,
+    stdout: r.stdout.slice(at),
+  });
+}
+
+describe('docs/troubleshooting.md', () => {
+  it('cgroup v1 and hybrid hosts', () => {
+    const legacy = v1Host(false);
+    const a = cli(legacy, ['apply', '--yes']);
+    expect(a.code).toBe(1);
+    const hybrid = v1Host(true);
+    const h = cli(hybrid, ['apply', '--yes']);
+    expect(h.code).toBe(1);
+    sample(
+      'cgroup-v1',
+      planWarnings(legacy) +
+        transcript(legacy, 'isolate apply --yes', a) +
+        transcript(hybrid, 'isolate apply --yes', h),
+    );
+  });
+
+  it('cpuset controller not available in cgroup2', () => {
+    const root = hostWithPolicy(FIXTURE);
+    writeFileSync(join(root, 'sys/fs/cgroup/cgroup.controllers'), 'cpu io memory pids\n');
+    const r = cli(root, ['apply', '--yes']);
+    expect(r.code).toBe(1);
+    sample('no-cpuset', transcript(root, 'isolate apply --yes', r));
+  });
+
+  it('a kernel without cpuset partitions', () => {
+    const groups = ['init.scope', 'system.slice', 'user.slice', 'kafka.slice', 'hadoop-yarn'];
+    const root = hostWithPolicy(FIXTURE, undefined, groups);
+    for (const g of groups) unlinkSync(join(root, 'sys/fs/cgroup', g, 'cpuset.cpus.partition'));
+    const r = cli(root, ['plan', '--dry-run']);
+    expect(r.code).toBe(0);
+    const changes = r.stdout.slice(r.stdout.indexOf('Changes'));
+    expect(changes.slice(0, changes.indexOf('Warnings'))).not.toMatch(/cpuset\.cpus\.partition/);
+    expect(changes).toMatch(/kafka: this kernel has no cpuset partitions/);
+    sample(
+      'no-partitions',
+      transcript(root, "isolate plan --dry-run | sed -n '/^Changes/,$p'", { ...r, stdout: changes }),
+    );
+  });
+
+  it('a cgroup write the kernel refuses (EACCES, as from an SELinux/AppArmor denial)', () => {
+    const root = hostWithPolicy(FIXTURE);
+    // As root, file modes do not refuse anything: run unprivileged over a tree it owns, except one
+    // file, which then refuses the write with EACCES exactly as an LSM denial does.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) spawnSync('chown', ['-R', '65534:65534', root]);
+    const denied = join(root, 'sys/fs/cgroup/hadoop-yarn/cpuset.mems');
+    if (asRoot) chownSync(denied, 0, 0);
+    else spawnSync('chmod', ['0444', denied]);
+    const r = spawnSync(process.execPath, [CLI, 'apply', '--yes', '--root', root], {
+      encoding: 'utf8',
+      env: { ...process.env, ISOLATE_LOG: 'off' },
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+    });
+    expect(r.status).toBe(2);
+    sample(
+      'eacces',
+      transcript(root, 'isolate apply --yes', { code: r.status, stdout: '', stderr: r.stderr }),
+    );
+  });
+
+  let raid: SimHost | null = null;
+  afterAll(() => raid?.cleanup());
+  it('a RAID controller without its vendor tool', () => {
+    raid = makeHost({ drivers: ['megaraid_sas'] });
+    const r = cli(raid.root, ['raid', 'check'], {
+      RAID_SIM_DIR: raid.dir,
+      ISOLATE_RAID_LOCK: join(raid.dir, 'isolate-raid.lock'),
+    });
+    expect(r.code).toBe(1);
+    sample('raid-no-tool', transcript(raid.root, 'isolate raid check', r));
+  });
+
+  it('every sample in the doc is produced by this file', () => {
+    expect(sampleIds(DOC).filter((i) => !checked.has(i))).toEqual([]);
+  });
+});
