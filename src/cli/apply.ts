@@ -144,7 +144,9 @@ export function registerApply(program: Command): void {
 
   program
     .command('rollback')
-    .description('restore every value isolate changed since the last rollback, the agent\'s corrections included (or finish undoing an interrupted run)')
+    .description(
+      "restore every value isolate changed since the last rollback, the agent's corrections included (or finish undoing an interrupted run)",
+    )
     .option('--root <dir>', 'host root')
     .option('--json', 'machine-readable output')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
