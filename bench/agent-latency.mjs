@@ -72,9 +72,11 @@ sec rounds; wget -q -O - http://127.0.0.1:9464/metrics | grep '^isolate_reconcil
 `;
 const r = await runTimed(kit, script, { '/etc/isolate/policy.yaml': POLICY, '/bench/latency.mjs': PROBE });
 const res = JSON.parse(r.sections.timing.trim().split('\n').pop());
-const metric = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(r.sections.rounds ?? '')?.[1]);
+const metric = (name) =>
+  Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(r.sections.rounds ?? '')?.[1]);
 const roundMs =
-  (1000 * metric('isolate_reconcile_duration_seconds_sum')) / metric('isolate_reconcile_duration_seconds_count');
+  (1000 * metric('isolate_reconcile_duration_seconds_sum')) /
+  metric('isolate_reconcile_duration_seconds_count');
 const pct = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)];

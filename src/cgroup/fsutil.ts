@@ -1,6 +1,7 @@
 // Small filesystem helpers shared by the cgroup observer, the apply engine and `check`.
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { UNIT_CGROUP } from '../model/systemd.js';
 
 /** The cgroup2 mount under `--root`. */
 export function cgroupMount(root: string): string {
@@ -122,9 +123,7 @@ export function normCgPath(p: string): string {
 
 /** True when systemd created the cgroup (any path element is a slice, service or scope). */
 export function ownedBySystemd(cgPath: string): boolean {
-  return cgPath
-    .split('/')
-    .some((s) => s.endsWith('.slice') || s.endsWith('.service') || s.endsWith('.scope'));
+  return cgPath.split('/').some((s) => UNIT_CGROUP.test(s));
 }
 
 /** Parse `/proc/<pid>/cgroup` contents: the v2 line `0::/path`, or null. */

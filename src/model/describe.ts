@@ -1,4 +1,5 @@
 import type { Change } from './plan.js';
+import { sliceDropInPath } from './systemd.js';
 
 /** One change as a person reads it, in plans, logs and errors alike. */
 export function describeChange(c: Change): string {
@@ -8,6 +9,9 @@ export function describeChange(c: Change): string {
     if (c.setting === 'cgroup.procs') return `move PID ${c.to} from ${c.from ?? '?'} to ${t}`;
     if (c.setting === 'tasks') return `move thread ${c.to} from ${c.from ?? '?'} to ${t}`;
     return `${t} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
+  }
+  if (c.backend === 'systemd' && c.setting === 'Slice') {
+    return `drop-in ${sliceDropInPath(c.target)}: Slice=${c.to} (takes effect at ${c.target}'s next restart)`;
   }
   if (c.backend === 'systemd') return `systemctl set-property ${c.target} ${c.setting}=${c.to}`;
   return `${c.target} ${c.setting}: ${showValue(c.from)} → ${c.to}`;

@@ -57,7 +57,10 @@ export interface ObservedV1 {
 
 export interface ObservedSystemd {
   version: number | null;
-  /** Unit name → property → value as systemctl prints it. */
+  /**
+   * Unit name → property → value as systemctl prints it: the SYSTEMD_PROPERTY ones, and `Slice`
+   * (configured), `ControlGroup` (where it runs now; empty when stopped), `Delegate` (`yes`/`no`).
+   */
   units: Record<string, Record<string, string>>;
 }
 

@@ -51,8 +51,13 @@ export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
   'cpu.shares',
 ];
 
-/** Unit properties isolate sets through systemd (`systemctl set-property`). */
+/**
+ * Unit properties isolate sets through systemd: `systemctl set-property` for all but `Slice`, which
+ * systemd cannot change on a loaded unit and isolate writes as a drop-in (model/systemd.ts
+ * sliceDropInPath), taking effect at the unit's next restart.
+ */
 export type SystemdProperty =
+  | 'Slice'
   | 'AllowedCPUs'
   | 'AllowedMemoryNodes'
   | 'MemoryMin'

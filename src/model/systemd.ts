@@ -15,10 +15,26 @@ export function defaultUnitPath(unit: string): string {
   return unit.endsWith('.slice') ? slicePath(unit) : `/system.slice/${unit}`;
 }
 
-/** The unit a cgroup path belongs to: its last component when that names a slice, service or scope. */
+/**
+ * The unit a cgroup path belongs to: its last component when that names a unit type with a cgroup
+ * (slice, service, scope, and mount, swap and socket units, which systemd 252 puts at the top level
+ * for the API file systems: `/dev-hugepages.mount`).
+ */
 export function unitOfCgroup(path: string): string | null {
   const last = path.split('/').filter(Boolean).at(-1);
-  return last && /\.(slice|service|scope)$/.test(last) ? last : null;
+  return last && UNIT_CGROUP.test(last) ? last : null;
+}
+
+/** Names of units that have a cgroup of their own. */
+export const UNIT_CGROUP = /\.(slice|service|scope|mount|swap|socket)$/;
+
+/** systemd prints CPU and node lists with spaces between ranges (`0-1 4-7`); cgroupfs uses commas. */
+export function cgroupCpuList(value: string): string {
+  return value
+    .trim()
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .join(',');
 }
 
 /** cgroup files systemd owns on its units, and the unit property that sets each. */
@@ -41,7 +57,47 @@ export function toSystemdValue(file: SystemdManagedFile, value: string): string 
 
 /** A property value as the cgroup file would read (`infinity` → `max`; an unset weight is the default 100). */
 export function fromSystemdValue(file: SystemdManagedFile, value: string): string {
+  if (file === 'cpuset.cpus' || file === 'cpuset.mems') return cgroupCpuList(value);
   if (file.startsWith('memory.') && value === 'infinity') return 'max';
   if (file === 'cpu.weight' && (value === '[not set]' || value === '')) return '100';
   return value;
+}
+
+/**
+ * Slices a unit shares with unrelated units: an exclusive workload in one of them cannot be fenced
+ * from its neighbours by a slice-level setting, so `strict: true` moves it to a slice of its own.
+ */
+export const SHARED_SLICES: readonly string[] = ['-.slice', 'system.slice', 'user.slice', 'machine.slice'];
+
+/** The top-level slice isolate gives an exclusive workload (`kafka` → `kafka.slice`); `-` would nest it. */
+export function dedicatedSliceName(workload: string): string {
+  return `${workload.replace(/-/g, '_')}.slice`;
+}
+
+/** True for a slice directly below the root (`kafka.slice`, not `system-kafka.slice`) no other unit family shares. */
+export function isDedicatedSlice(slice: string): boolean {
+  return (
+    slice.endsWith('.slice') &&
+    !SHARED_SLICES.includes(slice) &&
+    !slice.slice(0, -'.slice'.length).includes('-')
+  );
+}
+
+/**
+ * The drop-in isolate writes to move a unit into its slice (`Slice=` cannot be set with set-property).
+ * Persistent, under /etc: a unit starts in its slice at boot too, before the agent runs; a runtime
+ * drop-in would be gone after a reboot and Kafka back in system.slice until someone restarted it.
+ * `50-` sorts before an operator's `override.conf`, so the operator's own Slice= wins.
+ */
+export function sliceDropInPath(unit: string): string {
+  return `/etc/systemd/system/${unit}.d/50-isolate-slice.conf`;
+}
+
+/** What isolate writes into that drop-in: a header naming its author, then the setting. */
+export function sliceDropInText(unit: string, slice: string): string {
+  return `# Written by isolate (strict: true): ${unit} runs in its own top-level slice, which isolate makes
+# a cpuset partition root. Removed by "isolate rollback". Takes effect at the unit's next restart.
+[Service]
+Slice=${slice}
+`;
 }

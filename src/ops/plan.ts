@@ -10,10 +10,17 @@ import type { Policy } from '../model/policy.js';
 import type { RaidTool } from '../model/raid.js';
 import type { Topology } from '../model/topology.js';
 import { type PlanJson, planFingerprint, planToJson } from '../planner/json.js';
+import { STANDARD_TOP_LEVEL } from '../planner/changes.js';
 import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
 import { ancestors, workloadTarget } from '../planner/targets.js';
-import { defaultUnitPath, SYSTEMD_PROPERTY, unitOfCgroup } from '../model/systemd.js';
+import {
+  dedicatedSliceName,
+  defaultUnitPath,
+  isDedicatedSlice,
+  SYSTEMD_PROPERTY,
+  unitOfCgroup,
+} from '../model/systemd.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { readTopology } from '../topology/read.js';
@@ -117,7 +124,7 @@ export async function savePlan(file: string, saved: SavedPlan, ownStateDir = fal
 const SETTINGS: Record<Change['backend'], readonly string[]> = {
   cgroupfs: CGROUP_SETTINGS,
   raid: RAID_SETTINGS,
-  systemd: Object.values(SYSTEMD_PROPERTY),
+  systemd: ['Slice', ...Object.values(SYSTEMD_PROPERTY)],
 };
 
 /** A saved plan embeds its policy (at most 1 MiB) and its changes: far below this. */
@@ -244,8 +251,25 @@ export async function observe(
       .map(unitOfCgroup)
       .filter((u): u is string => u !== null),
   ];
-  const systemd = await observeSystemd(root, unitNames);
-  if (systemd) observed.systemd = systemd;
+  // strict: the dedicated slice of each exclusive service, isolate's (`kafka.slice`) or the one the
+  // operator configured, which exists as a unit (and takes properties) before anything runs in it.
+  const dedicated = policy.strict
+    ? policy.workloads.filter((w) => w.class === 'exclusive' && w.match.kind === 'systemdUnit')
+    : [];
+  const systemd = await observeSystemd(root, [
+    ...unitNames,
+    ...(policy.strict ? STANDARD_TOP_LEVEL : []),
+    ...dedicated.map((w) => dedicatedSliceName(w.name)),
+  ]);
+  if (systemd) {
+    const configured = dedicated
+      .map((w) => (w.match.kind === 'systemdUnit' ? systemd.units[w.match.unit]?.Slice : undefined))
+      .filter((s): s is string => !!s && isDedicatedSlice(s) && !systemd.units[s]);
+    if (configured.length > 0) {
+      Object.assign(systemd.units, (await observeSystemd(root, configured))?.units ?? {});
+    }
+    observed.systemd = systemd;
+  }
   // cpuset on a v1 hierarchy (legacy, or hybrid): the v1 backend observes, plans and applies.
   const { detectCgroupLayout } = await import('../cgroup/layout.js');
   const layout = await detectCgroupLayout(root);

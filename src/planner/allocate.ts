@@ -37,7 +37,7 @@ export function allocate(
   const out: WorkloadAllocation[] = [];
   for (const w of policy.workloads) {
     if (w.class !== 'exclusive') continue;
-    const target = workloadTarget(w, observed);
+    const target = workloadTarget(w, observed, policy.strict);
     const current = currentCores(topology, observed, target, coreById, eligible);
     const { picked, reason } =
       w.numa === 'spread'
@@ -76,7 +76,7 @@ export function allocate(
     out.push({
       name: w.name,
       class: 'batch',
-      target: workloadTarget(w, observed),
+      target: workloadTarget(w, observed, policy.strict),
       cpus: batchCpus,
       cores: [],
       nodes,

@@ -6,11 +6,13 @@ import type { ObservedGroup, ObservedState } from '../model/observed.js';
 import type { Policy } from '../model/policy.js';
 import { CpuSet } from '../model/cpuset.js';
 import type { Topology } from '../model/topology.js';
-import { ancestors, parentOf } from './targets.js';
+import { ancestors, parentOf, slicePlacement } from './targets.js';
 import type { Allocation, CgroupSetting, Change } from '../model/plan.js';
 import {
   fromSystemdValue,
   SYSTEMD_PROPERTY,
+  sliceDropInPath,
+  slicePath,
   type SystemdManagedFile,
   toSystemdValue,
   unitOfCgroup,
@@ -33,6 +35,9 @@ interface Desired {
   /** A systemd unit not running now: only its unit properties can be set. */
   absent?: boolean;
 }
+
+/** Top-level units every systemd host has (machine.slice once a VM or container runs). */
+export const STANDARD_TOP_LEVEL = ['init.scope', 'system.slice', 'user.slice', 'machine.slice'];
 
 const ROLE_RANK: Record<Role, number> = { exclusive: 0, batch: 1, fence: 2 };
 
@@ -69,6 +74,55 @@ export function cgroupChanges(
   const exclusiveCpus = CpuSet.of(
     allocation.workloads.filter((a) => a.class === 'exclusive').flatMap((a) => a.cpus.toArray()),
   );
+  // strict on a systemd host: exclusive services move to a top-level slice of their own (a Slice=
+  // drop-in isolate writes), which is then fenced and made the partition root (targets.ts).
+  const sliceMoves: Change[] = [];
+  const movingLater = new Set<string>();
+  for (const a of allocation.workloads) {
+    const spec = policy.workloads.find((w) => w.name === a.name)!;
+    const placed = known ? slicePlacement(spec, observed, policy.strict) : null;
+    if (!placed) continue;
+    const home = slicePath(placed.slice);
+    if (placed.move) {
+      sliceMoves.push({
+        backend: 'systemd',
+        target: placed.unit,
+        setting: 'Slice',
+        from: placed.configured || null,
+        to: placed.slice,
+        workload: a.name,
+        note: `isolate writes the drop-in ${sliceDropInPath(placed.unit)}; it takes effect at the unit's next restart (isolate never restarts it)`,
+      });
+    }
+    if (placed.pending !== null) {
+      movingLater.add(a.name);
+      warnings.push(
+        `${a.name}: ${placed.unit} runs in ${placed.pending}; it moves to ${placed.slice} at its next restart (systemctl restart ${placed.unit}). Until then it is fenced as a unit, ${parentOf(placed.pending)} is not fenced and ${home} is no partition root`,
+      );
+    }
+    // The slice gets the workload's settings before the unit runs in it (so it starts fenced), and a
+    // unit that carries its own AllowedCPUs=/AllowedMemoryNodes= keeps them equal to the slice's.
+    const extra: { path: string; memory: Desired['memory'] }[] = [];
+    if (placed.pending !== null && unitFor(home)) extra.push({ path: home, memory: a.memory });
+    const props = sd?.units[placed.unit];
+    if (placed.pending === null && (props?.AllowedCPUs || props?.AllowedMemoryNodes)) {
+      extra.push({ path: observed.cgroup.units[placed.unit] ?? `${home}/${placed.unit}`, memory: {} });
+    }
+    for (const x of extra) {
+      desired.push({
+        path: x.path,
+        role: 'exclusive',
+        workload: a.name,
+        cpus: a.cpus,
+        mems: CpuSet.of(a.mems),
+        memory: x.memory,
+        partition: false,
+        pids: [],
+        create: false,
+        absent: !exists(x.path),
+      });
+    }
+  }
   for (const a of allocation.workloads) {
     const spec = policy.workloads.find((w) => w.name === a.name)!;
     // A unit that is not running has no cgroup; systemd still takes its properties, so it starts fenced.
@@ -86,7 +140,7 @@ export function cgroupChanges(
         `${a.name}: this kernel${fs.kernel ? ` (${fs.kernel})` : ''} has no cpuset partitions (cpuset.cpus.partition, Linux 5.0+), so only cpuset.cpus fences ${a.target}: no other cgroup is kept off its CPUs by the kernel, only by isolate's own writes`,
       );
     }
-    if (a.class === 'exclusive' && fs.features.partition && !topLevel) {
+    if (a.class === 'exclusive' && fs.features.partition && !topLevel && !movingLater.has(a.name)) {
       warnings.push(
         `${a.name}: ${a.target} is not a top-level cgroup, so it cannot be a cpuset partition root; only cpuset.cpus fences it (put it in its own slice, e.g. kafka.slice, and use strict: true)`,
       );
@@ -112,7 +166,11 @@ export function cgroupChanges(
     const exclusiveTargets = desired.filter((d) => d.role === 'exclusive').map((d) => d.path);
     if (!known)
       warnings.push('strict: the top-level cgroups cannot be read here, so the fences are not listed');
-    for (const name of fs.topLevel) {
+    // Under systemd, the standard top-level units are fenced even before they run (user.slice starts
+    // at the first login), so they start fenced.
+    const names = new Set(fs.topLevel);
+    for (const u of STANDARD_TOP_LEVEL) if (sd?.units[u]) names.add(u);
+    for (const name of [...names].sort()) {
       const path = `/${name}`;
       if (targets.has(path)) continue;
       if (exclusiveTargets.some((t) => t.startsWith(`${path}/`))) {
@@ -129,14 +187,21 @@ export function cgroupChanges(
         partition: false,
         pids: [],
         create: false,
+        absent: known && !exists(path),
       });
     }
   }
 
+  // A unit with Delegate=yes hands its subtree (and its own cgroup.subtree_control) to its process,
+  // e.g. YARN's NodeManager: systemd never rewrites anything there, so cgroupfs writes below it last.
+  const delegated = (path: string) => {
+    const unit = unitFor(path);
+    return unit !== null && sd!.units[unit]!.Delegate === 'yes';
+  };
   const systemdOwned = (path: string) => {
     if (!known) return false;
-    const chain = [...ancestors(path), path];
-    return chain.some((p) => group(p)?.ownedBySystemd);
+    if (ancestors(path).some(delegated)) return false;
+    return [...ancestors(path), path].some((p) => group(p)?.ownedBySystemd);
   };
   const note = (path: string, setting: CgroupSetting) => {
     if (unitFor(path) && setting === 'cpuset.cpus.partition') {
@@ -202,8 +267,9 @@ export function cgroupChanges(
   }
   const byDepth = (a: string, b: string) => depth(a) - depth(b) || a.localeCompare(b);
   for (const p of [...need.keys()].sort(byDepth)) {
-    // systemd enables the controllers its units' properties need, down the slice tree.
-    if (unitFor(p)) continue;
+    // systemd enables the controllers its units' properties need, down the slice tree; below a
+    // delegated unit that is the delegatee's job (and isolate's, for the cgroups it is given).
+    if (unitFor(p) && !delegated(p)) continue;
     const current = value(p, 'cgroup.subtree_control');
     const have = new Set((current ?? '').split(/\s+/).filter(Boolean));
     const want = [...need.get(p)!].filter((c) => !have.has(c));
@@ -302,6 +368,7 @@ export function cgroupChanges(
   // slice tree (enabling cpuset from the root down), so the cgroupfs writes after it land in a tree
   // systemd has finished reshaping. Partitions stay last: they are cgroupfs writes after every change.
   return [
+    ...sliceMoves,
     ...changes.filter((c) => c.backend === 'systemd'),
     ...changes.filter((c) => c.backend !== 'systemd'),
   ];

@@ -14,6 +14,8 @@ export interface WriteOptions {
    * (`<root>/var/lib/isolate`): a typo in a path the user gave must not grow a directory tree.
    */
   createParents?: boolean;
+  /** File mode (default 0600). A systemd drop-in is 0644 like every other unit file. */
+  mode?: number;
 }
 
 /** What an lstat result is, in words, for a refusal. */
@@ -76,6 +78,8 @@ export async function writeFileAtomic(file: string, data: string, opts: WriteOpt
   );
   try {
     try {
+      // After creation, so the umask cannot narrow it.
+      if (opts.mode !== undefined) await fh.chmod(opts.mode);
       await fh.writeFile(data);
       await fh.sync();
     } finally {

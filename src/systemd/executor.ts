@@ -3,11 +3,14 @@
 // unit's cgroup files, which systemd rewrites on every reload. Rollback removes exactly the
 // drop-ins isolate created.
 import { existsSync, rmSync } from 'node:fs';
+import { mkdir, readFile, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type ChangeExecutor, StepError } from '../apply/executor.js';
 import { CpuSet } from '../model/cpuset.js';
 import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
+import { cgroupCpuList, sliceDropInPath, sliceDropInText } from '../model/systemd.js';
+import { writeFileAtomic } from '../sys/write.js';
 import { systemdRuns } from './observe.js';
 import { parseShow, systemctl } from './systemctl.js';
 
@@ -21,7 +24,7 @@ export function sameProperty(property: string, a: string | null, b: string | nul
   if (a === null || b === null) return a === b;
   if (property === 'AllowedCPUs' || property === 'AllowedMemoryNodes') {
     try {
-      return CpuSet.parse(a).equals(CpuSet.parse(b));
+      return CpuSet.parse(cgroupCpuList(a)).equals(CpuSet.parse(cgroupCpuList(b)));
     } catch {
       return a.trim() === b.trim();
     }
@@ -29,6 +32,14 @@ export function sameProperty(property: string, a: string | null, b: string | nul
   const norm = (v: string) => (v === 'max' ? 'infinity' : v === '[not set]' ? '' : v.trim());
   return norm(a) === norm(b);
 }
+
+/** What `systemctl show` prints for a property no unit file or drop-in sets. */
+const PROPERTY_DEFAULT: Record<string, string> = {
+  MemoryMin: '0',
+  MemoryLow: '0',
+  MemoryHigh: 'infinity',
+  MemoryMax: 'infinity',
+};
 
 export class SystemdExecutor implements ChangeExecutor {
   constructor(readonly root: string) {}
@@ -58,7 +69,13 @@ export class SystemdExecutor implements ChangeExecutor {
     return sameProperty(change.setting, a, b);
   }
 
+  /** The `Slice=` drop-in of a unit, under --root (which is / whenever systemd is asked). */
+  sliceDropIn(unit: string): string {
+    return path.join(this.root, sliceDropInPath(unit));
+  }
+
   async apply(change: Change): Promise<{ skipped?: string }> {
+    if (change.setting === 'Slice') return this.applySlice(change);
     await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${change.to}`]);
     const now = await this.read(change);
     if (!this.satisfied(change, now)) {
@@ -69,9 +86,51 @@ export class SystemdExecutor implements ChangeExecutor {
     return {};
   }
 
+  /**
+   * `Slice=` cannot be set on a loaded unit through set-property: isolate writes a drop-in (the one
+   * safe writer, 0644), reloads systemd and reads the configured slice back. The unit moves at its
+   * next start; isolate never restarts it.
+   */
+  private async applySlice(change: Change): Promise<{ skipped?: string }> {
+    const file = this.sliceDropIn(change.target);
+    const dir = path.dirname(file);
+    if (!existsSync(dir)) await mkdir(dir, { mode: 0o755 });
+    await writeFileAtomic(file, sliceDropInText(change.target, change.to), { mode: 0o644 });
+    await systemctl(['daemon-reload']);
+    const now = await this.read(change);
+    if (!this.satisfied(change, now)) {
+      throw new StepError(
+        `${file}: systemd reports Slice=${now ?? '(unit not loaded)'} for ${change.target} after daemon-reload (a later drop-in of the operator's sets another slice?); remove the conflicting Slice= or name that slice in the policy`,
+      );
+    }
+    return {};
+  }
+
+  /** Removes exactly isolate's Slice= drop-in (recognised by its header), and its directory if it is left empty. */
+  private async undoSlice(change: Change): Promise<{ note?: string }> {
+    const file = this.sliceDropIn(change.target);
+    const text = await readFile(file, 'utf8').catch(() => null);
+    if (text === null) return {};
+    if (!text.startsWith('# Written by isolate')) {
+      return { note: `${file} was not written by isolate; left in place` };
+    }
+    rmSync(file, { force: true });
+    await rmdir(path.dirname(file)).catch(() => {});
+    await systemctl(['daemon-reload']);
+    return {};
+  }
+
   async undo(change: Change, previous: string | null): Promise<{ note?: string }> {
+    if (change.setting === 'Slice') return this.undoSlice(change);
     const dropIn = runtimeDropIn(change.target, change.setting);
-    const unset = previous === null || previous === '' || previous === '[not set]';
+    // systemctl show prints a default, not "unset" (MemoryLow=0, MemoryMax=infinity): a property at
+    // its default before is restored by removing isolate's drop-in, not by pinning the default in
+    // one (seen on systemd 252: rollback otherwise left 50-MemoryLow.conf with MemoryLow=0 behind).
+    const unset =
+      previous === null ||
+      previous === '' ||
+      previous === '[not set]' ||
+      previous === PROPERTY_DEFAULT[change.setting];
     if (unset && existsSync(dropIn)) {
       // The property was not set before: remove isolate's drop-in rather than pinning a value.
       rmSync(dropIn, { force: true });

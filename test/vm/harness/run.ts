@@ -3,7 +3,15 @@
  * serial console. Tests of cgroup behaviour run here, on a real kernel, never on the host's cgroups.
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpioWriter } from './cpio.js';
@@ -172,6 +180,12 @@ export function spawnQemu(qemu: string, args: string[], timeoutMs: number): Prom
         .join('\n');
       const durationMs = Date.now() - started;
       if (timedOut) {
+        // The whole console of a run that hung, for debugging (the error carries only its tail).
+        const keep = process.env.ISOLATE_VM_CONSOLE_DIR;
+        if (keep) {
+          mkdirSync(keep, { recursive: true });
+          writeFileSync(join(keep, `timeout-${started}.log`), consoleText);
+        }
         reject(
           new VmTimeoutError(
             `qemu timed out after ${timeoutMs} ms; console tail:\n${consoleText.slice(-3000)}`,

@@ -14,7 +14,16 @@ export interface SystemdStandinOptions {
    * needs it (ansible-playbook in the guest); their affinity is asserted all the same.
    */
   kafkaBusy?: boolean;
+  /**
+   * Also a YARN NodeManager laid out as systemd recommends (docs/systemd.md): `NODEMANAGER_UNIT`
+   * with `Delegate=yes`, started at boot; the manager moves itself into the leaf `nodemanager/`,
+   * enables cpuset/cpu/memory for its subtree (as YARN's cgroups v2 handler does) and runs two busy
+   * containers in `<unit cgroup>/hadoop-yarn/container_{1,2}`.
+   */
+  nodeManager?: boolean;
 }
+
+export const NODEMANAGER_UNIT = 'hadoop-yarn-nodemanager.service';
 
 /**
  * Files and symlinks for runInSystemdVm. The Kafka stand-in's command line is
@@ -45,6 +54,20 @@ WantedBy=multi-user.target
     (opts.kafkaAtBoot ?? true)
       ? { [`${units}/multi-user.target.wants/${KAFKA_UNIT}`]: `${units}/${KAFKA_UNIT}` }
       : {};
+  if (opts.nodeManager) {
+    files[`${units}/${NODEMANAGER_UNIT}`] = `[Unit]
+Description=YARN NodeManager stand-in (Delegate=yes: the container hierarchy lives below the unit)
+
+[Service]
+Delegate=yes
+ExecStart=/usr/local/bin/nodemanager
+
+[Install]
+WantedBy=multi-user.target
+`;
+    files['/usr/local/bin/nodemanager'] = NODEMANAGER;
+    symlinks[`${units}/multi-user.target.wants/${NODEMANAGER_UNIT}`] = `${units}/${NODEMANAGER_UNIT}`;
+  }
   return { files, symlinks };
 }
 
@@ -61,4 +84,24 @@ mkdir -p "$cg"
   exec /usr/local/bin/standin "yarn.container_$n" "$threads" "$mode" </dev/null >/dev/null 2>&1
 ) &
 echo $!
+`;
+
+// No internal processes: a cgroup that enables controllers for its children holds none itself, so the
+// manager leaves the unit's own cgroup first (systemd >= 254 does this with DelegateSubgroup=).
+const NODEMANAGER = `#!/bin/bash
+U=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+mkdir -p "$U/nodemanager" "$U/hadoop-yarn"
+echo $$ > "$U/nodemanager/cgroup.procs"
+for c in cpuset cpu memory; do
+  echo "+$c" > "$U/cgroup.subtree_control"
+  echo "+$c" > "$U/hadoop-yarn/cgroup.subtree_control"
+done
+for n in 1 2; do
+  mkdir -p "$U/hadoop-yarn/container_$n"
+  (
+    echo "$BASHPID" > "$U/hadoop-yarn/container_$n/cgroup.procs"
+    exec /usr/local/bin/standin "yarn.nm_container_$n" 2 busy </dev/null >/dev/null 2>&1
+  ) &
+done
+exec /usr/local/bin/standin nodemanager 1 sleep </dev/null
 `;
