@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { makeHost, type SimHost } from '../raid/host.js';
 import { CLI } from '../cli/run.js';
 import { expectDocSample, sampleIds } from '../support/doc-samples.js';
-import { cli, hostWithPolicy, put, transcript } from './host.js';
+import { makeFakeV1Host } from '../support/fake-v1-host.js';
+import { cli, hostWithPolicy, KAFKA_FLINK, put, transcript } from './host.js';
 
 const DOC = 'docs/troubleshooting.md';
 const FIXTURE = 'qemu-2s-smt2';
@@ -19,12 +20,16 @@ function sample(id: string, text: string): void {
 }
 
 /** A host whose /sys/fs/cgroup is the v1 layout systemd mounts (plus cgroup2 at unified/ when hybrid). */
-function v1Host(hybrid: boolean): string {
-  const root = hostWithPolicy(FIXTURE);
-  const cg = join(root, 'sys/fs/cgroup');
-  rmSync(cg, { recursive: true });
-  for (const c of ['cpuset', 'cpu,cpuacct', 'memory', 'systemd']) mkdirSync(join(cg, c), { recursive: true });
-  if (hybrid) put(root, 'sys/fs/cgroup/unified/cgroup.controllers', '\n');
+/** A legacy (or hybrid) v1 host with a YARN hierarchy in cpu,cpuacct, and `policy` in place. */
+function v1Host(hybrid: boolean, policy: string): string {
+  const root = makeFakeV1Host(FIXTURE, {
+    layout: hybrid ? 'hybrid' : 'legacy',
+    cpus: '0-7',
+    mems: '0-1',
+    cpuGroups: ['hadoop-yarn'],
+    memoryGroups: ['hadoop-yarn'],
+  });
+  put(root, 'etc/isolate/policy.yaml', policy);
   return root;
 }
 
@@ -42,17 +47,27 @@ function planWarnings(root: string): string {
 
 describe('docs/troubleshooting.md', () => {
   it('cgroup v1 and hybrid hosts', () => {
-    const legacy = v1Host(false);
-    const a = cli(legacy, ['apply', '--yes']);
-    expect(a.code).toBe(1);
-    const hybrid = v1Host(true);
-    const h = cli(hybrid, ['apply', '--yes']);
-    expect(h.code).toBe(1);
+    // A policy with memory protection (low), which v1 cannot express: refused, host unchanged.
+    const withLow = KAFKA_FLINK.replace(
+      'match: {cgroup: /kafka.slice}}',
+      'match: {cgroup: /kafka.slice}, memory: {low: 1G}}',
+    );
+    const legacy = v1Host(false, withLow);
+    const refused = cli(legacy, ['plan', '--dry-run']);
+    expect(refused.code).toBe(1);
+    // The same policy without it: planned on the v1 cpuset hierarchy, which isolate owns.
+    const hybrid = v1Host(true, KAFKA_FLINK);
+    const planned = cli(hybrid, ['plan', '--dry-run']);
+    expect(planned.code).toBe(0);
+    expect(planned.stdout).toMatch(/cpuset\.cpu_exclusive/);
+    const head = planned.stdout.split('\n').filter((l) => /layout|cpu_exclusive|^Changes/.test(l));
     sample(
       'cgroup-v1',
-      planWarnings(legacy) +
-        transcript(legacy, 'isolate apply --yes', a) +
-        transcript(hybrid, 'isolate apply --yes', h),
+      transcript(legacy, 'isolate plan --dry-run', refused) +
+        transcript(hybrid, "isolate plan --dry-run | grep -E 'layout|cpu_exclusive|^Changes'", {
+          ...planned,
+          stdout: `${head.join('\n')}\n`,
+        }),
     );
   });
 
