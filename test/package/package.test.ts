@@ -212,3 +212,42 @@ describe('the .deb', () => {
     });
   }, 600_000);
 });
+
+describe('the .deb maintainer scripts', () => {
+  // prerm runs with stand-ins for isolate and deb-systemd-invoke on PATH that record their calls.
+  const prerm = (arg: string, rollbackExit = 0) => {
+    const dir = mkdtempSync(join(tmpdir(), 'isolate-prerm-'));
+    const calls = join(dir, 'calls');
+    for (const [name, code] of [
+      ['isolate', rollbackExit],
+      ['deb-systemd-invoke', 0],
+    ] as const) {
+      writeFileSync(join(dir, name), `#!/bin/sh\necho "${name} $*" >> ${calls}\nexit ${code}\n`, {
+        mode: 0o755,
+      });
+    }
+    const r = spawnSync('sh', [join(REPO, 'packaging/deb/prerm'), arg], {
+      encoding: 'utf8',
+      env: { PATH: `${dir}:/usr/bin:/bin` },
+    });
+    return { code: r.status, stderr: r.stderr, calls: existsSync(calls) ? readFileSync(calls, 'utf8') : '' };
+  };
+
+  it('prerm remove stops the agent and rolls the host back; a failed rollback does not block removal', () => {
+    const ok = prerm('remove');
+    expect(ok.code).toBe(0);
+    expect(ok.calls).toMatch(/^isolate rollback$/m);
+    if (existsSync('/run/systemd/system')) {
+      expect(ok.calls.indexOf('deb-systemd-invoke stop')).toBeLessThan(ok.calls.indexOf('isolate rollback'));
+    }
+    const failed = prerm('remove', 3);
+    expect(failed.code).toBe(0);
+    expect(failed.stderr).toMatch(/rollback on removal failed/);
+  });
+
+  it('prerm upgrade leaves the host as it is', () => {
+    const r = prerm('upgrade');
+    expect(r.code).toBe(0);
+    expect(r.calls).toBe('');
+  });
+});
