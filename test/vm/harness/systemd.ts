@@ -32,6 +32,13 @@ export interface RunInSystemdVmOptions {
   symlinks?: Record<string, string>;
   /** Units of MASKED_UNITS, or generator names, to leave enabled in this guest. */
   keepUnits?: string[];
+  /**
+   * true (default): the unified layout (cgroup2 only). false: systemd 252's pure legacy layout, v1
+   * hierarchies at /sys/fs/cgroup/<controller> with its own tracking in name=systemd and no cgroup2
+   * (`unified_cgroup_hierarchy=0` alone would give hybrid: Debian's systemd defaults to cgroup2 for
+   * its own tracking, so `legacy_systemd_cgroup_controller=1` is needed too).
+   */
+  unifiedCgroupHierarchy?: boolean;
   /** Appended to the kernel command line (e.g. `systemd.log_level=debug`). */
   kernelArgs?: string;
   extraQemuArgs?: string[];
@@ -74,9 +81,13 @@ systemctl poweroff -ff || echo o > /proc/sysrq-trigger
 sleep infinity
 `;
 
-// PID 1, the cgroup v2 layout, no "[ OK ]" lines between the scenario's markers.
-const SYSTEMD_APPEND =
-  'rdinit=/lib/systemd/systemd systemd.unified_cgroup_hierarchy=1 systemd.show_status=false';
+// PID 1, the cgroup layout, no "[ OK ]" lines between the scenario's markers.
+const systemdAppend = (unified: boolean) =>
+  `rdinit=/lib/systemd/systemd ${
+    unified
+      ? 'systemd.unified_cgroup_hierarchy=1'
+      : 'systemd.unified_cgroup_hierarchy=0 systemd.legacy_systemd_cgroup_controller=1'
+  } systemd.show_status=false`;
 
 /**
  * Units masked in every systemd guest unless `keepUnits` names them. Under TCG each unit that runs a
@@ -165,7 +176,7 @@ async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
 
     const layout = {
       ...opts.layout,
-      kernelArgs: [opts.layout.kernelArgs, SYSTEMD_APPEND, opts.kernelArgs].filter(Boolean).join(' '),
+      kernelArgs: [opts.layout.kernelArgs, systemdAppend(opts.unifiedCgroupHierarchy ?? true), opts.kernelArgs].filter(Boolean).join(' '),
     };
     const { args, append } = qemuArgsFor(layout, opts.extraQemuArgs);
     const full = [...args, '-kernel', pre.kernel.vmlinuz, '-initrd', initrd, '-append', append];
