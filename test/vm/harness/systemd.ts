@@ -176,7 +176,13 @@ async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
 
     const layout = {
       ...opts.layout,
-      kernelArgs: [opts.layout.kernelArgs, systemdAppend(opts.unifiedCgroupHierarchy ?? true), opts.kernelArgs].filter(Boolean).join(' '),
+      kernelArgs: [
+        opts.layout.kernelArgs,
+        systemdAppend(opts.unifiedCgroupHierarchy ?? true),
+        opts.kernelArgs,
+      ]
+        .filter(Boolean)
+        .join(' '),
     };
     const { args, append } = qemuArgsFor(layout, opts.extraQemuArgs);
     const full = [...args, '-kernel', pre.kernel.vmlinuz, '-initrd', initrd, '-append', append];
