@@ -35,8 +35,8 @@ export interface RunInSystemdVmOptions {
   /**
    * true (default): the unified layout (cgroup2 only). false: systemd 252's pure legacy layout, v1
    * hierarchies at /sys/fs/cgroup/<controller> with its own tracking in name=systemd and no cgroup2
-   * (`unified_cgroup_hierarchy=0` alone would give hybrid: Debian's systemd defaults to cgroup2 for
-   * its own tracking, so `legacy_systemd_cgroup_controller=1` is needed too).
+   * (`unified_cgroup_hierarchy=0` alone would give hybrid, by systemd's default of cgroup2 for its own
+   * tracking hierarchy (not booted here), so `legacy_systemd_cgroup_controller=1` is needed too).
    */
   unifiedCgroupHierarchy?: boolean;
   /** Appended to the kernel command line (e.g. `systemd.log_level=debug`). */
