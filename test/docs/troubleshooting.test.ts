@@ -2,7 +2,7 @@
 // to have that problem (a cgroup v1 or hybrid layout, cpuset bound elsewhere, a kernel without cpuset
 // partitions, a RAID controller without its tool, a cgroup write the kernel refuses).
 import { spawnSync } from 'node:child_process';
-import { chownSync, mkdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeHost, type SimHost } from '../raid/host.js';
@@ -31,18 +31,6 @@ function v1Host(hybrid: boolean, policy: string): string {
   });
   put(root, 'etc/isolate/policy.yaml', policy);
   return root;
-}
-
-/** `isolate plan --dry-run | sed -n '/^Warnings:/,$p'`, the pipeline done here. */
-function planWarnings(root: string): string {
-  const r = cli(root, ['plan', '--dry-run']);
-  expect(r.code).toBe(0);
-  const at = r.stdout.indexOf('Warnings:');
-  expect(at).toBeGreaterThan(0);
-  return transcript(root, "isolate plan --dry-run | sed -n '/^Warnings:/,$p'", {
-    ...r,
-    stdout: r.stdout.slice(at),
-  });
 }
 
 describe('docs/troubleshooting.md', () => {
