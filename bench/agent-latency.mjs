@@ -61,6 +61,7 @@ const intervalMs = ms(interval);
 const kit = await loadVmKit();
 const script = `
 . /harness/lib.sh
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 fake_host
 standin kafka.Kafka 4 sleep &
 sh -c "echo \\$\\$ > $CG/hadoop-yarn/container_01/cgroup.procs; exec standin yarn.c1 2 sleep" &
