@@ -185,6 +185,19 @@ describe('audit', () => {
     expect(r.summary).toMatch(/not exclusive/);
   });
 
+  it("warns about memory off the workload's node only when it is more than a few stray pages", async () => {
+    const stat = (n0: number, n1: number) =>
+      put('sys/fs/cgroup/kafka.slice/memory.numa_stat', `anon N0=${n0} N1=${n1}\nfile N0=0 N1=0\n`);
+    await stat(73_728, 4096); // 5.3 % but one page
+    const small = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(small.findings.map((f) => f.message).join('\n')).not.toMatch(/off its node/);
+    await stat(1024 * 1024 * 1024, 64 * 1024 * 1024);
+    const big = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(big.findings.map((f) => f.message).join('\n')).toMatch(
+      /of kafka's memory \(67108864 bytes\) is off its node\(s\) 0/,
+    );
+  });
+
   it('reads per-node memory from memory.numa_stat', () => {
     expect(numaBytes('anon N0=100 N1=5\nfile N0=10 N1=0\nkernel_stack N0=7 N1=7\n')).toEqual({
       '0': 110,

@@ -140,8 +140,9 @@ function roleFiles(): Record<string, string> {
 }
 
 // Off by default (ISOLATE_VM_ROLE=1 runs it): on the merged main of 2026-11-30 its convergence step
-// failed once in the full suite (`isolate check` not 0 within 120 tries, 1,329 s of guest time beside
-// another guest) after passing on its branch; the cause is not found yet (issue 11 stays open). It is
+// failed twice (`isolate check` not 0 within 120 tries): the host was converged, but check warned that
+// 4 KiB (5.3 %) of the sleeping Kafka stand-in's memory was off its node. The audit now ignores less
+// than 16 MiB off-node (test/audit/check.test.ts); not yet re-run here (issue 11 stays open). It is
 // also the longest VM file (15-22 min under TCG), past the suite's 30-minute budget with it.
 describe.skipIf(process.env.ISOLATE_VM_ROLE !== '1')(
   'the Ansible role in the real-systemd guest, over the local connection',
