@@ -14,7 +14,7 @@ import { constants } from 'node:fs';
 import { mkdir, open, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Change } from '../model/plan.js';
-import { CpuSet } from '../model/cpuset.js';
+import { CpuSet, sameCpuList } from '../model/cpuset.js';
 import { errCode, errnoMeaning } from './errno.js';
 import { cgroupDir, exists, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
 import { writeRefusal } from './observe.js';
@@ -45,13 +45,7 @@ function tokens(v: string | null): string[] {
 
 export function sameValue(setting: string, a: string | null, b: string | null): boolean {
   if (a === null || b === null) return a === b;
-  if (CPU_LISTS.has(setting)) {
-    try {
-      return CpuSet.parse(a).equals(CpuSet.parse(b));
-    } catch {
-      return a.trim() === b.trim();
-    }
-  }
+  if (CPU_LISTS.has(setting)) return sameCpuList(a, b);
   if (MEMORY.has(setting)) {
     const x = parseBytes(a);
     const y = parseBytes(b);

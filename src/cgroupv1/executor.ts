@@ -14,7 +14,7 @@ import { errCode, errnoMeaning } from '../cgroup/errno.js';
 import { cgroupMount, isDir, normCgPath, readTrim } from '../cgroup/fsutil.js';
 import { detectCgroupLayout } from '../cgroup/layout.js';
 import { UNIFIED_PARAM } from '../model/observed.js';
-import { CpuSet } from '../model/cpuset.js';
+import { CpuSet, sameCpuList } from '../model/cpuset.js';
 import { changeSubject } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
@@ -35,13 +35,7 @@ function bytes(v: string): number | 'max' | null {
 
 export function sameV1Value(setting: string, a: string | null, b: string | null): boolean {
   if (a === null || b === null) return a === b;
-  if (CPU_LISTS.has(setting)) {
-    try {
-      return CpuSet.parse(a).equals(CpuSet.parse(b));
-    } catch {
-      return a.trim() === b.trim();
-    }
-  }
+  if (CPU_LISTS.has(setting)) return sameCpuList(a, b);
   if (BYTES.has(setting)) {
     const x = bytes(a);
     const y = bytes(b);

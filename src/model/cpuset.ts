@@ -123,3 +123,12 @@ export class CpuSet {
 export class CpuSetParseError extends Error {
   override name = 'CpuSetParseError';
 }
+
+/** Two CPU list files' contents name the same CPUs (`0-1,4` = `0,1,4`); unparsable text compares as text. */
+export function sameCpuList(a: string, b: string): boolean {
+  try {
+    return CpuSet.parse(a).equals(CpuSet.parse(b));
+  } catch {
+    return a.trim() === b.trim();
+  }
+}
