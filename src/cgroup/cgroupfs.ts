@@ -14,7 +14,7 @@ import { constants } from 'node:fs';
 import { mkdir, open, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Change } from '../model/plan.js';
-import { CpuSet, sameCpuList } from '../model/cpuset.js';
+import { sameCpuList } from '../model/cpuset.js';
 import { errCode, errnoMeaning } from './errno.js';
 import { cgroupDir, exists, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
 import { writeRefusal } from './observe.js';

@@ -14,7 +14,7 @@ import { errCode, errnoMeaning } from '../cgroup/errno.js';
 import { cgroupMount, isDir, normCgPath, readTrim } from '../cgroup/fsutil.js';
 import { detectCgroupLayout } from '../cgroup/layout.js';
 import { UNIFIED_PARAM } from '../model/observed.js';
-import { CpuSet, sameCpuList } from '../model/cpuset.js';
+import { sameCpuList } from '../model/cpuset.js';
 import { changeSubject } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
