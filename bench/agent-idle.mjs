@@ -2,8 +2,13 @@
 // 2,000 sleeping stand-in processes × 10 threads in the process table (killed afterwards, by PID).
 // The agent reads the live /proc through `--root` (a temp dir whose proc/ links to /proc, with a
 // sysfs fixture and a cgroup tree of plain files), so the machine's own cgroups are never touched.
+// It runs in a private mount namespace (`unshare --mount`, root) where /sys/fs/cgroup is a cgroup2
+// mount only: the layout check reads the live /proc/self/mountinfo, and on a v1 or hybrid bench host
+// that table would contradict the unified fixture tree. Nothing is mounted or unmounted outside it.
 // Targets (issue 10): RSS ≤ 60 MB, CPU ≤ 0.5 % of one core.
 // Run after `npm run build`: node bench/agent-idle.mjs [procs] [threads] [seconds] [matcher: cgroup|process]
+// AGENT_BIN=out/isolate measures the packaged executable (after `npm run package`) instead of
+// `node dist/cli.js` under the Node running this script.
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,13 +53,36 @@ workloads:
 `,
 );
 
+// argv prefix: run the rest in a mount namespace of its own whose /sys/fs/cgroup is cgroup2 alone.
+const PRIVATE_CGROUP2 = [
+  '--mount',
+  '--propagation',
+  'private',
+  'sh',
+  '-c',
+  'umount -R /sys/fs/cgroup 2>/dev/null; mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"',
+  'sh',
+];
+
 const cpuTicks = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
   return Number(rest[11]) + Number(rest[12]); // utime + stime, clock ticks
 };
-const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+const statusKb = (pid, field) =>
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
+const rssKb = (pid) => statusKb(pid, 'VmRSS');
 const hz = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+// The program measured: the packaged executable, or this Node with dist/cli.js (and AGENT_NODE_ARGS,
+// e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it).
+const isolateCmd = process.env.AGENT_BIN
+  ? [process.env.AGENT_BIN]
+  : [
+      process.execPath,
+      ...(process.env.AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      join(repo, 'dist/cli.js'),
+    ];
 
 const started = [];
 let agent;
@@ -62,11 +90,10 @@ try {
   const out = execFileSync(bin, ['--fanout', String(procs), String(threads - 1)], { encoding: 'utf8' });
   for (const l of out.split('\n')) if (/^\d+$/.test(l)) started.push(Number(l));
   agent = spawn(
-    process.execPath,
+    'unshare',
     [
-      // Node flags for the agent, e.g. AGENT_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
-      ...(process.env.AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean),
-      join(repo, 'dist/cli.js'),
+      ...PRIVATE_CGROUP2,
+      ...isolateCmd,
       'agent',
       '--root',
       root,
@@ -96,10 +123,22 @@ try {
   console.log(
     `agent over ${seconds} s at a 1 s interval: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %)`,
   );
-  console.log(`agent resident memory: ${rss.toFixed(1)} MB (target ≤ 60 MB)`);
+  const part = (f) => (statusKb(agent.pid, f) / 1024).toFixed(1);
+  console.log(
+    `agent resident memory: ${rss.toFixed(1)} MB (target ≤ 60 MB; anonymous ${part('RssAnon')}, file ${part('RssFile')})`,
+  );
   // The full thread audit (the agent's --check-interval, and `isolate check`) on the same host: what
   // one run costs, start-up included. The shell's `times` gives the child's CPU.
-  const checkCmd = [process.execPath, join(repo, 'dist/cli.js'), 'check', '--root', root, '--policy', policy];
+  const checkCmd = [
+    'unshare',
+    ...PRIVATE_CGROUP2,
+    ...isolateCmd,
+    'check',
+    '--root',
+    root,
+    '--policy',
+    policy,
+  ];
   const timed = execFileSync('sh', ['-c', `"$@" >/dev/null 2>&1; times`, 'sh', ...checkCmd], {
     encoding: 'utf8',
     env: { ...process.env, ISOLATE_LOG: 'off' },

@@ -6,6 +6,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import path from 'node:path';
 import type { CheckReport } from '../audit/report.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
+import { probeNewMatch } from '../cgroup/observe.js';
 import { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import { readPsi } from '../cgroup/psi.js';
 import { UserError } from '../model/errors.js';
@@ -141,6 +142,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         0,
         Math.min(o.intervalMs, due(backoff, Date.now()) ? o.intervalMs : backoff.nextAt - Date.now()),
       );
+      const probing = startProbe(o, processScan, nudge);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, sleepMs);
         wake = () => {
@@ -149,12 +151,43 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         };
       });
       wake = null;
+      probing.stop();
       if (o.stop.aborted) return 0;
     }
   } finally {
     for (const w of watchers.values()) w.close();
     await o.notify?.stopping();
   }
+}
+
+/** The probe for new matching processes runs this often between rounds (a quarter interval, ≥ 100 ms). */
+export function probePeriodMs(intervalMs: number): number {
+  return Math.max(100, Math.floor(intervalMs / 4));
+}
+
+/**
+ * Between rounds, look for processes born since the last round that a `process:` matcher selects
+ * (proc-scan.ts): a new broker then waits a fraction of the interval, not the rest of it. Costs one
+ * read of /proc/loadavg per probe while no task is born; nothing without process matchers.
+ */
+function startProbe(o: AgentOptions, memo: ProcessScanMemo, nudge: () => void): { stop: () => void } {
+  if (!memo.target() || o.once) return { stop: () => {} };
+  let busy = false;
+  const t = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    probeNewMatch(memo)
+      .then((pid) => {
+        if (pid === null) return;
+        o.log('debug', 'new matching process; reconciling now', { pid });
+        nudge();
+      })
+      .catch(() => {}) // the round reads /proc itself and reports what fails there
+      .finally(() => {
+        busy = false;
+      });
+  }, probePeriodMs(o.intervalMs));
+  return { stop: () => clearInterval(t) };
 }
 
 /** Re-read sysfs only when the online lists change (hotplug), or every TOPOLOGY_REFRESH_MS anyway. */

@@ -4,7 +4,7 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { CgroupLayout, ObservedCgroupFs, ObservedGroup, ObservedState } from '../model/observed.js';
 import { unavailableCgroupFs } from '../model/observed.js';
-import type { ProcessScanMemo } from './proc-scan.js';
+import { type ProcessMatcher, type ProcessScanMemo, readLastPid } from './proc-scan.js';
 import { detectCgroupLayout } from './layout.js';
 import {
   cgroupDir,
@@ -21,14 +21,7 @@ import {
   readTrimSync,
 } from './fsutil.js';
 
-export interface ProcessMatcher {
-  /** Regex source matched against the command line (arguments joined by spaces). */
-  cmdline?: string;
-  /** Executable path (exact) or basename, compared with the `/proc/<pid>/exe` link. */
-  exe?: string;
-  /** User name or numeric uid (real uid). */
-  user?: string | number;
-}
+export type { ProcessMatcher } from './proc-scan.js';
 
 export interface ObserveRequest {
   paths: string[];
@@ -296,11 +289,70 @@ async function resolveUid(root: string, user: string | number): Promise<number |
   return null;
 }
 
+interface CompiledMatcher {
+  name: string;
+  re: RegExp | undefined;
+  exe: string | undefined;
+  uid: number | null | undefined;
+  wantsUser: boolean;
+}
+
+async function compileMatchers(
+  root: string,
+  matchers: Record<string, ProcessMatcher>,
+): Promise<CompiledMatcher[]> {
+  return Promise.all(
+    Object.keys(matchers).map(async (n) => {
+      const m = matchers[n]!;
+      const re = m.cmdline !== undefined ? new RegExp(m.cmdline) : undefined;
+      const uid = m.user === undefined ? undefined : await resolveUid(root, m.user);
+      return { name: n, re, exe: m.exe, uid, wantsUser: m.user !== undefined };
+    }),
+  );
+}
+
+/**
+ * The matchers `/proc/<pid>` satisfies (all criteria of one matcher must hold); null when it cannot be
+ * read, is a kernel thread (empty cmdline) or a zombie.
+ */
+function matchPid(procDir: string, pid: string, compiled: CompiledMatcher[]): string[] | null {
+  const base = `${procDir}/${pid}`;
+  const raw = readHeadSync(`${base}/cmdline`, MAX_PROC_FILE);
+  if (raw === null || raw === '') return null;
+  const cmdline = raw.replace(/\0+$/, '').split('\0').join(' ');
+  let exe: string | null | undefined;
+  let uid: number | null | undefined;
+  const names: string[] = [];
+  for (const c of compiled) {
+    if (c.re && !c.re.test(cmdline)) continue;
+    if (c.exe !== undefined) {
+      if (exe === undefined) {
+        try {
+          exe = readlinkSync(`${base}/exe`).replace(/ \(deleted\)$/, '');
+        } catch {
+          exe = null;
+        }
+      }
+      if (!exe || (exe !== c.exe && path.basename(exe) !== c.exe)) continue;
+    }
+    if (c.wantsUser) {
+      if (uid === undefined) {
+        const status = readHeadSync(`${base}/status`, MAX_PROC_FILE);
+        const m = status ? /^Uid:\s+(\d+)/m.exec(status) : null;
+        uid = m ? Number(m[1]) : null;
+      }
+      if (c.uid === null || c.uid === undefined || uid !== c.uid) continue;
+    }
+    names.push(c.name);
+  }
+  return names;
+}
+
 /**
  * Scan `<root>/proc/<pid>` for the processes each matcher selects. Kernel threads (empty cmdline)
- * and isolate itself are never matched. All criteria of one matcher must hold. Synchronous reads
- * into one buffer: /proc files are generated in memory, and thousands of async reads cost far more
- * in promise and threadpool overhead than the reads themselves.
+ * and isolate itself are never matched. Synchronous reads into one buffer: /proc files are generated
+ * in memory, and thousands of async reads cost far more in promise and threadpool overhead than the
+ * reads themselves.
  */
 export async function matchProcesses(
   root: string,
@@ -312,26 +364,16 @@ export async function matchProcesses(
   const cgroups: Record<number, string> = {};
   for (const n of names) matched[n] = [];
   if (names.length === 0) return { matched, cgroups };
-  const compiled = await Promise.all(
-    names.map(async (n) => {
-      const m = matchers[n]!;
-      let re: RegExp | undefined;
-      if (m.cmdline !== undefined) re = new RegExp(m.cmdline);
-      const uid = m.user === undefined ? undefined : await resolveUid(root, m.user);
-      return { name: n, re, exe: m.exe, uid, wantsUser: m.user !== undefined };
-    }),
-  );
-  const needExe = compiled.some((c) => c.exe !== undefined);
-  const needUid = compiled.some((c) => c.wantsUser);
+  const compiled = await compileMatchers(root, matchers);
   const procDir = path.join(root, 'proc');
-  let entries: string[];
+  memo?.begin(root, matchers);
+  let entries: Iterable<string>;
   try {
-    entries = readdirSync(procDir);
+    entries = memo ? memo.list(procDir) : readdirSync(procDir);
   } catch {
     return { matched, cgroups };
   }
   const self = root === '/' ? process.pid : -1;
-  memo?.begin(`${root}\0${JSON.stringify(matchers)}`);
   const present = new Set<number>();
   for (const e of entries) {
     const c0 = e.charCodeAt(0);
@@ -340,41 +382,50 @@ export async function matchProcesses(
     if (pid === self) continue;
     present.add(pid);
     if (memo?.skip(pid)) continue;
-    const base = `${procDir}/${e}`;
-    const raw = readHeadSync(`${base}/cmdline`, MAX_PROC_FILE);
-    memo?.saw(pid, false); // corrected below when it matches
-    if (raw === null || raw === '') continue; // exited, kernel thread or zombie
-    const cmdline = raw.replace(/\0+$/, '').split('\0').join(' ');
-    let exe: string | null = null;
-    if (needExe) {
-      try {
-        exe = readlinkSync(`${base}/exe`).replace(/ \(deleted\)$/, '');
-      } catch {
-        exe = null;
-      }
-    }
-    let uid: number | null = null;
-    if (needUid) {
-      const status = readHeadSync(`${base}/status`, MAX_PROC_FILE);
-      const m = status ? /^Uid:\s+(\d+)/m.exec(status) : null;
-      uid = m ? Number(m[1]) : null;
-    }
-    let any = false;
-    for (const c of compiled) {
-      if (c.re && !c.re.test(cmdline)) continue;
-      if (c.exe !== undefined && (!exe || (exe !== c.exe && path.basename(exe) !== c.exe))) continue;
-      if (c.wantsUser && (c.uid === null || c.uid === undefined || uid !== c.uid)) continue;
-      matched[c.name]!.push(pid);
-      any = true;
-    }
-    if (any) {
-      memo?.saw(pid, true);
-      const cg = readHeadSync(`${base}/cgroup`, MAX_PROC_FILE);
-      const p = cg ? parseProcCgroup(cg) : null;
-      if (p) cgroups[pid] = p;
-    }
+    const hits = matchPid(procDir, e, compiled);
+    memo?.saw(pid, (hits?.length ?? 0) > 0);
+    if (!hits?.length) continue;
+    for (const n of hits) matched[n]!.push(pid);
+    const cg = readHeadSync(`${procDir}/${e}/cgroup`, MAX_PROC_FILE);
+    const p = cg ? parseProcCgroup(cg) : null;
+    if (p) cgroups[pid] = p;
   }
   memo?.end(present);
   for (const n of names) matched[n]!.sort((a, b) => a - b);
   return { matched, cgroups };
+}
+
+/**
+ * Between rounds: a PID born since the last look that a workload's process matcher selects and that
+ * is not already known (a new thread of a placed process shows its process's command line too), or
+ * null. Reads nothing when no task was born, and at most PROBE_MAX_BIRTHS PIDs; what it cannot judge
+ * is left to the next round, which reads every young PID anyway.
+ */
+export async function probeNewMatch(memo: ProcessScanMemo): Promise<number | null> {
+  const target = memo.target();
+  if (!target) return null;
+  const procDir = path.join(target.root, 'proc');
+  const pids = memo.births(readLastPid(procDir));
+  if (pids.length === 0) return null;
+  const compiled = await compileMatchers(target.root, target.matchers);
+  const self = target.root === '/' ? process.pid : -1;
+  for (const pid of pids) {
+    if (pid === self) continue;
+    const hits = matchPid(procDir, String(pid), compiled);
+    if (hits === null) {
+      // Not there (a thread that ended, a PID of another namespace) or a kernel thread.
+      memo.probed(pid, 'settled');
+      continue;
+    }
+    if (hits.length === 0) {
+      memo.probed(pid, 'young'); // may exec into a match in a moment
+      continue;
+    }
+    memo.probed(pid, 'settled');
+    const status = readHeadSync(`${procDir}/${pid}/status`, MAX_PROC_FILE);
+    const tgid = status ? /^Tgid:\s+(\d+)/m.exec(status) : null;
+    if (tgid && memo.isMatched(Number(tgid[1]))) continue;
+    return pid;
+  }
+  return null;
 }

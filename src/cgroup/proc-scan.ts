@@ -8,6 +8,16 @@
 // and every PID is re-read at least every `fullScanMs`. The one thing that waits up to `fullScanMs`:
 // a process that has run for several rounds under another command line and then execs into a
 // matching one.
+//
+// Two cheaper looks at the kernel's PID counter (the last field of /proc/loadavg: the last PID the
+// kernel handed out, threads included):
+// - a round does not list /proc again (with 20,000 threads the kernel's readdir of /proc walks every
+//   one of them, ~5-8 ms a round) but looks up only the PIDs born since the last round, until the
+//   next full scan or a burst of births;
+// - between rounds the agent probes the PIDs born since the last look (`births`), so a new broker is
+//   placed in a fraction of the interval instead of waiting for the next round.
+import { readdirSync } from 'node:fs';
+import { readHeadSync, readTrimSync } from './fsutil.js';
 
 export interface ProcessScanOptions {
   /** Every PID is read again at least this often. */
@@ -18,12 +28,59 @@ export interface ProcessScanOptions {
 
 export const DEFAULT_PROCESS_SCAN: ProcessScanOptions = { fullScanMs: 30_000, youngScans: 3 };
 
+/** More births than this between two probes is a busy host: the next round reads them all instead. */
+export const PROBE_MAX_BIRTHS = 64;
+
+/** The last PID the kernel allocated in this PID namespace (/proc/loadavg's last field); null when unknown. */
+export function readLastPid(procDir: string): number | null {
+  const text = readTrimSync(`${procDir}/loadavg`);
+  const last = text?.slice(text.lastIndexOf(' ') + 1);
+  return last && /^\d+$/.test(last) ? Number(last) : null;
+}
+
+/** Which processes a `process:` workload selects; every given criterion must hold. */
+export interface ProcessMatcher {
+  /** Regex source matched against the command line (arguments joined by spaces). */
+  cmdline?: string;
+  /** Executable path (exact) or basename, compared with the `/proc/<pid>/exe` link. */
+  exe?: string;
+  /** User name or numeric uid (real uid). */
+  user?: string | number;
+}
+
+/** A PID's task: a process (thread-group leader, listed in /proc), a thread of one, or not there. */
+function taskKind(procDir: string, pid: number): 'process' | 'thread' | 'absent' {
+  const status = readHeadSync(`${procDir}/${pid}/status`, 512);
+  const tgid = status ? /^Tgid:\s+(\d+)/m.exec(status) : null;
+  if (!tgid) return 'absent';
+  return Number(tgid[1]) === pid ? 'process' : 'thread';
+}
+
+/** What the last round scanned with: the probe between rounds reads with the same matchers. */
+export interface ScanTarget {
+  root: string;
+  matchers: Record<string, ProcessMatcher>;
+}
+
 export class ProcessScanMemo {
   /** PID → scans in a row in which it matched nothing. */
   private quiet = new Map<number, number>();
+  /** PIDs that matched a workload in the last scan that read them. */
+  private matched = new Set<number>();
   private nextFull = 0;
   private signature = '';
   private full = true;
+  private listing: {
+    lastPid: number;
+    names: Set<string>;
+    /** PIDs born but not visible at the last look: looked up once more. */
+    unseen: Map<number, number>;
+  } | null = null;
+  private scanned: ScanTarget | null = null;
+  /** The last PID the probe (or a round's listing) has accounted for. */
+  private probeCursor: number | null = null;
+  /** PIDs the probe saw born but not (yet) matching: re-read in the next probes (exec after fork). */
+  private pending = new Map<number, number>();
 
   constructor(
     private readonly options: ProcessScanOptions = DEFAULT_PROCESS_SCAN,
@@ -31,15 +88,56 @@ export class ProcessScanMemo {
   ) {}
 
   /** Start a scan for these matchers; a change of matchers forgets everything. */
-  begin(signature: string): void {
+  begin(root: string, matchers: Record<string, ProcessMatcher>): void {
+    const signature = `${root}\0${JSON.stringify(matchers)}`;
     if (signature !== this.signature) {
       this.signature = signature;
       this.quiet.clear();
+      this.matched.clear();
+      this.listing = null;
       this.nextFull = 0;
     }
+    this.scanned = { root, matchers };
     const t = this.now();
     this.full = t >= this.nextFull;
     if (this.full) this.nextFull = t + this.options.fullScanMs;
+  }
+
+  /**
+   * The PIDs in `<root>/proc`. Listed in full only for a full scan, after a burst of births or when the
+   * counter is unknown; otherwise the last listing plus the PIDs born since (each one looked up: a
+   * process joins, a thread does not). The counter is read first, so a task born during a listing
+   * is looked up by the next round. PIDs that ended stay listed until the next full scan (reading
+   * them fails, which is how an ended PID is seen anyway). Throws like readdirSync.
+   */
+  list(procDir: string): Iterable<string> {
+    const lastPid = readLastPid(procDir);
+    const l = this.listing;
+    this.probeCursor = lastPid;
+    this.pending.clear();
+    if (
+      !this.full &&
+      lastPid !== null &&
+      l &&
+      lastPid >= l.lastPid &&
+      lastPid - l.lastPid <= PROBE_MAX_BIRTHS
+    ) {
+      const pids = [...l.unseen.keys()];
+      for (let pid = l.lastPid + 1; pid <= lastPid; pid++) pids.push(pid);
+      for (const pid of pids) {
+        const kind = taskKind(procDir, pid);
+        if (kind === 'process') l.names.add(String(pid));
+        // Not visible yet (its PID is handed out before its task is attached), or already gone: once more.
+        const tries = (l.unseen.get(pid) ?? 0) + 1;
+        if (kind === 'absent' && tries < 2) l.unseen.set(pid, tries);
+        else l.unseen.delete(pid);
+      }
+      l.lastPid = lastPid;
+      return l.names;
+    }
+    const names = readdirSync(procDir);
+    this.listing = lastPid === null ? null : { lastPid, names: new Set(names), unseen: new Map() };
+    return names;
   }
 
   /** Whether this scan may skip reading the PID. */
@@ -49,12 +147,54 @@ export class ProcessScanMemo {
 
   /** What reading the PID found (it was read: `skip` said no). */
   saw(pid: number, matched: boolean): void {
-    if (matched) this.quiet.delete(pid);
-    else this.quiet.set(pid, (this.quiet.get(pid) ?? 0) + 1);
+    if (matched) {
+      this.quiet.delete(pid);
+      this.matched.add(pid);
+    } else {
+      this.quiet.set(pid, (this.quiet.get(pid) ?? 0) + 1);
+      this.matched.delete(pid);
+    }
   }
 
   /** Forget PIDs that are gone (a reused PID starts young again). */
   end(present: ReadonlySet<number>): void {
     for (const pid of this.quiet.keys()) if (!present.has(pid)) this.quiet.delete(pid);
+    for (const pid of this.matched) if (!present.has(pid)) this.matched.delete(pid);
+  }
+
+  /** Whether the last scan found this PID matching a workload (so it is already being placed). */
+  isMatched(pid: number): boolean {
+    return this.matched.has(pid);
+  }
+
+  /** The root and matchers of the last round; null before one, or when nothing matches by process. */
+  target(): ScanTarget | null {
+    return this.scanned && Object.keys(this.scanned.matchers).length > 0 ? this.scanned : null;
+  }
+
+  /**
+   * The PIDs a probe should read now: those born since the last look (when there are at most
+   * `max` of them; more is left to the next round) and those a recent probe saw not matching yet.
+   */
+  births(lastPid: number | null, max: number = PROBE_MAX_BIRTHS): number[] {
+    const again = [...this.pending.keys()];
+    if (lastPid === null || this.probeCursor === null || lastPid === this.probeCursor) return again;
+    const from = this.probeCursor;
+    this.probeCursor = lastPid;
+    if (lastPid < from || lastPid - from > max) return again; // wrapped, or a burst: the round reads it
+    const born: number[] = [];
+    for (let pid = from + 1; pid <= lastPid; pid++) if (!this.pending.has(pid)) born.push(pid);
+    return [...again, ...born];
+  }
+
+  /** What a probe found for a PID: `young` ones (not matching yet) are read again by the next probes. */
+  probed(pid: number, outcome: 'young' | 'settled'): void {
+    if (outcome === 'settled') {
+      this.pending.delete(pid);
+      return;
+    }
+    const n = (this.pending.get(pid) ?? 0) + 1;
+    if (n >= this.options.youngScans) this.pending.delete(pid);
+    else this.pending.set(pid, n);
   }
 }

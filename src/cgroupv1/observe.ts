@@ -32,6 +32,8 @@ export interface V1ObserveRequest {
   cpusets: string[];
   /** Cgroups of other hierarchies: `{ hierarchy, path }`. */
   groups: { hierarchy: string; path: string }[];
+  /** PIDs each process matcher selected, when the caller has matched them already this round. */
+  matched?: Record<string, number[]>;
 }
 
 /** `/proc/<pid>/cgroup` of a v1 host: hierarchy line → path, keyed by each controller (and `name=x`, `0` for v2). */
@@ -135,7 +137,7 @@ export async function observeV1(
       ...(user !== undefined ? { user } : {}),
     };
   }
-  const byMatcher = (await matchProcesses(root, matchers)).matched;
+  const byMatcher = req.matched ?? (await matchProcesses(root, matchers)).matched;
   const procDir = path.join(root, 'proc');
   let entries: string[] = [];
   try {

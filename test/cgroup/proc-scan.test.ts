@@ -4,16 +4,30 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { matchProcesses } from '../../src/cgroup/observe.js';
-import { ProcessScanMemo } from '../../src/cgroup/proc-scan.js';
+import { matchProcesses, probeNewMatch } from '../../src/cgroup/observe.js';
+import { PROBE_MAX_BIRTHS, ProcessScanMemo } from '../../src/cgroup/proc-scan.js';
 
 let root: string;
 const proc = (pid: number, cmdline: string[]) => {
   mkdirSync(join(root, 'proc', String(pid)), { recursive: true });
   writeFileSync(join(root, 'proc', String(pid), 'cmdline'), `${cmdline.join('\0')}\0`);
   writeFileSync(join(root, 'proc', String(pid), 'cgroup'), '0::/system.slice/kafka.service\n');
+  writeFileSync(
+    join(root, 'proc', String(pid), 'status'),
+    `Name:\tx\nUmask:\t0022\nState:\tS\nTgid:\t${pid}\n`,
+  );
 };
 const kafka = { kafka: { cmdline: 'kafka\\.Kafka' } };
+/** The kernel's PID counter as /proc/loadavg shows it (its last field). */
+const lastPid = (pid: number) => writeFileSync(join(root, 'proc/loadavg'), `0.00 0.01 0.05 1/93 ${pid}\n`);
+/** A thread: /proc/<tid> shows its process's command line; status names the process. */
+const thread = (tid: number, tgid: number, cmdline: string[]) => {
+  proc(tid, cmdline);
+  writeFileSync(
+    join(root, 'proc', String(tid), 'status'),
+    `Name:\tjava\nUmask:\t0022\nState:\tS\nTgid:\t${tgid}\n`,
+  );
+};
 
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), 'isolate-procscan-'));
@@ -67,5 +81,79 @@ describe('process scan memory', () => {
     for (let i = 0; i < 3; i++, now += 1000) await matchProcesses(root, kafka, memo);
     const r = await matchProcesses(root, { ssh: { cmdline: 'sshd' } }, memo);
     expect(r.matched.ssh).toEqual([10]);
+  });
+
+  it('between full scans looks up only the PIDs born since the last round, not the whole of /proc', async () => {
+    let now = 0;
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => now);
+    const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
+    lastPid(20);
+    expect(await scan()).toEqual([20]);
+    // A directory the counter does not account for (impossible on a real /proc) proves /proc is not listed.
+    proc(30, ['java', 'kafka.Kafka', 'b.properties']);
+    now += 1000;
+    expect(await scan()).toEqual([20]);
+    lastPid(30);
+    now += 1000;
+    expect(await scan()).toEqual([20, 30]);
+    // Born since: a thread of Kafka (not a process), a process not visible yet, a new broker.
+    thread(31, 20, ['java', 'kafka.Kafka', 'server.properties']);
+    proc(33, ['java', 'kafka.Kafka', 'd.properties']);
+    lastPid(33);
+    now += 1000;
+    expect(await scan()).toEqual([20, 30, 33]);
+    proc(32, ['java', 'kafka.Kafka', 'e.properties']); // its task attached after the last look
+    now += 1000;
+    expect(await scan()).toEqual([20, 30, 32, 33]);
+    proc(40, ['java', 'kafka.Kafka', 'c.properties']);
+    rmSync(join(root, 'proc/31'), { recursive: true }); // a real /proc does not list threads at all
+    now = 30_000;
+    expect(await scan()).toEqual([20, 30, 32, 33, 40]);
+  });
+
+  it('without /proc/loadavg every round lists /proc', async () => {
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => 0);
+    expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20]);
+    proc(30, ['java', 'kafka.Kafka', 'b.properties']);
+    expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20, 30]);
+    expect(await probeNewMatch(memo)).toBeNull();
+  });
+
+  it('probes the PIDs born since the last look: a new broker, even one that execs after fork', async () => {
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => 0);
+    expect(await probeNewMatch(memo)).toBeNull(); // before any round: nothing to probe with
+    lastPid(20);
+    await matchProcesses(root, kafka, memo);
+    expect(await probeNewMatch(memo)).toBeNull(); // nothing born
+    proc(21, ['/bin/sh', 'kafka-server-start.sh']);
+    lastPid(21);
+    expect(await probeNewMatch(memo)).toBeNull(); // not Kafka yet
+    proc(21, ['java', 'kafka.Kafka', 'server.properties']); // exec, no new PID
+    expect(await probeNewMatch(memo)).toBe(21);
+    expect(await probeNewMatch(memo)).toBeNull(); // reported once
+  });
+
+  it('a new thread of a placed broker is not news; a thread of an unknown matching process is', async () => {
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => 0);
+    lastPid(20);
+    await matchProcesses(root, kafka, memo);
+    thread(22, 20, ['java', 'kafka.Kafka', 'server.properties']);
+    lastPid(22);
+    expect(await probeNewMatch(memo)).toBeNull();
+    thread(24, 23, ['java', 'kafka.Kafka', 'other.properties']);
+    lastPid(24);
+    expect(await probeNewMatch(memo)).toBe(24);
+  });
+
+  it('leaves a burst of births larger than PROBE_MAX_BIRTHS to the next round', async () => {
+    let now = 0;
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => now);
+    lastPid(20);
+    await matchProcesses(root, kafka, memo);
+    proc(20 + PROBE_MAX_BIRTHS + 1, ['java', 'kafka.Kafka', 'b.properties']);
+    lastPid(20 + PROBE_MAX_BIRTHS + 1);
+    expect(await probeNewMatch(memo)).toBeNull();
+    now += 1000;
+    expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20, 20 + PROBE_MAX_BIRTHS + 1]);
   });
 });
