@@ -179,7 +179,7 @@ function startProbe(o: AgentOptions, memo: ProcessScanMemo, nudge: () => void): 
     probeNewMatch(memo)
       .then((pid) => {
         if (pid === null) return;
-        o.log('debug', 'new matching process; reconciling now', { pid });
+        o.log('debug', 'new matching process; reconciling now', { process: pid });
         nudge();
       })
       .catch(() => {}) // the round reads /proc itself and reports what fails there

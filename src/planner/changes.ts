@@ -17,6 +17,7 @@ import {
   toSystemdValue,
   unitOfCgroup,
 } from '../model/systemd.js';
+import { byText } from '../model/order.js';
 
 type Role = 'exclusive' | 'batch' | 'fence';
 
@@ -265,7 +266,7 @@ export function cgroupChanges(
       need.set(p, set);
     }
   }
-  const byDepth = (a: string, b: string) => depth(a) - depth(b) || a.localeCompare(b);
+  const byDepth = (a: string, b: string) => depth(a) - depth(b) || byText(a, b);
   for (const p of [...need.keys()].sort(byDepth)) {
     // systemd enables the controllers its units' properties need, down the slice tree; below a
     // delegated unit that is the delegatee's job (and isolate's, for the cgroups it is given).
@@ -283,7 +284,7 @@ export function cgroupChanges(
   }
 
   const ordered = [...desired].sort(
-    (a, b) => ROLE_RANK[a.role] - ROLE_RANK[b.role] || a.path.localeCompare(b.path),
+    (a, b) => ROLE_RANK[a.role] - ROLE_RANK[b.role] || byText(a.path, b.path),
   );
   const parse = (s: string | null): CpuSet | null => {
     if (s === null) return null;

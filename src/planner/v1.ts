@@ -12,6 +12,7 @@ import type { Policy, WorkloadSpec } from '../model/policy.js';
 import { defaultUnitPath } from '../model/systemd.js';
 import type { Topology } from '../model/topology.js';
 import { policyError } from './allocate.js';
+import { byText } from '../model/order.js';
 
 export const HOUSEKEEPING_CPUSET = '/isolate-housekeeping';
 /** v1's "no limit" reads as PAGE_COUNTER_MAX pages; anything this large is unlimited. */
@@ -188,7 +189,7 @@ export function v1Changes(
     ours.add(HOUSEKEEPING_CPUSET.slice(1));
     // Every other cpuset cgroup, bottom-up, loses the exclusive CPUs (v1: children first).
     const others = Object.keys(v1.cpusets).filter((p) => p !== '/' && !ours.has(p.split('/')[1]!));
-    for (const p of others.sort((a, b) => depth(b) - depth(a) || a.localeCompare(b))) {
+    for (const p of others.sort((a, b) => depth(b) - depth(a) || byText(a, b))) {
       const cur = parse(cs(p)?.values['cpuset.cpus']);
       if (!cur || cur.isEmpty || cur.intersect(exclusiveCpus).isEmpty) continue;
       const keep = cur.minus(exclusiveCpus);
@@ -220,7 +221,7 @@ export function v1Changes(
     ...fences,
     ...desired
       .filter((d) => d.role !== 'fence')
-      .sort((a, b) => ROLE_RANK[a.role] - ROLE_RANK[b.role] || a.path.localeCompare(b.path)),
+      .sort((a, b) => ROLE_RANK[a.role] - ROLE_RANK[b.role] || byText(a.path, b.path)),
   ];
   // 2. Donors shrink to what they keep (fences bottom-up first), so no CPU is ever in two hands when
   // the exclusive cpuset grows; a cpuset that keeps none is written once, in step 4.

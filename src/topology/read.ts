@@ -7,6 +7,7 @@ import { UserError } from '../model/errors.js';
 import { ReadRefused, readBounded } from '../sys/read.js';
 import { CpuSet, CpuSetParseError } from '../model/cpuset.js';
 import type { Core, Cpu, Device, NumaNode, Topology } from '../model/topology.js';
+import { byNatural } from '../model/order.js';
 
 const CPU_DIR = 'sys/devices/system/cpu';
 const NODE_DIR = 'sys/devices/system/node';
@@ -452,9 +453,7 @@ function readDevices(fs: SysfsReader): Device[] {
     if (!existsSync(fs.path(`${base}/device`))) continue; // loop, ram, dm-*: virtual
     out.push({ kind: 'disk', name, node: deviceNode(fs, `${base}/device`, sysReal) });
   }
-  for (const name of fs
-    .entries('sys/class/scsi_host')
-    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))) {
+  for (const name of fs.entries('sys/class/scsi_host').sort(byNatural)) {
     const base = `sys/class/scsi_host/${name}`;
     const driver = fs.text(`${base}/proc_name`) ?? undefined;
     const node = existsSync(fs.path(`${base}/device`)) ? deviceNode(fs, `${base}/device`, sysReal) : null;

@@ -164,7 +164,7 @@ describe('isolate agent', () => {
     });
     expect(r.rounds[0]!.ok, r.rounds[0]!.error).toBe(true);
     const probe = r.logs.find((l) => l.msg === 'new matching process; reconciling now');
-    expect(probe?.fields?.pid).toBe(101);
+    expect(probe?.fields?.process).toBe(101);
     // The nudged round moved it (a plain-file /proc cannot show the kernel's move, so its read-back
     // fails here; the move itself is proven against a real kernel in test/vm/agent.test.ts).
     expect(readFileSync(join(cg, 'isolate-kafka/cgroup.procs'), 'utf8')).toContain('101');
