@@ -248,7 +248,15 @@ async function reconcile(
   }
 }
 
-/** The kernel says sooner than the next round when a watched cgroup gains or loses processes. */
+/**
+ * The kernel says sooner than the next round: `cgroup.events` when a watched cgroup gains or loses
+ * processes, and an inotify IN_MODIFY on a cpuset file when anyone writes it (the VFS reports every
+ * write(2), cgroupfs included) — a hand-made write or systemd's re-realization is corrected at
+ * once, not at the next round. The agent's own writes wake it too: one extra round that finds
+ * nothing to do.
+ */
+const WATCHED_FILES = ['cgroup.events', 'cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.partition'];
+
 function watchWorkloads(
   o: AgentOptions,
   a: Allocation,
@@ -256,17 +264,26 @@ function watchWorkloads(
   nudge: () => void,
 ): void {
   for (const w of a.workloads) {
-    const file = path.join(cgroupDir(o.root, w.target), 'cgroup.events');
-    if (watchers.has(file)) continue;
-    try {
-      const watcher = watch(file, { persistent: false }, () => nudge());
-      watcher.on('error', () => {
-        watcher.close();
-        watchers.delete(file);
-      });
-      watchers.set(file, watcher);
-    } catch {
-      // Not there yet (the cgroup is created by a later round): try again next round.
+    for (const name of WATCHED_FILES) {
+      const file = path.join(cgroupDir(o.root, w.target), name);
+      if (watchers.has(file)) continue;
+      try {
+        const watcher = watch(file, { persistent: false }, (event) => {
+          // The cgroup went away (a unit restarted into a fresh one): watch its successor next round.
+          if (event === 'rename') {
+            watcher.close();
+            watchers.delete(file);
+          }
+          nudge();
+        });
+        watcher.on('error', () => {
+          watcher.close();
+          watchers.delete(file);
+        });
+        watchers.set(file, watcher);
+      } catch {
+        // Not there yet (the cgroup is created by a later round, or v1): try again next round.
+      }
     }
   }
 }

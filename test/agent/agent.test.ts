@@ -30,8 +30,11 @@ async function drive(
   o: Omit<AgentOptions, 'stop' | 'log' | 'afterRound'>,
   until: (round: RoundResult, n: number) => boolean | Promise<boolean>,
   logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [],
+  capMs = 60_000,
 ) {
   const stop = new AbortController();
+  // Only against a hang: a test that needs a round that never comes ends here and fails its asserts.
+  const cap = setTimeout(() => stop.abort('cap'), capMs);
   const rounds: RoundResult[] = [];
   const code = await runAgent({
     ...o,
@@ -42,6 +45,7 @@ async function drive(
       if ((await until(r, rounds.length)) || rounds.length >= 200) stop.abort('test');
     },
   });
+  clearTimeout(cap);
   return { code, rounds, logs };
 }
 
@@ -168,5 +172,30 @@ describe('isolate agent', () => {
     // The nudged round moved it (a plain-file /proc cannot show the kernel's move, so its read-back
     // fails here; the move itself is proven against a real kernel in test/vm/agent.test.ts).
     expect(readFileSync(join(cg, 'isolate-kafka/cgroup.procs'), 'utf8')).toContain('101');
+  });
+
+  it('a write to a watched cpuset file wakes the agent: corrected without waiting for the interval', async () => {
+    const { root, cg, policyPath } = setup();
+    const yarn = join(cg, 'hadoop-yarn/cpuset.cpus');
+    let sabotaged = false;
+    // A 10-minute interval: only the inotify watch can bring the next round within the test's cap.
+    const r = await drive(
+      { ...base(root, policyPath), intervalMs: 600_000 },
+      (round) => {
+        if (!sabotaged) {
+          expect(round.ok, round.error).toBe(true);
+          writeFileSync(yarn, '0-7\n');
+          sabotaged = true;
+          return false;
+        }
+        return sabotaged && round.changed > 0;
+      },
+      [],
+      20_000,
+    );
+    const last = r.rounds.at(-1)!;
+    expect(last.changed).toBe(1);
+    const flink = last.allocation!.workloads.find((w) => w.name === 'flink')!;
+    expect(readFileSync(yarn, 'utf8').trim()).toBe(flink.cpus.toString());
   });
 });
