@@ -316,11 +316,11 @@ async function preflight(changes: Change[], execs: Executors, opts: ApplyOptions
  * Undo a journal's entries in reverse order, persisting progress after each so a crash during
  * the undo resumes where it stopped. Sets `state` to rolled-back or rollback-failed.
  *
- * A backend may stage undos (`pending`) and make a run of them take effect at once (`commitUndo`,
- * e.g. one systemd daemon-reload for every removed drop-in). A staged entry is marked undone only
- * after its commit, so a crash between staging and commit leaves it `done` in the journal and the
- * next rollback stages it again (idempotently) and commits. A run ends where the next entry belongs
- * to another backend, so undos still take effect in exact reverse apply order across backends.
+ * A backend may stage undos (`pending`) and make them take effect at once (`commitUndo`, e.g. one
+ * systemd daemon-reload for every removed drop-in), after every other entry is undone. A staged entry
+ * is marked undone only after its commit, so a crash between staging and commit leaves it `done` in
+ * the journal and the next rollback stages it again (idempotently) and commits. Committing last is
+ * sound because a backend stages only undos no other backend's undo depends on (ChangeExecutor.undo).
  */
 async function undoJournal(root: string, j: Journal, execs: Executors, log: LogFn): Promise<RecoveryReport> {
   j.state = 'rolling-back';
@@ -329,7 +329,7 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
   const notes: string[] = [];
   let undone = 0;
   let failed = false;
-  let staged: { exec: ChangeExecutor; entries: { e: JournalEntry; note?: string }[] } | null = null;
+  const staged = new Map<ChangeExecutor, { e: JournalEntry; note?: string }[]>();
 
   const markUndone = (e: JournalEntry, note: string | undefined) => {
     // A pending entry's write may never have happened; only completed writes are counted.
@@ -341,32 +341,14 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
     }
     log('info', 'step undone', { step: e.seq, ...changeFields(e.change), restored: e.previous, note });
   };
-  const commit = async () => {
-    if (!staged) return;
-    const batch = staged;
-    staged = null;
-    try {
-      await batch.exec.commitUndo!();
-      for (const s of batch.entries) markUndone(s.e, s.note);
-    } catch (err) {
-      failed = true;
-      const why = err instanceof Error ? err.message : String(err);
-      const what = batch.entries.map((s) => describeChange(s.e.change)).join(', ');
-      notes.push(`undo of ${what} failed: ${why}`);
-      log('error', 'undo failed', { steps: batch.entries.map((s) => s.e.seq), error: why });
-    }
-    await writeJournal(root, j);
-  };
 
   for (const e of [...j.entries].reverse()) {
     if (e.status === 'undone' || e.status === 'skipped') continue;
     try {
       const exec = executorOf(execs, e.change);
-      if (staged && staged.exec !== exec) await commit();
       const r = await exec.undo(e.change, e.previous, ctx);
       if (r.pending && exec.commitUndo) {
-        staged ??= { exec, entries: [] };
-        staged.entries.push({ e, ...(r.note ? { note: r.note } : {}) });
+        staged.set(exec, [...(staged.get(exec) ?? []), { e, ...(r.note ? { note: r.note } : {}) }]);
         continue;
       }
       markUndone(e, r.note);
@@ -378,7 +360,18 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
     }
     await writeJournal(root, j);
   }
-  await commit();
+  for (const [exec, batch] of staged) {
+    try {
+      await exec.commitUndo!();
+      for (const s of batch) markUndone(s.e, s.note);
+    } catch (err) {
+      failed = true;
+      const why = err instanceof Error ? err.message : String(err);
+      notes.push(`undo of ${batch.map((s) => describeChange(s.e.change)).join(', ')} failed: ${why}`);
+      log('error', 'undo failed', { steps: batch.map((s) => s.e.seq), error: why });
+    }
+    await writeJournal(root, j);
+  }
   j.state = failed ? 'rollback-failed' : 'rolled-back';
   await writeJournal(root, j);
   return { journalId: j.id, undone, notes, clean: !failed };

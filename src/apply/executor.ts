@@ -65,7 +65,10 @@ export interface ChangeExecutor {
   /**
    * Restore `previous`; idempotent (the write may or may not have happened before a crash).
    * `pending`: the restore is staged but takes effect only at `commitUndo()` (systemd: a removed
-   * drop-in counts once systemd reloads), so the engine marks the entry undone only after that.
+   * drop-in counts once systemd reloads), so the engine marks the entry undone only after that. The
+   * engine commits after every other entry is undone: stage only undos that no other backend's undo
+   * needs in force first (systemd's never are: a cgroup v2 cpuset or memory write is not bounded by the
+   * parent's values, and a partition can always go back to member).
    */
   undo(change: Change, previous: string | null, ctx: UndoContext): Promise<UndoResult>;
   /**

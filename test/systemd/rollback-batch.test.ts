@@ -9,7 +9,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApplyFailedError, applyChanges, EXIT, rollbackLast } from '../../src/apply/engine.js';
 import { readJournal } from '../../src/apply/journal.js';
-import type { Change, SystemdChange } from '../../src/model/plan.js';
+import type { ChangeExecutor } from '../../src/apply/executor.js';
+import type { Change, RaidSetting, SystemdChange } from '../../src/model/plan.js';
 import { SystemdExecutor } from '../../src/systemd/executor.js';
 
 // S holds what systemd loaded at its last reload; `show` answers from it, defaults as systemd 252 prints them.
@@ -189,5 +190,37 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
     expect(await show('kafka.service', 'AllowedCPUs')).toBe('0-7');
     expect(await show('kafka.slice', 'AllowedCPUs')).toBe('');
     for (const f of OPERATOR_FILES) expect(existsSync(path.join(root, f)), f).toBe(true);
+  });
+
+  it('another backend’s entries between systemd ones do not cost a second reload; they are undone first', async () => {
+    // A backend whose undo is immediate, logging into the same file as the stand-in systemctl.
+    const other: ChangeExecutor = {
+      read: async () => 'on',
+      satisfied: (c, live) => live === c.to,
+      same: (_c, a, b) => a === b,
+      apply: async () => ({}),
+      undo: async (c) => {
+        await writeFile(log, `other undo ${c.target}\n`, { flag: 'a' });
+        return {};
+      },
+    };
+    const raid = {
+      backend: 'raid',
+      target: 'storcli:/c0/v0',
+      setting: 'writeCache' as RaidSetting,
+      from: 'on',
+      to: 'off',
+    } as Change;
+    const changes = [STRICT[1]!, raid, STRICT[3]!];
+    const execs = { systemd: new TmpRootSystemd(root), raid: other };
+    await applyChanges({ root, changes, executors: execs });
+    await rm(log, { force: true });
+    const r = await rollbackLast({ root, executors: execs });
+    expect(r.undone).toBe(3);
+    const c = await calls();
+    expect(c.filter((x) => x === 'daemon-reload')).toHaveLength(1);
+    expect(c.indexOf('other undo storcli:/c0/v0')).toBeLessThan(c.indexOf('daemon-reload'));
+    expect(await show('kafka.slice', 'AllowedCPUs')).toBe('');
+    expect(await show('system.slice', 'AllowedCPUs')).toBe('');
   });
 });
