@@ -165,21 +165,34 @@ export class SystemdExecutor implements ChangeExecutor {
     await systemctl(['daemon-reload']);
     const wrong: string[] = [];
     for (const { change, previous } of batch) {
-      const now = await this.read(change);
-      // Not loaded before, or unloaded now (a slice left empty): nothing of isolate's value can remain.
-      if (previous === null || now === null) continue;
-      if (sameProperty(change.setting, now, previous)) continue;
-      if (
-        PROPERTY_DEFAULT[change.setting] !== undefined &&
-        sameProperty(change.setting, now, PROPERTY_DEFAULT[change.setting]!)
-      )
+      const after = await this.read(change);
+      if (this.restored(change, previous, after)) continue;
+      if (change.setting === 'Slice') {
+        wrong.push(`${change.target} Slice=${after} (was ${previous})`);
         continue;
-      wrong.push(`${change.target} ${change.setting}=${now} (was ${previous})`);
+      }
+      // systemd 252 keeps init.scope's (a perpetual unit's) runtime properties across a reload even
+      // with their drop-in gone: set the old value through systemd, then drop the file that wrote.
+      const value = previous === '[not set]' ? '' : (previous ?? '');
+      await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${value}`]);
+      rmSync(this.runtimeDropIn(change.target, change.setting), { force: true });
+      const now = await this.read(change);
+      if (!this.restored(change, previous, now))
+        wrong.push(`${change.target} ${change.setting}=${now} (was ${previous})`);
     }
     if (wrong.length > 0) {
       throw new StepError(
         `after removing isolate's drop-ins and daemon-reload systemd still reports ${wrong.join(', ')} (another drop-in sets it?)`,
       );
     }
+  }
+
+  /** Whether systemd reports a removed drop-in's property as it was before isolate set it. */
+  private restored(change: Change, previous: string | null, now: string | null): boolean {
+    // Not loaded before, or unloaded now (a slice left empty): nothing of isolate's value can remain.
+    if (previous === null || now === null) return true;
+    if (sameProperty(change.setting, now, previous)) return true;
+    const dflt = PROPERTY_DEFAULT[change.setting];
+    return dflt !== undefined && sameProperty(change.setting, now, dflt);
   }
 }

@@ -20,9 +20,12 @@ R=$FAKE_ROOT; S=$FAKE_STATE
 case "$1" in
   daemon-reload)
     if [ -e "$FAKE_ROOT/fail-reload" ]; then echo "Failed to reload daemon: Connection timed out" >&2; exit 1; fi
+    # init.scope is perpetual: like systemd 252, keep its runtime properties across a reload.
+    rm -rf "$S.init"; [ -d "$S/run/init.scope.d" ] && cp -r "$S/run/init.scope.d" "$S.init"
     rm -rf "$S"; mkdir -p "$S/etc" "$S/run"
     cp -r "$R/etc/systemd/system/." "$S/etc/" 2>/dev/null
     cp -r "$R/run/systemd/system.control/." "$S/run/" 2>/dev/null
+    [ -d "$S.init" ] && rm -rf "$S/run/init.scope.d" && cp -r "$S.init" "$S/run/init.scope.d"
     exit 0 ;;
   set-property)
     unit=$4; kv=$5; p=$(echo "$kv" | cut -d= -f1)
@@ -222,5 +225,25 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
     expect(c.indexOf('other undo storcli:/c0/v0')).toBeLessThan(c.indexOf('daemon-reload'));
     expect(await show('kafka.slice', 'AllowedCPUs')).toBe('');
     expect(await show('system.slice', 'AllowedCPUs')).toBe('');
+  });
+
+  it('a perpetual unit (init.scope) keeps its property across the reload: set back through systemd, drop-in removed', async () => {
+    const changes = [
+      sd('init.scope', 'AllowedCPUs', '', '0-1 4-7'),
+      sd('user.slice', 'AllowedCPUs', '', '0-1 4-7'),
+    ];
+    await applyChanges({ root, changes, executors: { systemd: new TmpRootSystemd(root) } });
+    await rm(log, { force: true });
+    const r = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    expect(r.undone).toBe(2);
+    expect(await reloads()).toBe(1);
+    expect(await calls()).toContain('set-property --runtime -- init.scope AllowedCPUs=');
+    expect(await show('init.scope', 'AllowedCPUs')).toBe('');
+    expect(existsSync(path.join(root, 'run/systemd/system.control/init.scope.d/50-AllowedCPUs.conf'))).toBe(
+      false,
+    );
+    expect(existsSync(path.join(root, 'run/systemd/system.control/user.slice.d/50-AllowedCPUs.conf'))).toBe(
+      false,
+    );
   });
 });
