@@ -366,12 +366,18 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
     for (const unit of ['system.slice', 'user.slice', 'init.scope', NODEMANAGER_UNIT]) {
       expect(cgroupCpuList(u[unit]?.AllowedCPUs ?? ''), unit).toBe('');
     }
-    // Nothing of isolate is left: the plan is again the first apply's, step for step, and check
-    // (strict) fails with all of it pending.
-    const steps = (n: string) => [...s(n).matchAll(/^ +\d+\. (.*)$/gm)].map((m) => m[1]!.trim());
+    // Nothing of isolate's systemd changes is left: the plan's systemd steps are again the first
+    // apply's, step for step, and check (strict) fails with Kafka unfenced. (The cgroupfs fence of the
+    // foreign /hadoop-yarn stayed at 0-1,4-7 in the first run: see docs/systemd.md.)
+    // (plan prints the live value after each step: "(now "")"; systemd's steps only, see below.)
+    const steps = (n: string) =>
+      [...s(n).matchAll(/^ +\d+\. (.*)$/gm)]
+        .map((m) => m[1]!.replace(/ {2}\(now .*\)$/, '').trim())
+        .filter((l) => !l.startsWith('/'));
     expect(steps('apply-a').length).toBeGreaterThan(5);
     expect(steps('plan-rb')).toEqual(steps('apply-a'));
     expect(rc('check-rb'), s('check-rb')).not.toBe(0);
-    expect(s('check-rb')).toMatch(new RegExp(`\\b${steps('apply-a').length} change\\(s\\) pending`));
+    expect(s('check-rb')).toMatch(/\d+ change\(s\) pending/);
+    expect(s('check-rb')).toMatch(/thread\(s\) of kafka may run outside its CPUs/);
   });
 });
