@@ -146,13 +146,6 @@ export class SystemdExecutor implements ChangeExecutor {
     if (unset) {
       // The property was not set before: remove isolate's drop-in rather than pinning a value. Also
       // when it is already gone (a crash after the removal, before the reload): the reload is owed.
-      // First set the old value through systemd: systemd 252 does not write a cpuset file back when
-      // AllowedCPUs= merely disappears at a reload (system.slice kept cpuset.cpus 0-1,4-7, so Kafka
-      // restarted there fenced); set-property writes it at once, and the drop-in it writes goes too.
-      if (previous !== null) {
-        const value = previous === '[not set]' ? '' : previous;
-        await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${value}`]);
-      }
       rmSync(this.runtimeDropIn(change.target, change.setting), { force: true });
       this.staged.push({ change, previous });
       return { pending: true };
