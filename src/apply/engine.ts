@@ -315,6 +315,12 @@ async function preflight(changes: Change[], execs: Executors, opts: ApplyOptions
 /**
  * Undo a journal's entries in reverse order, persisting progress after each so a crash during
  * the undo resumes where it stopped. Sets `state` to rolled-back or rollback-failed.
+ *
+ * A backend may stage undos (`pending`) and make them take effect at once (`commitUndo`, e.g. one
+ * systemd daemon-reload for every removed drop-in), after every other entry is undone. A staged entry
+ * is marked undone only after its commit, so a crash between staging and commit leaves it `done` in
+ * the journal and the next rollback stages it again (idempotently) and commits. Committing last is
+ * sound because a backend stages only undos no other backend's undo depends on (ChangeExecutor.undo).
  */
 async function undoJournal(root: string, j: Journal, execs: Executors, log: LogFn): Promise<RecoveryReport> {
   j.state = 'rolling-back';
@@ -323,29 +329,46 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
   const notes: string[] = [];
   let undone = 0;
   let failed = false;
+  const staged = new Map<ChangeExecutor, { e: JournalEntry; note?: string }[]>();
+
+  const markUndone = (e: JournalEntry, note: string | undefined) => {
+    // A pending entry's write may never have happened; only completed writes are counted.
+    if (e.status === 'done') undone++;
+    e.status = 'undone';
+    if (note) {
+      e.note = note;
+      notes.push(note);
+    }
+    log('info', 'step undone', { step: e.seq, ...changeFields(e.change), restored: e.previous, note });
+  };
+
   for (const e of [...j.entries].reverse()) {
     if (e.status === 'undone' || e.status === 'skipped') continue;
     try {
       const exec = executorOf(execs, e.change);
       const r = await exec.undo(e.change, e.previous, ctx);
-      // A pending entry's write may never have happened; only completed writes are counted.
-      if (e.status === 'done') undone++;
-      e.status = 'undone';
-      if (r.note) {
-        e.note = r.note;
-        notes.push(r.note);
+      if (r.pending && exec.commitUndo) {
+        staged.set(exec, [...(staged.get(exec) ?? []), { e, ...(r.note ? { note: r.note } : {}) }]);
+        continue;
       }
-      log('info', 'step undone', {
-        step: e.seq,
-        ...changeFields(e.change),
-        restored: e.previous,
-        note: r.note,
-      });
+      markUndone(e, r.note);
     } catch (err) {
       failed = true;
       const why = err instanceof Error ? err.message : String(err);
       notes.push(`undo of ${describeChange(e.change)} failed: ${why}`);
       log('error', 'undo failed', { step: e.seq, ...changeFields(e.change), error: why });
+    }
+    await writeJournal(root, j);
+  }
+  for (const [exec, batch] of staged) {
+    try {
+      await exec.commitUndo!();
+      for (const s of batch) markUndone(s.e, s.note);
+    } catch (err) {
+      failed = true;
+      const why = err instanceof Error ? err.message : String(err);
+      notes.push(`undo of ${batch.map((s) => describeChange(s.e.change)).join(', ')} failed: ${why}`);
+      log('error', 'undo failed', { steps: batch.map((s) => s.e.seq), error: why });
     }
     await writeJournal(root, j);
   }

@@ -62,8 +62,26 @@ export interface ChangeExecutor {
   createdBy?(change: Change, creator: Change): boolean;
   /** Make the change, then read it back; throw when it did not take. */
   apply(change: Change, previous: string | null): Promise<WriteResult>;
-  /** Restore `previous`; idempotent (the write may or may not have happened before a crash). */
-  undo(change: Change, previous: string | null, ctx: UndoContext): Promise<{ note?: string }>;
+  /**
+   * Restore `previous`; idempotent (the write may or may not have happened before a crash).
+   * `pending`: the restore is staged but takes effect only at `commitUndo()` (systemd: a removed
+   * drop-in counts once systemd reloads), so the engine marks the entry undone only after that. The
+   * engine commits after every other entry is undone: stage only undos that no other backend's undo
+   * needs in force first (systemd's never are: a cgroup v2 cpuset or memory write is not bounded by the
+   * parent's values, and a partition can always go back to member).
+   */
+  undo(change: Change, previous: string | null, ctx: UndoContext): Promise<UndoResult>;
+  /**
+   * Make every pending undo since the last call take effect at once and read each back; throw
+   * StepError when one did not take. Lets a backend pay a costly step (a daemon-reload) once per batch.
+   */
+  commitUndo?(): Promise<void>;
+}
+
+export interface UndoResult {
+  note?: string;
+  /** Staged only: in force after `commitUndo()`. */
+  pending?: boolean;
 }
 
 export type Executors = Partial<Record<ChangeBackend, ChangeExecutor>>;

@@ -4,13 +4,17 @@
 // The operator has a drop-in of their own on kafka.service and a runtime CPUWeight= on it.
 //
 // 1. apply announces the Slice= drop-in and writes it (Kafka still runs in system.slice: fenced as a
-//    unit until it restarts). (Rollback is not run here: under TCG each undone drop-in costs a
-//    daemon-reload of ~10 s; see the report in docs/systemd.md.)
+//    unit until it restarts).
 // 2. apply again, restart kafka.service → it runs in kafka.slice; apply: kafka.slice is a valid partition
 //    root with AllowedCPUs= equal to its cpus; system.slice, user.slice, init.scope fenced through
 //    systemd; no thread but Kafka's and per-CPU kernel threads on Kafka's cores; check exits 0.
 // 3. daemon-reload: all of it stays (the delegated NodeManager subtree too).
 // 4. isolate.service (the agent, 1 s interval): the partition reset to member by hand comes back.
+// 5. agent stopped, isolate rollback: every drop-in isolate wrote is gone (the operator's file and
+//    runtime CPUWeight= stay) after ONE daemon-reload (counted by a systemctl wrapper and by systemd's
+//    "Reloading." lines; it used to be one per drop-in, ~10 s each under TCG); the partition is gone;
+//    after a restart Kafka runs in system.slice and the plan's systemd steps are the first apply's again.
+//    OPEN: the kernel cpusets stay fenced (systemd does not write them back): see the it.fails below.
 // Everything is asserted from /proc/<pid>/task/*/status, /proc/<pid>/cgroup and the cgroup files.
 //
 // systemd 252 facts met here (docs/systemd.md has them all): after the Slice= drop-in and a reload,
@@ -114,6 +118,27 @@ endsec reset
 dump agent
 sec journal; journalctl -u isolate.service -o cat --no-pager | grep '^{' | grep -F 'cpuset.cpus.partition' | head -20; endsec journal
 sec status; systemctl status --no-pager -l isolate.service | head -20; journalctl -u isolate.service --no-pager -n 20 | cut -c1-300; endsec status
+
+# Rollback of the whole strict layout. A systemctl wrapper on isolate's PATH counts its calls; systemd's
+# own "Reloading." lines since a journal cursor count the reloads whoever asked for them.
+systemctl stop isolate.service
+sec agent-stop; echo "active=$(systemctl is-active isolate.service)"; endsec agent-stop
+REAL_SYSTEMCTL=$(command -v systemctl)
+mkdir -p /tmp/sdwrap
+printf '#!/bin/sh\necho "$*" >> /tmp/sdwrap/calls\nexec %s "$@"\n' "$REAL_SYSTEMCTL" > /tmp/sdwrap/systemctl
+chmod 755 /tmp/sdwrap/systemctl
+CURSOR=$(journalctl -n 1 --show-cursor --no-pager -q | sed -n 's/^-- cursor: //p')
+run rollback env PATH=/tmp/sdwrap:$PATH node /opt/isolate/dist/cli.js rollback
+sec rb-calls; cat /tmp/sdwrap/calls; endsec rb-calls
+sec rb-reloads; journalctl --after-cursor="$CURSOR" _PID=1 -o cat --no-pager | grep -i 'reloading'; endsec rb-reloads
+dropins dropins-rb
+sec rb-kafka; systemctl show -p CPUWeight -p Slice -p ControlGroup kafka.service; endsec rb-kafka
+dump rb
+systemctl restart kafka.service
+settle
+dump rb-restart
+run check-rb isolate check
+run plan-rb isolate plan
 exit 0
 `;
 
@@ -298,5 +323,77 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
     const f = files('agent');
     expect(f.get('kafka.slice.cpuset.cpus.partition')).toBe('root');
     expect(cgroupCpuList(units('agent')['kafka.slice']!.AllowedCPUs!)).toBe(kafkaCpus.toString());
+  });
+
+  it('isolate rollback (agent stopped) removes every drop-in isolate wrote with ONE daemon-reload; the operator’s stay', () => {
+    expect(s('agent-stop')).toMatch(/active=inactive/);
+    expect(rc('rollback'), s('rollback')).toBe(0);
+    const list = (n: string) => s(n).trim().split('\n').filter(Boolean).sort();
+    // Exactly the drop-ins there were before isolate ran: the operator's file and runtime CPUWeight=.
+    expect(list('dropins-rb')).toEqual(list('dropins-s0'));
+    expect(list('dropins-rb')).toEqual([
+      '/etc/systemd/system/kafka.service.d/10-operator.conf',
+      '/run/systemd/system.control/kafka.service.d/50-CPUWeight.conf',
+    ]);
+    expect(s('rb-kafka')).toMatch(/^CPUWeight=200$/m);
+    expect(s('rb-kafka')).toMatch(/^Slice=system\.slice$/m);
+    // isolate asked for one reload, and systemd did one (nobody else did either).
+    const calls = s('rb-calls').trim().split('\n');
+    expect(
+      calls.filter((c) => c === 'daemon-reload'),
+      s('rb-calls'),
+    ).toHaveLength(1);
+    const reloads = s('rb-reloads')
+      .split('\n')
+      .filter((l) => /^Reloading\.?$/.test(l.trim()));
+    expect(reloads, s('rb-reloads')).toHaveLength(1);
+    // The partition is gone before the restart (Kafka still runs in kafka.slice until then).
+    expect(['member', '(absent)']).toContain(files('rb').get('kafka.slice.cpuset.cpus.partition'));
+    expect(cgroupCpuList(units('rb')['system.slice']!.AllowedCPUs ?? '')).toBe('');
+  });
+
+  it('after rollback and a restart Kafka runs in system.slice, systemd sets no CPUs anywhere, and check finds the systemd plan pending again', () => {
+    const u = units('rb-restart');
+    expect(u['kafka.service']).toMatchObject({
+      Slice: 'system.slice',
+      ControlGroup: '/system.slice/kafka.service',
+    });
+    // systemd 252 keeps the empty kafka.slice loaded (and its cgroup) after the restart: a member then.
+    expect(['member', '(absent)']).toContain(files('rb-restart').get('kafka.slice.cpuset.cpus.partition'));
+    expect(
+      threads('rb-restart').filter((t) => t.cgroup === '/system.slice/kafka.service').length,
+    ).toBeGreaterThanOrEqual(4);
+    for (const unit of [
+      'kafka.service',
+      'kafka.slice',
+      'system.slice',
+      'user.slice',
+      'init.scope',
+      NODEMANAGER_UNIT,
+    ]) {
+      expect(cgroupCpuList(u[unit]?.AllowedCPUs ?? ''), unit).toBe('');
+    }
+    // Nothing of isolate's systemd changes is left: the plan's systemd steps are again the first
+    // apply's, step for step (plan prints the live value after each: "(now "")"), and check (strict)
+    // fails with Kafka unfenced.
+    const steps = (n: string) =>
+      [...s(n).matchAll(/^ +\d+\. (.*)$/gm)]
+        .map((m) => m[1]!.replace(/ {2}\(now [^)]*\)/g, '').trim())
+        .filter((l) => !l.startsWith('/'));
+    expect(steps('apply-a').length).toBeGreaterThan(5);
+    expect(steps('plan-rb')).toEqual(steps('apply-a'));
+    expect(rc('check-rb'), s('check-rb')).not.toBe(0);
+    expect(s('check-rb')).toMatch(/\d+ change\(s\) pending/);
+  });
+
+  // OPEN (fails today, so it.fails): systemd 252 does not give the cgroups their CPUs back when the
+  // AllowedCPUs= drop-ins are removed and it reloads (nor after set-property AllowedCPUs=, tried):
+  // system.slice's cpuset stays 0-1,4-7, kafka.slice's 2-3, and the cgroupfs-undone /hadoop-yarn reads
+  // 0-1,4-7 too, so Kafka restarts in system.slice still fenced. When this starts passing, make it it().
+  it.fails('OPEN: after rollback and a restart Kafka may run on every CPU again', () => {
+    expect(files('rb-restart').get('system.slice.cpuset.cpus.effective')).toBe(ONLINE.toString());
+    const k = threads('rb-restart').filter((t) => t.cgroup === '/system.slice/kafka.service');
+    for (const t of k) expect(t.cpuList, `kafka ${t.tid}`).toBe(ONLINE.toString());
+    expect(files('rb-restart').get('yarn.cpuset.cpus')).toBe('');
   });
 });

@@ -1,0 +1,249 @@
+// Rollback of systemd changes against a stand-in `systemctl` on PATH (a real process, spawned the way
+// production spawns it) that models what matters here: `show` reports the drop-ins systemd loaded at
+// its last daemon-reload (plus runtime set-property values at once), and every call is logged, so the
+// number of daemon-reloads a rollback costs is counted, not assumed. Real systemd: test/vm/systemd-strict.
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApplyFailedError, applyChanges, EXIT, rollbackLast } from '../../src/apply/engine.js';
+import { readJournal } from '../../src/apply/journal.js';
+import type { ChangeExecutor } from '../../src/apply/executor.js';
+import type { Change, RaidSetting, SystemdChange } from '../../src/model/plan.js';
+import { SystemdExecutor } from '../../src/systemd/executor.js';
+
+// S holds what systemd loaded at its last reload; `show` answers from it, defaults as systemd 252 prints them.
+const FAKE = String.raw`#!/bin/bash
+echo "$*" >> "$FAKE_LOG"
+R=$FAKE_ROOT; S=$FAKE_STATE
+case "$1" in
+  daemon-reload)
+    if [ -e "$FAKE_ROOT/fail-reload" ]; then echo "Failed to reload daemon: Connection timed out" >&2; exit 1; fi
+    # init.scope is perpetual: like systemd 252, keep its runtime properties across a reload.
+    rm -rf "$S.init"; [ -d "$S/run/init.scope.d" ] && cp -r "$S/run/init.scope.d" "$S.init"
+    rm -rf "$S"; mkdir -p "$S/etc" "$S/run"
+    cp -r "$R/etc/systemd/system/." "$S/etc/" 2>/dev/null
+    cp -r "$R/run/systemd/system.control/." "$S/run/" 2>/dev/null
+    [ -d "$S.init" ] && rm -rf "$S/run/init.scope.d" && cp -r "$S.init" "$S/run/init.scope.d"
+    exit 0 ;;
+  set-property)
+    unit=$4; kv=$5; p=$(echo "$kv" | cut -d= -f1)
+    for d in "$R/run/systemd/system.control" "$S/run"; do
+      mkdir -p "$d/$unit.d"; printf '[Service]\n%s\n' "$kv" > "$d/$unit.d/50-$p.conf"
+    done
+    exit 0 ;;
+  show)
+    p=$3; unit=$7
+    case "$p" in Slice) v=system.slice ;; MemoryLow) v=0 ;; *) v='' ;; esac
+    for f in "$S/etc/$unit.d"/*.conf "$S/run/$unit.d"/*.conf; do
+      [ -f "$f" ] || continue
+      l=$(grep "^$p=" "$f" | tail -1)
+      if [ -n "$l" ]; then v=$(echo "$l" | cut -d= -f2-); fi
+    done
+    echo "$p=$v"; echo "LoadState=loaded"
+    exit 0 ;;
+esac
+echo "fake systemctl: unexpected $*" >&2; exit 1
+`;
+
+/** The real executor; only ready() is bypassed: it demands root "/" and this machine's systemd is off limits. */
+class TmpRootSystemd extends SystemdExecutor {
+  override async ready(): Promise<void> {}
+}
+
+let root: string;
+let log: string;
+let savedPath: string | undefined;
+const calls = async () => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+const reloads = async () => (await calls()).filter((c) => c === 'daemon-reload').length;
+const show = async (unit: string, p: string) => {
+  const exec = new TmpRootSystemd(root);
+  return exec.read({ backend: 'systemd', target: unit, setting: p, from: null, to: '' } as SystemdChange);
+};
+
+const sd = (target: string, setting: string, from: string | null, to: string): Change =>
+  ({ backend: 'systemd', target, setting, from, to }) as SystemdChange;
+const STRICT: Change[] = [
+  sd('kafka.service', 'Slice', 'system.slice', 'kafka.slice'),
+  sd('kafka.slice', 'AllowedCPUs', '', '2-3'),
+  sd('kafka.slice', 'MemoryLow', '0', '1073741824'),
+  sd('system.slice', 'AllowedCPUs', '', '0-1 4-7'),
+  sd('user.slice', 'AllowedCPUs', '', '0-1 4-7'),
+];
+const ISOLATE_FILES = [
+  'etc/systemd/system/kafka.service.d/50-isolate-slice.conf',
+  'run/systemd/system.control/kafka.slice.d/50-AllowedCPUs.conf',
+  'run/systemd/system.control/kafka.slice.d/50-MemoryLow.conf',
+  'run/systemd/system.control/system.slice.d/50-AllowedCPUs.conf',
+  'run/systemd/system.control/user.slice.d/50-AllowedCPUs.conf',
+];
+const OPERATOR_FILES = [
+  'etc/systemd/system/kafka.service.d/10-operator.conf',
+  'run/systemd/system.control/kafka.service.d/50-CPUWeight.conf',
+];
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'isolate-sdrb-'));
+  const bin = path.join(root, 'bin');
+  await mkdir(bin);
+  await writeFile(path.join(bin, 'systemctl'), FAKE);
+  await chmod(path.join(bin, 'systemctl'), 0o755);
+  log = path.join(root, 'systemctl.log');
+  // The operator's own drop-in and runtime property, loaded before isolate runs.
+  const etc = path.join(root, 'etc/systemd/system/kafka.service.d');
+  const run = path.join(root, 'run/systemd/system.control/kafka.service.d');
+  await mkdir(etc, { recursive: true });
+  await mkdir(run, { recursive: true });
+  await writeFile(path.join(etc, '10-operator.conf'), '[Service]\nEnvironment=OPERATOR_SETTING=1\n');
+  await writeFile(path.join(run, '50-CPUWeight.conf'), '[Service]\nCPUWeight=200\n');
+  await mkdir(path.join(root, 'state/etc'), { recursive: true });
+  await cp(path.join(root, 'etc/systemd/system'), path.join(root, 'state/etc'), { recursive: true });
+  await cp(path.join(root, 'run/systemd/system.control'), path.join(root, 'state/run'), { recursive: true });
+  savedPath = process.env.PATH;
+  Object.assign(process.env, {
+    PATH: `${bin}:${savedPath}`,
+    FAKE_ROOT: root,
+    FAKE_STATE: path.join(root, 'state'),
+    FAKE_LOG: log,
+  });
+});
+
+afterEach(async () => {
+  process.env.PATH = savedPath;
+  for (const k of ['FAKE_ROOT', 'FAKE_STATE', 'FAKE_LOG']) delete process.env[k];
+  await rm(root, { recursive: true, force: true });
+});
+
+async function applyStrict(): Promise<void> {
+  const r = await applyChanges({ root, changes: STRICT, executors: { systemd: new TmpRootSystemd(root) } });
+  expect(r.changed).toBe(STRICT.length);
+  for (const f of ISOLATE_FILES) expect(existsSync(path.join(root, f)), f).toBe(true);
+  expect(await show('kafka.service', 'Slice')).toBe('kafka.slice');
+  await rm(log, { force: true });
+}
+
+async function expectRolledBack(): Promise<void> {
+  for (const f of ISOLATE_FILES) expect(existsSync(path.join(root, f)), f).toBe(false);
+  for (const f of OPERATOR_FILES) expect(existsSync(path.join(root, f)), f).toBe(true);
+  expect(await show('kafka.service', 'Slice')).toBe('system.slice');
+  expect(await show('kafka.service', 'CPUWeight')).toBe('200');
+  expect(await show('kafka.slice', 'AllowedCPUs')).toBe('');
+  expect(await show('kafka.slice', 'MemoryLow')).toBe('0');
+  expect(await show('system.slice', 'AllowedCPUs')).toBe('');
+  expect((await readJournal(root))?.state).toBe('rolled-back');
+}
+
+describe('systemd rollback: every drop-in removed, then one daemon-reload', () => {
+  it('rolls back a strict layout of 5 drop-ins with exactly one daemon-reload, then reads each back', async () => {
+    await applyStrict();
+    const r = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    expect(r).toMatchObject({ undone: STRICT.length, nothing: false });
+    expect(await reloads()).toBe(1);
+    // The reload comes after every removal: the read-backs follow it.
+    const c = await calls();
+    expect(c.indexOf('daemon-reload')).toBe(0);
+    expect(c.slice(1).every((x) => x.startsWith('show '))).toBe(true);
+    await expectRolledBack();
+  });
+
+  it('a reload that fails leaves the entries done; the next rollback removes nothing twice and reloads once', async () => {
+    await applyStrict();
+    // The state a crash between the removals and the reload leaves: files gone, systemd not told.
+    await writeFile(path.join(root, 'fail-reload'), '');
+    const first = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } }).catch(
+      (e) => e,
+    );
+    expect(first).toBeInstanceOf(ApplyFailedError);
+    expect((first as ApplyFailedError).exitCode).toBe(EXIT.rollbackIncomplete);
+    expect((first as ApplyFailedError).message).toMatch(/daemon-reload failed: Failed to reload daemon/);
+    for (const f of ISOLATE_FILES) expect(existsSync(path.join(root, f)), f).toBe(false);
+    expect(await show('kafka.service', 'Slice')).toBe('kafka.slice');
+    const j = await readJournal(root);
+    expect(j?.state).toBe('rollback-failed');
+    expect(j?.entries.map((e) => e.status)).toEqual(STRICT.map(() => 'done'));
+
+    await rm(path.join(root, 'fail-reload'));
+    await rm(log, { force: true });
+    const second = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    expect(second.undone).toBe(STRICT.length);
+    expect(await reloads()).toBe(1);
+    // Nothing was pinned at its default instead of removed.
+    expect((await calls()).filter((x) => x.startsWith('set-property'))).toEqual([]);
+    await expectRolledBack();
+  });
+
+  it('a property that had a value is set back at once; the operator’s drop-ins are never removed', async () => {
+    await writeFile(
+      path.join(root, 'run/systemd/system.control/kafka.service.d/50-AllowedCPUs.conf'),
+      '[Service]\nAllowedCPUs=0-7\n',
+    );
+    await cp(path.join(root, 'run/systemd/system.control'), path.join(root, 'state/run'), {
+      recursive: true,
+    });
+    const changes = [
+      sd('kafka.service', 'AllowedCPUs', '0-7', '2-3'),
+      sd('kafka.slice', 'AllowedCPUs', '', '2-3'),
+    ];
+    await applyChanges({ root, changes, executors: { systemd: new TmpRootSystemd(root) } });
+    await rm(log, { force: true });
+    await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    expect(await calls()).toContain('set-property --runtime -- kafka.service AllowedCPUs=0-7');
+    expect(await reloads()).toBe(1);
+    expect(await show('kafka.service', 'AllowedCPUs')).toBe('0-7');
+    expect(await show('kafka.slice', 'AllowedCPUs')).toBe('');
+    for (const f of OPERATOR_FILES) expect(existsSync(path.join(root, f)), f).toBe(true);
+  });
+
+  it('another backend’s entries between systemd ones do not cost a second reload; they are undone first', async () => {
+    // A backend whose undo is immediate, logging into the same file as the stand-in systemctl.
+    const other: ChangeExecutor = {
+      read: async () => 'on',
+      satisfied: (c, live) => live === c.to,
+      same: (_c, a, b) => a === b,
+      apply: async () => ({}),
+      undo: async (c) => {
+        await writeFile(log, `other undo ${c.target}\n`, { flag: 'a' });
+        return {};
+      },
+    };
+    const raid = {
+      backend: 'raid',
+      target: 'storcli:/c0/v0',
+      setting: 'writeCache' as RaidSetting,
+      from: 'on',
+      to: 'off',
+    } as Change;
+    const changes = [STRICT[1]!, raid, STRICT[3]!];
+    const execs = { systemd: new TmpRootSystemd(root), raid: other };
+    await applyChanges({ root, changes, executors: execs });
+    await rm(log, { force: true });
+    const r = await rollbackLast({ root, executors: execs });
+    expect(r.undone).toBe(3);
+    const c = await calls();
+    expect(c.filter((x) => x === 'daemon-reload')).toHaveLength(1);
+    expect(c.indexOf('other undo storcli:/c0/v0')).toBeLessThan(c.indexOf('daemon-reload'));
+    expect(await show('kafka.slice', 'AllowedCPUs')).toBe('');
+    expect(await show('system.slice', 'AllowedCPUs')).toBe('');
+  });
+
+  it('a perpetual unit (init.scope) keeps its property across the reload: set back through systemd, drop-in removed', async () => {
+    const changes = [
+      sd('init.scope', 'AllowedCPUs', '', '0-1 4-7'),
+      sd('user.slice', 'AllowedCPUs', '', '0-1 4-7'),
+    ];
+    await applyChanges({ root, changes, executors: { systemd: new TmpRootSystemd(root) } });
+    await rm(log, { force: true });
+    const r = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    expect(r.undone).toBe(2);
+    expect(await reloads()).toBe(1);
+    expect(await calls()).toContain('set-property --runtime -- init.scope AllowedCPUs=');
+    expect(await show('init.scope', 'AllowedCPUs')).toBe('');
+    expect(existsSync(path.join(root, 'run/systemd/system.control/init.scope.d/50-AllowedCPUs.conf'))).toBe(
+      false,
+    );
+    expect(existsSync(path.join(root, 'run/systemd/system.control/user.slice.d/50-AllowedCPUs.conf'))).toBe(
+      false,
+    );
+  });
+});
