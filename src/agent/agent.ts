@@ -69,13 +69,20 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   let nextRaid = 0;
   let nextCheck = 0;
   let reload = false;
-  let wake: (() => void) | null = null;
-  const nudge = () => wake?.();
+  let wake: ((now: boolean) => void) | null = null;
+  // Set by every event (a write to a watched file, a probe's find, SIGHUP); one that arrives while a
+  // round runs (which may have read the file just before the write) makes the next sleep short.
+  let nudged = false;
+  const nudge = () => {
+    nudged = true;
+    wake?.(false);
+  };
+  let roundEndedAt = 0;
   o.onReload?.(() => {
     reload = true;
     nudge();
   });
-  o.stop.addEventListener('abort', nudge, { once: true });
+  o.stop.addEventListener('abort', () => wake?.(true), { once: true });
   const watchers = new Map<string, FSWatcher>();
   let readyDone = false;
   let lastWatchdog = 0;
@@ -110,6 +117,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
           recordPressure(o, round.allocation);
         }
         await o.afterRound?.(round);
+        roundEndedAt = Date.now();
       }
       if (!readyDone) {
         readyDone = true;
@@ -138,16 +146,22 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         }
       }
       if (o.stop.aborted) return 0;
-      const sleepMs = Math.max(
+      let sleepMs = Math.max(
         0,
         Math.min(o.intervalMs, due(backoff, Date.now()) ? o.intervalMs : backoff.nextAt - Date.now()),
       );
+      // Never more than one round per MIN_NUDGE_GAP_MS from events, so a file that keeps changing
+      // cannot spin the loop; a backoff is never cut short by them.
+      const gap = () => Math.max(0, roundEndedAt + MIN_NUDGE_GAP_MS - Date.now());
+      if (nudged && due(backoff, Date.now())) sleepMs = Math.min(sleepMs, gap());
+      nudged = false;
       const probing = startProbe(o, processScan, nudge);
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, sleepMs);
-        wake = () => {
+        let t = setTimeout(resolve, sleepMs);
+        wake = (now) => {
           clearTimeout(t);
-          resolve();
+          if (now) resolve();
+          else t = setTimeout(resolve, gap());
         };
       });
       wake = null;
@@ -159,6 +173,9 @@ export async function runAgent(o: AgentOptions): Promise<number> {
     await o.notify?.stopping();
   }
 }
+
+/** The shortest time between the end of a round and a round brought forward by an event. */
+const MIN_NUDGE_GAP_MS = 100;
 
 /** The probe for new matching processes runs this often between rounds (a quarter interval, ≥ 100 ms). */
 export function probePeriodMs(intervalMs: number): number {

@@ -198,4 +198,27 @@ describe('isolate agent', () => {
     const flink = last.allocation!.workloads.find((w) => w.name === 'flink')!;
     expect(readFileSync(yarn, 'utf8').trim()).toBe(flink.cpus.toString());
   });
+
+  it('a write that lands while a round still runs brings the next round forward too', async () => {
+    const { root, cg, policyPath } = setup();
+    const yarn = join(cg, 'hadoop-yarn/cpuset.cpus');
+    let sabotaged = false;
+    const r = await drive(
+      { ...base(root, policyPath), intervalMs: 600_000 },
+      async (round) => {
+        if (!sabotaged) {
+          expect(round.ok, round.error).toBe(true);
+          writeFileSync(yarn, '0-7\n');
+          sabotaged = true;
+          // Still inside the round (afterRound is awaited): the watch fires before the agent sleeps.
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return false;
+        }
+        return round.changed > 0;
+      },
+      [],
+      20_000,
+    );
+    expect(r.rounds.at(-1)!.changed).toBe(1);
+  });
 });
