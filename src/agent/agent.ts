@@ -190,7 +190,7 @@ export function probePeriodMs(intervalMs: number): number {
 function startProbe(o: AgentOptions, memo: ProcessScanMemo, nudge: () => void): { stop: () => void } {
   if (!memo.target() || o.once) return { stop: () => {} };
   let busy = false;
-  const t = setInterval(() => {
+  const tick = () => {
     if (busy) return;
     busy = true;
     probeNewMatch(memo)
@@ -203,7 +203,10 @@ function startProbe(o: AgentOptions, memo: ProcessScanMemo, nudge: () => void): 
       .finally(() => {
         busy = false;
       });
-  }, probePeriodMs(o.intervalMs));
+  };
+  // At once too: a process born while the round ran is not left for a whole probe period.
+  tick();
+  const t = setInterval(tick, probePeriodMs(o.intervalMs));
   return { stop: () => clearInterval(t) };
 }
 
