@@ -39,7 +39,7 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 describe('process scan memory', () => {
   it('stops re-reading a PID that matched nothing for youngScans rounds, until the next full scan', async () => {
     let now = 0;
-    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 2 }, () => now);
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 2, youngMs: 0 }, () => now);
     const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
     expect(await scan()).toEqual([20]);
     now += 1000;
@@ -54,7 +54,7 @@ describe('process scan memory', () => {
 
   it('reads a new PID in its first rounds: a start script that execs Kafka right after fork is found', async () => {
     let now = 0;
-    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => now);
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3, youngMs: 0 }, () => now);
     const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
     expect(await scan()).toEqual([20]);
     proc(30, ['/bin/bash', 'kafka-server-start.sh', 'server.properties']);
@@ -67,7 +67,7 @@ describe('process scan memory', () => {
 
   it('re-reads matched PIDs every round, so a process that stops matching (or exits) drops out', async () => {
     let now = 0;
-    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 1 }, () => now);
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 1, youngMs: 0 }, () => now);
     const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
     for (let i = 0; i < 3; i++, now += 1000) expect(await scan()).toEqual([20]);
     rmSync(join(root, 'proc/20'), { recursive: true });
@@ -77,7 +77,7 @@ describe('process scan memory', () => {
 
   it('forgets everything when the matchers change', async () => {
     let now = 0;
-    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 1 }, () => now);
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 1, youngMs: 0 }, () => now);
     for (let i = 0; i < 3; i++, now += 1000) await matchProcesses(root, kafka, memo);
     const r = await matchProcesses(root, { ssh: { cmdline: 'sshd' } }, memo);
     expect(r.matched.ssh).toEqual([10]);
@@ -85,7 +85,7 @@ describe('process scan memory', () => {
 
   it('between full scans looks up only the PIDs born since the last round, not the whole of /proc', async () => {
     let now = 0;
-    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => now);
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3, youngMs: 0 }, () => now);
     const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
     lastPid(20);
     expect(await scan()).toEqual([20]);
@@ -112,7 +112,7 @@ describe('process scan memory', () => {
   });
 
   it('without /proc/loadavg every round lists /proc', async () => {
-    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => 0);
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3, youngMs: 0 }, () => 0);
     expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20]);
     proc(30, ['java', 'kafka.Kafka', 'b.properties']);
     expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20, 30]);
@@ -120,7 +120,7 @@ describe('process scan memory', () => {
   });
 
   it('probes the PIDs born since the last look: a new broker, even one that execs after fork', async () => {
-    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => 0);
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3, youngMs: 0 }, () => 0);
     expect(await probeNewMatch(memo)).toBeNull(); // before any round: nothing to probe with
     lastPid(20);
     await matchProcesses(root, kafka, memo);
@@ -134,7 +134,7 @@ describe('process scan memory', () => {
   });
 
   it('a new thread of a placed broker is not news; a thread of an unknown matching process is', async () => {
-    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => 0);
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3, youngMs: 0 }, () => 0);
     lastPid(20);
     await matchProcesses(root, kafka, memo);
     thread(22, 20, ['java', 'kafka.Kafka', 'server.properties']);
@@ -147,7 +147,7 @@ describe('process scan memory', () => {
 
   it('leaves a burst of births larger than PROBE_MAX_BIRTHS to the next round', async () => {
     let now = 0;
-    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3 }, () => now);
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3, youngMs: 0 }, () => now);
     lastPid(20);
     await matchProcesses(root, kafka, memo);
     proc(20 + PROBE_MAX_BIRTHS + 1, ['java', 'kafka.Kafka', 'b.properties']);
@@ -155,5 +155,25 @@ describe('process scan memory', () => {
     expect(await probeNewMatch(memo)).toBeNull();
     now += 1000;
     expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20, 20 + PROBE_MAX_BIRTHS + 1]);
+  });
+
+  it('a PID born while the agent runs stays young for youngMs; one there at the first scan does not', async () => {
+    let now = 0;
+    const memo = new ProcessScanMemo({ fullScanMs: 120_000, youngScans: 2, youngMs: 10_000 }, () => now);
+    const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
+    expect(await scan()).toEqual([20]);
+    proc(30, ['/bin/sh', 'wrapper.sh']); // born after the first scan
+    for (let i = 0; i < 5; i++) {
+      now += 1000;
+      expect(await scan()).toEqual([20]);
+    }
+    // 5 s after its birth: still read every round, so its late exec into Kafka is seen at once...
+    proc(30, ['java', 'kafka.Kafka', 'server.properties']);
+    // ...while PID 10 (there at the first scan, 2 scans quiet) is trusted and not read again.
+    proc(10, ['java', 'kafka.Kafka', 'other.properties']);
+    now += 1000;
+    expect(await scan()).toEqual([20, 30]);
+    now = 120_000;
+    expect(await scan()).toEqual([10, 20, 30]);
   });
 });
