@@ -63,10 +63,12 @@ dump() {
   sec "$1-files"
   kv root.subtree_control $CG/cgroup.subtree_control
   for f in cpuset.cpus cpuset.cpus.effective cpuset.mems cpuset.cpus.partition memory.low; do kv kafka.slice.$f $CG/kafka.slice/$f; done
+  kv system.slice.cpuset.cpus $CG/system.slice/cpuset.cpus
   kv system.slice.cpuset.cpus.effective $CG/system.slice/cpuset.cpus.effective
   kv nm.subtree_control $NM/cgroup.subtree_control
   kv nm.yarn.subtree_control $NM/hadoop-yarn/cgroup.subtree_control
   kv yarn.cpuset.cpus $CG/hadoop-yarn/cpuset.cpus
+  kv yarn.cpuset.cpus.effective $CG/hadoop-yarn/cpuset.cpus.effective
   endsec "$1-files"
   sec "$1-threads"; threads; endsec "$1-threads"
   sec "$1-cgroups"; pcgroups; endsec "$1-cgroups"
@@ -386,14 +388,37 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
     expect(s('check-rb')).toMatch(/\d+ change\(s\) pending/);
   });
 
-  // OPEN (fails today, so it.fails): systemd 252 does not give the cgroups their CPUs back when the
-  // AllowedCPUs= drop-ins are removed and it reloads (nor after set-property AllowedCPUs=, tried):
-  // system.slice's cpuset stays 0-1,4-7, kafka.slice's 2-3, and the cgroupfs-undone /hadoop-yarn reads
-  // 0-1,4-7 too, so Kafka restarts in system.slice still fenced. When this starts passing, make it it().
-  it.fails('OPEN: after rollback and a restart Kafka may run on every CPU again', () => {
-    expect(files('rb-restart').get('system.slice.cpuset.cpus.effective')).toBe(ONLINE.toString());
+  it('after rollback Kafka may run on every CPU again: systemd wrote the CPUs back itself, /hadoop-yarn through cgroupfs', () => {
+    // systemd 252 writes no cpuset when AllowedCPUs= disappears: isolate first set every online CPU
+    // through systemd (set-property, written by systemd into cpuset.cpus), then removed the drop-ins,
+    // all before the one reload.
+    const calls = s('rb-calls').trim().split('\n');
+    const reload = calls.indexOf('daemon-reload');
+    for (const unit of ['system.slice', 'user.slice', 'init.scope', 'kafka.slice', 'kafka.service']) {
+      const i = calls.indexOf(`set-property --runtime -- ${unit} AllowedCPUs=${ONLINE.toString()}`);
+      expect(i, `${unit}\n${s('rb-calls')}`).toBeGreaterThanOrEqual(0);
+      expect(i, unit).toBeLessThan(reload);
+    }
+    for (const phase of ['rb', 'rb-restart']) {
+      const f = files(phase);
+      // A full list rather than the empty one before isolate: the same while every CPU is online.
+      expect(f.get('system.slice.cpuset.cpus'), phase).toBe(ONLINE.toString());
+      expect(f.get('system.slice.cpuset.cpus.effective'), phase).toBe(ONLINE.toString());
+      // The kernel refuses to empty a populated cgroup's list (ENOSPC): the rollback writes what the
+      // empty list inherits, the root's effective set, once the partition is gone: every CPU.
+      expect(f.get('yarn.cpuset.cpus'), phase).toBe(ONLINE.toString());
+      expect(f.get('yarn.cpuset.cpus.effective'), phase).toBe(ONLINE.toString());
+    }
+    // Before the restart Kafka still runs in kafka.slice, no longer fenced; after it, in system.slice.
+    const before = threads('rb').filter((t) => t.cgroup === '/kafka.slice/kafka.service');
+    expect(before.length).toBeGreaterThanOrEqual(4);
+    for (const t of before) expect(t.cpuList, `kafka ${t.tid} before restart`).toBe(ONLINE.toString());
     const k = threads('rb-restart').filter((t) => t.cgroup === '/system.slice/kafka.service');
+    expect(k.length).toBeGreaterThanOrEqual(4);
     for (const t of k) expect(t.cpuList, `kafka ${t.tid}`).toBe(ONLINE.toString());
-    expect(files('rb-restart').get('yarn.cpuset.cpus')).toBe('');
+    // The foreign containers' threads too.
+    const yarn = threads('rb-restart').filter((t) => /^\/hadoop-yarn\/container_/.test(t.cgroup));
+    expect(yarn.length).toBeGreaterThan(0);
+    for (const t of yarn) expect(t.cpuList, `${t.cgroup} ${t.tid}`).toBe(ONLINE.toString());
   });
 });
