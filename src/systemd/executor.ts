@@ -254,7 +254,9 @@ export class SystemdExecutor implements ChangeExecutor {
    * or when there is nothing to read (no cgroup, cpuset not enabled there).
    */
   private async kernelNarrower(w: Widened): Promise<string | null> {
-    const [props] = parseShow(await systemctl(['show', '-p', 'ControlGroup', '-p', 'LoadState', '--', w.unit]));
+    const [props] = parseShow(
+      await systemctl(['show', '-p', 'ControlGroup', '-p', 'LoadState', '--', w.unit]),
+    );
     const cg = props?.ControlGroup;
     if (props?.LoadState !== 'loaded' || !cg || !cg.startsWith('/')) return null;
     const file = w.setting === 'AllowedCPUs' ? 'cpuset.cpus.effective' : 'cpuset.mems.effective';

@@ -258,10 +258,12 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
     const cg = path.join(root, 'sys/fs/cgroup');
     await mkdir(path.join(root, 'sys/devices/system/cpu'), { recursive: true });
     await writeFile(path.join(root, 'sys/devices/system/cpu/online'), '0-7\n');
-    for (const u of ['kafka.slice', 'system.slice', 'user.slice']) await mkdir(path.join(cg, u), { recursive: true });
+    for (const u of ['kafka.slice', 'system.slice', 'user.slice'])
+      await mkdir(path.join(cg, u), { recursive: true });
     await writeFile(path.join(cg, 'cpuset.cpus.effective'), '0-7\n');
     await applyStrict();
-    const eff = (u: string) => readFile(path.join(cg, u, 'cpuset.cpus.effective'), 'utf8').then((t) => t.trim());
+    const eff = (u: string) =>
+      readFile(path.join(cg, u, 'cpuset.cpus.effective'), 'utf8').then((t) => t.trim());
     expect(await eff('system.slice')).toBe('0-1,4-7');
     expect(await eff('kafka.slice')).toBe('2-3');
 
@@ -292,7 +294,9 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
       executors: { systemd: new TmpRootSystemd(root) },
     });
     await writeFile(path.join(root, 'kernel-stuck'), '');
-    const err = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } }).catch((e) => e);
+    const err = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } }).catch(
+      (e) => e,
+    );
     expect(err).toBeInstanceOf(ApplyFailedError);
     expect((err as Error).message).toMatch(
       /the kernel still fences \/sys\/fs\/cgroup\/system\.slice\/cpuset\.cpus\.effective=0-1,4-7 \(parent's 0-7; system\.slice AllowedCPUs=\)/,

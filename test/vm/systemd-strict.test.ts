@@ -13,14 +13,17 @@
 // 5. agent stopped, isolate rollback: every drop-in isolate wrote is gone (the operator's file and
 //    runtime CPUWeight= stay) after ONE daemon-reload (counted by a systemctl wrapper and by systemd's
 //    "Reloading." lines; it used to be one per drop-in, ~10 s each under TCG); the partition is gone;
-//    after a restart Kafka runs in system.slice and the plan's systemd steps are the first apply's again.
-//    OPEN: the kernel cpusets stay fenced (systemd does not write them back): see the it.fails below.
+//    after a restart Kafka runs in system.slice and the plan's systemd steps are the first apply's again;
+//    the kernel gives every CPU back: systemd writes no cpuset when AllowedCPUs= goes, so rollback sets
+//    every online CPU through systemd first; the populated /hadoop-yarn cannot be emptied (ENOSPC) and
+//    gets the root's effective set. Kafka's threads, before and after the restart, may run on every CPU.
 // Everything is asserted from /proc/<pid>/task/*/status, /proc/<pid>/cgroup and the cgroup files.
 //
 // systemd 252 facts met here (docs/systemd.md has them all): after the Slice= drop-in and a reload,
 // `show -p Slice` reads kafka.slice at once while ControlGroup stays in system.slice until the restart;
 // kafka.slice with no unit file and nothing in it loads and takes set-property; AllowedCPUs= is printed
-// "0-1 4-7"; the API file systems' mount units are top-level cgroups (/dev-hugepages.mount ...);
+// "0-1 4-7"; no cpuset file is written back when AllowedCPUs= is removed (a non-empty value is, at once);
+// the API file systems' mount units are top-level cgroups (/dev-hugepages.mount ...);
 // Delegate=yes makes systemd enable cpuset from the root down at boot and leaves the unit's own
 // subtree_control to the unit across reloads. Scenario time under TCG: ~3 min alone, ~8 min beside another
 // guest (each set-property and daemon-reload costs seconds).
