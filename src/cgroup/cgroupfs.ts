@@ -179,7 +179,11 @@ export class CgroupFsExecutor implements ChangeExecutor {
     let fh: Awaited<ReturnType<typeof open>> | undefined;
     try {
       fh = await open(file, constants.O_WRONLY | constants.O_TRUNC);
-      const buf = Buffer.from(value);
+      // An empty value is written as "\n" (the kernel strips it: the same empty list): Node's
+      // FileHandle.write returns at once for a zero-length buffer without calling write(2), so an
+      // undo to "" silently left the old list in place (seen on kernel 6.1: /hadoop-yarn kept
+      // 0-1,4-7 after rollback, with no error and no ENOSPC, which the real write gets).
+      const buf = Buffer.from(value === '' ? '\n' : value);
       // A single write(2): cgroupfs acts on each write call separately.
       await fh.write(buf, 0, buf.length, null);
     } catch (err) {

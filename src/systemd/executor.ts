@@ -2,7 +2,7 @@
 // set-property --runtime`, drop-ins under /run/systemd/system.control/), never by writing the
 // unit's cgroup files, which systemd rewrites on every reload. Rollback removes exactly the
 // drop-ins isolate created, then reloads systemd once for all of them (commitUndo).
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type ChangeExecutor, StepError, type UndoResult } from '../apply/executor.js';
@@ -40,6 +40,28 @@ const PROPERTY_DEFAULT: Record<string, string> = {
   MemoryHigh: 'infinity',
   MemoryMax: 'infinity',
 };
+
+/** Every CPU (memory node) the kernel has online: what an unset AllowedCPUs= (AllowedMemoryNodes=) allows. */
+const ONLINE_FILE: Record<string, string> = {
+  AllowedCPUs: 'sys/devices/system/cpu/online',
+  AllowedMemoryNodes: 'sys/devices/system/node/online',
+};
+
+/** A small kernel file, trimmed; null when absent or unreadable. (cgroup/'s helper is a sibling layer.) */
+function readTrimSync(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+const cgroupDir = (root: string, cg: string) => path.join(root, 'sys/fs/cgroup', cg);
+
+interface Widened {
+  unit: string;
+  setting: string;
+}
 
 export class SystemdExecutor implements ChangeExecutor {
   constructor(readonly root: string) {}
@@ -162,6 +184,7 @@ export class SystemdExecutor implements ChangeExecutor {
     const batch = this.staged;
     this.staged = [];
     if (batch.length === 0) return;
+    const widened = await this.widenCpusets(batch);
     await systemctl(['daemon-reload']);
     const wrong: string[] = [];
     for (const { change, previous } of batch) {
@@ -185,6 +208,63 @@ export class SystemdExecutor implements ChangeExecutor {
         `after removing isolate's drop-ins and daemon-reload systemd still reports ${wrong.join(', ')} (another drop-in sets it?)`,
       );
     }
+    const narrow: string[] = [];
+    for (const w of widened) {
+      const why = await this.kernelNarrower(w);
+      if (why) narrow.push(why);
+    }
+    if (narrow.length > 0) {
+      throw new StepError(
+        `after rollback the kernel still fences ${narrow.join(', ')}; run "systemctl set-property --runtime UNIT ${widened[0]?.setting ?? 'AllowedCPUs'}=<all>" for it, then remove its /run/systemd/system.control drop-in and daemon-reload`,
+      );
+    }
+  }
+
+  /**
+   * systemd 252 does not write a unit's cpuset file back when AllowedCPUs=/AllowedMemoryNodes=
+   * disappears (neither at daemon-reload nor on `set-property UNIT AllowedCPUs=` with an empty
+   * value): the cgroup kept isolate's fence (system.slice 0-1,4-7) after every drop-in was gone. So
+   * before the reload, each such unit is first given every online CPU (memory node) through systemd,
+   * which writes that list into cpuset.cpus itself, and the drop-in set-property wrote is removed
+   * again. The kernel file then holds every online CPU rather than the empty list it had before
+   * isolate: the same while those CPUs are online (an empty list inherits the parent's effective set,
+   * and a full list is cut to it), only a CPU hot-added later would not be inherited.
+   * Needs no reload of its own: set-property is in force at once. Returns what was widened.
+   */
+  private async widenCpusets(batch: { change: Change; previous: string | null }[]): Promise<Widened[]> {
+    const out: Widened[] = [];
+    for (const { change } of batch) {
+      const online = ONLINE_FILE[change.setting];
+      // Also a unit not loaded before isolate (kafka.slice): until Kafka restarts it still runs there.
+      if (online === undefined) continue;
+      // On hosts (and test roots) without the file there is nothing to widen to.
+      const all = readTrimSync(path.join(this.root, online));
+      if (!all) continue;
+      if ((await this.read(change)) === null) continue; // unloaded now: no cgroup left to fence
+      await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${all}`]);
+      rmSync(this.runtimeDropIn(change.target, change.setting), { force: true });
+      out.push({ unit: change.target, setting: change.setting });
+    }
+    return out;
+  }
+
+  /**
+   * Read back from the kernel that a widened unit's cgroup no longer narrows its parent's set:
+   * its cpuset.*.effective equals the parent's. A description when it does not; null when it does
+   * or when there is nothing to read (no cgroup, cpuset not enabled there).
+   */
+  private async kernelNarrower(w: Widened): Promise<string | null> {
+    const [props] = parseShow(
+      await systemctl(['show', '-p', 'ControlGroup', '-p', 'LoadState', '--', w.unit]),
+    );
+    const cg = props?.ControlGroup;
+    if (props?.LoadState !== 'loaded' || !cg || !cg.startsWith('/')) return null;
+    const file = w.setting === 'AllowedCPUs' ? 'cpuset.cpus.effective' : 'cpuset.mems.effective';
+    const own = readTrimSync(path.join(cgroupDir(this.root, cg), file));
+    const parent = readTrimSync(path.join(cgroupDir(this.root, path.posix.dirname(cg)), file));
+    if (own === null || parent === null) return null;
+    if (sameProperty(w.setting, own, parent)) return null;
+    return `${cgroupDir('/', cg)}/${file}=${own || '""'} (parent's ${parent || '""'}; ${w.unit} ${w.setting}=)`;
   }
 
   /** Whether systemd reports a removed drop-in's property as it was before isolate set it. */

@@ -295,6 +295,18 @@ describe('sameValue', () => {
   });
 });
 
+describe('cgroupfs write', () => {
+  it('an empty value reaches write(2) (Node skips zero-length writes): /dev/full answers ENOSPC', async () => {
+    // Node's FileHandle.write returns without a syscall for an empty buffer; an undo of a cpuset list
+    // to "" then silently changed nothing (kernel 6.1, /hadoop-yarn). /dev/full fails every real write.
+    const exec = new CgroupFsExecutor('/');
+    const c = { backend: 'cgroupfs', target: '/x', setting: 'cpuset.cpus', from: '0-7', to: '' } as Change;
+    const err = await exec.write('/dev/full', '', c, 'undo /x cpuset.cpus').catch((e) => e);
+    expect(err).toBeInstanceOf(StepError);
+    expect((err as StepError).code).toBe('ENOSPC');
+  });
+});
+
 describe('pre-flight on cpusets', () => {
   it('refuses to empty the cpuset of a populated cgroup', async () => {
     const cg = path.join(root, 'sys/fs/cgroup');

@@ -32,10 +32,16 @@ case "$1" in
     for d in "$R/run/systemd/system.control" "$S/run"; do
       mkdir -p "$d/$unit.d"; printf '[Service]\n%s\n' "$kv" > "$d/$unit.d/50-$p.conf"
     done
+    # Like systemd 252: a non-empty AllowedCPUs= is written into the unit's cgroup (the parent, the
+    # root, has every CPU, so effective is the list); an empty one is not written at all.
+    cg="$R/sys/fs/cgroup/$unit"; v=$(echo "$kv" | cut -d= -f2-)
+    if [ "$p" = AllowedCPUs ] && [ -n "$v" ] && [ -d "$cg" ] && [ ! -e "$R/kernel-stuck" ]; then
+      echo "$v" | tr ' ' ',' > "$cg/cpuset.cpus.effective"
+    fi
     exit 0 ;;
   show)
     p=$3; unit=$7
-    case "$p" in Slice) v=system.slice ;; MemoryLow) v=0 ;; *) v='' ;; esac
+    case "$p" in Slice) v=system.slice ;; MemoryLow) v=0 ;; ControlGroup) v="/$unit" ;; *) v='' ;; esac
     for f in "$S/etc/$unit.d"/*.conf "$S/run/$unit.d"/*.conf; do
       [ -f "$f" ] || continue
       l=$(grep "^$p=" "$f" | tail -1)
@@ -244,6 +250,56 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
     );
     expect(existsSync(path.join(root, 'run/systemd/system.control/user.slice.d/50-AllowedCPUs.conf'))).toBe(
       false,
+    );
+  });
+
+  it('systemd does not write a cpuset back when AllowedCPUs= goes: each unit gets every online CPU through systemd first, read back from the kernel', async () => {
+    // A kernel under the test root: 8 CPUs online, the slices fenced as isolate's apply left them.
+    const cg = path.join(root, 'sys/fs/cgroup');
+    await mkdir(path.join(root, 'sys/devices/system/cpu'), { recursive: true });
+    await writeFile(path.join(root, 'sys/devices/system/cpu/online'), '0-7\n');
+    for (const u of ['kafka.slice', 'system.slice', 'user.slice'])
+      await mkdir(path.join(cg, u), { recursive: true });
+    await writeFile(path.join(cg, 'cpuset.cpus.effective'), '0-7\n');
+    await applyStrict();
+    const eff = (u: string) =>
+      readFile(path.join(cg, u, 'cpuset.cpus.effective'), 'utf8').then((t) => t.trim());
+    expect(await eff('system.slice')).toBe('0-1,4-7');
+    expect(await eff('kafka.slice')).toBe('2-3');
+
+    const r = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    expect(r).toMatchObject({ undone: STRICT.length, nothing: false });
+    expect(await reloads()).toBe(1);
+    const c = await calls();
+    // Widened through systemd before the one reload; never a cgroup file written by isolate.
+    const reload = c.indexOf('daemon-reload');
+    for (const u of ['kafka.slice', 'system.slice', 'user.slice']) {
+      const i = c.indexOf(`set-property --runtime -- ${u} AllowedCPUs=0-7`);
+      expect(i, u).toBeGreaterThanOrEqual(0);
+      expect(i, u).toBeLessThan(reload);
+      expect(await eff(u), u).toBe('0-7');
+    }
+    await expectRolledBack();
+  });
+
+  it('a unit whose cgroup the kernel keeps fenced fails the rollback with the file named', async () => {
+    const cg = path.join(root, 'sys/fs/cgroup');
+    await mkdir(path.join(cg, 'system.slice'), { recursive: true });
+    await mkdir(path.join(root, 'sys/devices/system/cpu'), { recursive: true });
+    await writeFile(path.join(root, 'sys/devices/system/cpu/online'), '0-7\n');
+    await writeFile(path.join(cg, 'cpuset.cpus.effective'), '0-7\n');
+    await applyChanges({
+      root,
+      changes: [STRICT[3]!],
+      executors: { systemd: new TmpRootSystemd(root) },
+    });
+    await writeFile(path.join(root, 'kernel-stuck'), '');
+    const err = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } }).catch(
+      (e) => e,
+    );
+    expect(err).toBeInstanceOf(ApplyFailedError);
+    expect((err as Error).message).toMatch(
+      /the kernel still fences \/sys\/fs\/cgroup\/system\.slice\/cpuset\.cpus\.effective=0-1,4-7 \(parent's 0-7; system\.slice AllowedCPUs=\)/,
     );
   });
 });

@@ -13,14 +13,17 @@
 // 5. agent stopped, isolate rollback: every drop-in isolate wrote is gone (the operator's file and
 //    runtime CPUWeight= stay) after ONE daemon-reload (counted by a systemctl wrapper and by systemd's
 //    "Reloading." lines; it used to be one per drop-in, ~10 s each under TCG); the partition is gone;
-//    after a restart Kafka runs in system.slice and the plan's systemd steps are the first apply's again.
-//    OPEN: the kernel cpusets stay fenced (systemd does not write them back): see the it.fails below.
+//    after a restart Kafka runs in system.slice and the plan's systemd steps are the first apply's again;
+//    the kernel gives every CPU back: systemd writes no cpuset when AllowedCPUs= goes, so rollback sets
+//    every online CPU through systemd first; the populated /hadoop-yarn cannot be emptied (ENOSPC) and
+//    gets the root's effective set. Kafka's threads, before and after the restart, may run on every CPU.
 // Everything is asserted from /proc/<pid>/task/*/status, /proc/<pid>/cgroup and the cgroup files.
 //
 // systemd 252 facts met here (docs/systemd.md has them all): after the Slice= drop-in and a reload,
 // `show -p Slice` reads kafka.slice at once while ControlGroup stays in system.slice until the restart;
 // kafka.slice with no unit file and nothing in it loads and takes set-property; AllowedCPUs= is printed
-// "0-1 4-7"; the API file systems' mount units are top-level cgroups (/dev-hugepages.mount ...);
+// "0-1 4-7"; no cpuset file is written back when AllowedCPUs= is removed (a non-empty value is, at once);
+// the API file systems' mount units are top-level cgroups (/dev-hugepages.mount ...);
 // Delegate=yes makes systemd enable cpuset from the root down at boot and leaves the unit's own
 // subtree_control to the unit across reloads. Scenario time under TCG: ~3 min alone, ~8 min beside another
 // guest (each set-property and daemon-reload costs seconds).
@@ -63,10 +66,12 @@ dump() {
   sec "$1-files"
   kv root.subtree_control $CG/cgroup.subtree_control
   for f in cpuset.cpus cpuset.cpus.effective cpuset.mems cpuset.cpus.partition memory.low; do kv kafka.slice.$f $CG/kafka.slice/$f; done
+  kv system.slice.cpuset.cpus $CG/system.slice/cpuset.cpus
   kv system.slice.cpuset.cpus.effective $CG/system.slice/cpuset.cpus.effective
   kv nm.subtree_control $NM/cgroup.subtree_control
   kv nm.yarn.subtree_control $NM/hadoop-yarn/cgroup.subtree_control
   kv yarn.cpuset.cpus $CG/hadoop-yarn/cpuset.cpus
+  kv yarn.cpuset.cpus.effective $CG/hadoop-yarn/cpuset.cpus.effective
   endsec "$1-files"
   sec "$1-threads"; threads; endsec "$1-threads"
   sec "$1-cgroups"; pcgroups; endsec "$1-cgroups"
@@ -386,14 +391,37 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
     expect(s('check-rb')).toMatch(/\d+ change\(s\) pending/);
   });
 
-  // OPEN (fails today, so it.fails): systemd 252 does not give the cgroups their CPUs back when the
-  // AllowedCPUs= drop-ins are removed and it reloads (nor after set-property AllowedCPUs=, tried):
-  // system.slice's cpuset stays 0-1,4-7, kafka.slice's 2-3, and the cgroupfs-undone /hadoop-yarn reads
-  // 0-1,4-7 too, so Kafka restarts in system.slice still fenced. When this starts passing, make it it().
-  it.fails('OPEN: after rollback and a restart Kafka may run on every CPU again', () => {
-    expect(files('rb-restart').get('system.slice.cpuset.cpus.effective')).toBe(ONLINE.toString());
+  it('after rollback Kafka may run on every CPU again: systemd wrote the CPUs back itself, /hadoop-yarn through cgroupfs', () => {
+    // systemd 252 writes no cpuset when AllowedCPUs= disappears: isolate first set every online CPU
+    // through systemd (set-property, written by systemd into cpuset.cpus), then removed the drop-ins,
+    // all before the one reload.
+    const calls = s('rb-calls').trim().split('\n');
+    const reload = calls.indexOf('daemon-reload');
+    for (const unit of ['system.slice', 'user.slice', 'init.scope', 'kafka.slice', 'kafka.service']) {
+      const i = calls.indexOf(`set-property --runtime -- ${unit} AllowedCPUs=${ONLINE.toString()}`);
+      expect(i, `${unit}\n${s('rb-calls')}`).toBeGreaterThanOrEqual(0);
+      expect(i, unit).toBeLessThan(reload);
+    }
+    for (const phase of ['rb', 'rb-restart']) {
+      const f = files(phase);
+      // A full list rather than the empty one before isolate: the same while every CPU is online.
+      expect(f.get('system.slice.cpuset.cpus'), phase).toBe(ONLINE.toString());
+      expect(f.get('system.slice.cpuset.cpus.effective'), phase).toBe(ONLINE.toString());
+      // The kernel refuses to empty a populated cgroup's list (ENOSPC): the rollback writes what the
+      // empty list inherits, the root's effective set, once the partition is gone: every CPU.
+      expect(f.get('yarn.cpuset.cpus'), phase).toBe(ONLINE.toString());
+      expect(f.get('yarn.cpuset.cpus.effective'), phase).toBe(ONLINE.toString());
+    }
+    // Before the restart Kafka still runs in kafka.slice, no longer fenced; after it, in system.slice.
+    const before = threads('rb').filter((t) => t.cgroup === '/kafka.slice/kafka.service');
+    expect(before.length).toBeGreaterThanOrEqual(4);
+    for (const t of before) expect(t.cpuList, `kafka ${t.tid} before restart`).toBe(ONLINE.toString());
     const k = threads('rb-restart').filter((t) => t.cgroup === '/system.slice/kafka.service');
+    expect(k.length).toBeGreaterThanOrEqual(4);
     for (const t of k) expect(t.cpuList, `kafka ${t.tid}`).toBe(ONLINE.toString());
-    expect(files('rb-restart').get('yarn.cpuset.cpus')).toBe('');
+    // The foreign containers' threads too.
+    const yarn = threads('rb-restart').filter((t) => /^\/hadoop-yarn\/container_/.test(t.cgroup));
+    expect(yarn.length).toBeGreaterThan(0);
+    for (const t of yarn) expect(t.cpuList, `${t.cgroup} ${t.tid}`).toBe(ONLINE.toString());
   });
 });
