@@ -368,10 +368,8 @@ export async function matchProcesses(
   const procDir = path.join(root, 'proc');
   memo?.begin(root, matchers);
   let entries: Iterable<string>;
-  let complete = true;
   try {
-    if (memo) ({ names: entries, complete } = memo.list(procDir));
-    else entries = readdirSync(procDir);
+    entries = memo ? memo.list(procDir) : readdirSync(procDir);
   } catch {
     return { matched, cgroups };
   }
@@ -382,7 +380,7 @@ export async function matchProcesses(
     if (c0 < 48 || c0 > 57) continue;
     const pid = Number(e);
     if (pid === self) continue;
-    if (complete) present.add(pid);
+    present.add(pid);
     if (memo?.skip(pid)) continue;
     const hits = matchPid(procDir, e, compiled);
     memo?.saw(pid, (hits?.length ?? 0) > 0);
@@ -392,8 +390,7 @@ export async function matchProcesses(
     const p = cg ? parseProcCgroup(cg) : null;
     if (p) cgroups[pid] = p;
   }
-  // Only a complete listing tells which PIDs are gone.
-  if (complete) memo?.end(present);
+  memo?.end(present);
   for (const n of names) matched[n]!.sort((a, b) => a - b);
   return { matched, cgroups };
 }
