@@ -4,7 +4,7 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { CgroupLayout, ObservedCgroupFs, ObservedGroup, ObservedState } from '../model/observed.js';
 import { unavailableCgroupFs } from '../model/observed.js';
-import { type ProcessMatcher, type ProcessScanMemo, readLastPid } from './proc-scan.js';
+import { type ProcessMatcher, type ProcessScanMemo, readLastPid, tgidOf } from './proc-scan.js';
 import { detectCgroupLayout } from './layout.js';
 import {
   cgroupDir,
@@ -422,9 +422,8 @@ export async function probeNewMatch(memo: ProcessScanMemo): Promise<number | nul
       continue;
     }
     memo.probed(pid, 'settled');
-    const status = readHeadSync(`${procDir}/${pid}/status`, MAX_PROC_FILE);
-    const tgid = status ? /^Tgid:\s+(\d+)/m.exec(status) : null;
-    if (tgid && memo.isMatched(Number(tgid[1]))) continue;
+    const tgid = tgidOf(procDir, pid);
+    if (tgid !== null && memo.isMatched(tgid)) continue;
     return pid;
   }
   return null;

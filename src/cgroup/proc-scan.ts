@@ -57,12 +57,18 @@ export interface ProcessMatcher {
   user?: string | number;
 }
 
-/** A PID's task: a process (thread-group leader, listed in /proc), a thread of one, or not there. */
-function taskKind(procDir: string, pid: number): 'process' | 'thread' | 'absent' {
+/** The process a task belongs to (`Tgid:` of its status; the PID itself for a process); null when gone. */
+export function tgidOf(procDir: string, pid: number): number | null {
   const status = readHeadSync(`${procDir}/${pid}/status`, 512);
   const tgid = status ? /^Tgid:\s+(\d+)/m.exec(status) : null;
-  if (!tgid) return 'absent';
-  return Number(tgid[1]) === pid ? 'process' : 'thread';
+  return tgid ? Number(tgid[1]) : null;
+}
+
+/** A PID's task: a process (thread-group leader, listed in /proc), a thread of one, or not there. */
+function taskKind(procDir: string, pid: number): 'process' | 'thread' | 'absent' {
+  const tgid = tgidOf(procDir, pid);
+  if (tgid === null) return 'absent';
+  return tgid === pid ? 'process' : 'thread';
 }
 
 /** What the last round scanned with: the probe between rounds reads with the same matchers. */

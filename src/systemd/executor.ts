@@ -2,12 +2,13 @@
 // set-property --runtime`, drop-ins under /run/systemd/system.control/), never by writing the
 // unit's cgroup files, which systemd rewrites on every reload. Rollback removes exactly the
 // drop-ins isolate created, then reloads systemd once for all of them (commitUndo).
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, readFile, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type ChangeExecutor, StepError, type UndoResult } from '../apply/executor.js';
 import { CpuSet } from '../model/cpuset.js';
 import { UserError } from '../model/errors.js';
+import { readBounded } from '../sys/read.js';
 import type { Change } from '../model/plan.js';
 import { cgroupCpuList, sliceDropInPath, sliceDropInText } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
@@ -47,10 +48,10 @@ const ONLINE_FILE: Record<string, string> = {
   AllowedMemoryNodes: 'sys/devices/system/node/online',
 };
 
-/** A small kernel file, trimmed; null when absent or unreadable. (cgroup/'s helper is a sibling layer.) */
+/** A small kernel file, trimmed, through the one bounded reader; null when absent or unreadable. */
 function readTrimSync(file: string): string | null {
   try {
-    return readFileSync(file, 'utf8').trim();
+    return readBounded(file, { maxBytes: 64 * 1024 }).trim();
   } catch {
     return null;
   }

@@ -174,32 +174,12 @@ describe('isolate agent', () => {
     expect(readFileSync(join(cg, 'isolate-kafka/cgroup.procs'), 'utf8')).toContain('101');
   });
 
-  it('a write to a watched cpuset file wakes the agent: corrected without waiting for the interval', async () => {
-    const { root, cg, policyPath } = setup();
-    const yarn = join(cg, 'hadoop-yarn/cpuset.cpus');
-    let sabotaged = false;
-    // A 10-minute interval: only the inotify watch can bring the next round within the test's cap.
-    const r = await drive(
-      { ...base(root, policyPath), intervalMs: 600_000 },
-      (round) => {
-        if (!sabotaged) {
-          expect(round.ok, round.error).toBe(true);
-          writeFileSync(yarn, '0-7\n');
-          sabotaged = true;
-          return false;
-        }
-        return sabotaged && round.changed > 0;
-      },
-      [],
-      20_000,
-    );
-    const last = r.rounds.at(-1)!;
-    expect(last.changed).toBe(1);
-    const flink = last.allocation!.workloads.find((w) => w.name === 'flink')!;
-    expect(readFileSync(yarn, 'utf8').trim()).toBe(flink.cpus.toString());
-  });
-
-  it('a write that lands while a round still runs brings the next round forward too', async () => {
+  /**
+   * Converge with a 10-minute interval, then write a wrong /hadoop-yarn cpuset.cpus from inside the
+   * first round's afterRound and wait `settleMs` there; only an inotify-driven round can correct it
+   * within the test's cap.
+   */
+  async function sabotageYarn(settleMs: number) {
     const { root, cg, policyPath } = setup();
     const yarn = join(cg, 'hadoop-yarn/cpuset.cpus');
     let sabotaged = false;
@@ -210,8 +190,7 @@ describe('isolate agent', () => {
           expect(round.ok, round.error).toBe(true);
           writeFileSync(yarn, '0-7\n');
           sabotaged = true;
-          // Still inside the round (afterRound is awaited): the watch fires before the agent sleeps.
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
           return false;
         }
         return round.changed > 0;
@@ -219,6 +198,20 @@ describe('isolate agent', () => {
       [],
       20_000,
     );
+    return { r, yarn };
+  }
+
+  it('a write to a watched cpuset file wakes the agent: corrected without waiting for the interval', async () => {
+    const { r, yarn } = await sabotageYarn(0);
+    const last = r.rounds.at(-1)!;
+    expect(last.changed).toBe(1);
+    const flink = last.allocation!.workloads.find((w) => w.name === 'flink')!;
+    expect(readFileSync(yarn, 'utf8').trim()).toBe(flink.cpus.toString());
+  });
+
+  it('a write that lands while a round still runs brings the next round forward too', async () => {
+    // Still inside the round (afterRound is awaited): the watch fires before the agent sleeps.
+    const { r } = await sabotageYarn(300);
     expect(r.rounds.at(-1)!.changed).toBe(1);
   });
 });
