@@ -285,7 +285,7 @@ function watchWorkloads(
 ): void {
   for (const w of a.workloads) {
     for (const name of WATCHED_FILES) {
-      const file = path.join(cgroupDir(o.root, w.target), name);
+      const file = `${cgroupDir(o.root, w.target)}/${name}`;
       if (watchers.has(file)) continue;
       try {
         const watcher = watch(file, { persistent: false }, (event) => {

@@ -75,7 +75,17 @@ export async function detectCgroupLayout(root: string): Promise<CgroupMounts> {
   const mountinfoFile = path.join(root, 'proc/self/mountinfo');
   const text = await readTrim(mountinfoFile);
   if (text === null) return fromDirectories(mount);
+  // The agent asks every round; an unchanged mount table means unchanged mounts (a controller moving
+  // between v1 and v2 is a mount or unmount), so only the table is read again, not judged again.
+  if (lastJudged?.root === root && lastJudged.text === text) return lastJudged.mounts;
+  const mounts = await fromMountinfo(mount, mountinfoFile, text);
+  lastJudged = { root, text, mounts };
+  return mounts;
+}
 
+let lastJudged: { root: string; text: string; mounts: CgroupMounts } | null = null;
+
+async function fromMountinfo(mount: string, mountinfoFile: string, text: string): Promise<CgroupMounts> {
   let unified: string | null = null;
   let v1Seen = false;
   const v1: Record<string, string> = {};

@@ -231,14 +231,14 @@ export async function observeGroup(
   };
   if (names === null) return g;
   for (const f of files) {
-    const v = names.has(f) ? readTrimSync(path.join(dir, f)) : null;
+    const v = names.has(f) ? readTrimSync(`${dir}/${f}`) : null;
     if (v !== null) g.values[f] = v;
   }
-  const events = names.has('cgroup.events') ? readTrimSync(path.join(dir, 'cgroup.events')) : null;
+  const events = names.has('cgroup.events') ? readTrimSync(`${dir}/cgroup.events`) : null;
   g.populated = events ? /^populated 1$/m.test(events) : false;
   if (p !== '/' && names.has('cgroup.procs')) {
     // Only whether it is empty: the first line is enough, however many processes YARN started.
-    const procs = readHeadSync(path.join(dir, 'cgroup.procs'), 64);
+    const procs = readHeadSync(`${dir}/cgroup.procs`, 64);
     if (procs !== null) g.hasProcs = procs.trim().length > 0;
   }
   return g;
@@ -368,8 +368,10 @@ export async function matchProcesses(
   const procDir = path.join(root, 'proc');
   memo?.begin(root, matchers);
   let entries: Iterable<string>;
+  let complete = true;
   try {
-    entries = memo ? memo.list(procDir) : readdirSync(procDir);
+    if (memo) ({ names: entries, complete } = memo.list(procDir));
+    else entries = readdirSync(procDir);
   } catch {
     return { matched, cgroups };
   }
@@ -380,7 +382,7 @@ export async function matchProcesses(
     if (c0 < 48 || c0 > 57) continue;
     const pid = Number(e);
     if (pid === self) continue;
-    present.add(pid);
+    if (complete) present.add(pid);
     if (memo?.skip(pid)) continue;
     const hits = matchPid(procDir, e, compiled);
     memo?.saw(pid, (hits?.length ?? 0) > 0);
@@ -390,7 +392,8 @@ export async function matchProcesses(
     const p = cg ? parseProcCgroup(cg) : null;
     if (p) cgroups[pid] = p;
   }
-  memo?.end(present);
+  // Only a complete listing tells which PIDs are gone.
+  if (complete) memo?.end(present);
   for (const n of names) matched[n]!.sort((a, b) => a - b);
   return { matched, cgroups };
 }

@@ -90,10 +90,11 @@ export class ProcessScanMemo {
   private full = true;
   private listing: {
     lastPid: number;
-    names: Set<string>;
     /** PIDs born but not visible at the last look: looked up once more. */
     unseen: Map<number, number>;
   } | null = null;
+  /** PIDs read that matched nothing but are not trusted yet (see `skip`). */
+  private young = new Set<number>();
   private scanned: ScanTarget | null = null;
   /** The last PID the probe (or a round's listing) has accounted for. */
   private probeCursor: number | null = null;
@@ -113,6 +114,7 @@ export class ProcessScanMemo {
       this.quiet.clear();
       this.first = true;
       this.matched.clear();
+      this.young.clear();
       this.listing = null;
       this.nextFull = 0;
     }
@@ -124,13 +126,14 @@ export class ProcessScanMemo {
   }
 
   /**
-   * The PIDs in `<root>/proc`. Listed in full only for a full scan, after a burst of births or when the
-   * counter is unknown; otherwise the last listing plus the PIDs born since (each one looked up: a
-   * process joins, a thread does not). The counter is read first, so a task born during a listing
-   * is looked up by the next round. PIDs that ended stay listed until the next full scan (reading
-   * them fails, which is how an ended PID is seen anyway). Throws like readdirSync.
+   * The PIDs this round must look at. A full listing of `<root>/proc` for a full scan, after a burst
+   * of births or when the counter is unknown (`complete`); otherwise only the PIDs that are not
+   * trusted yet (young, or matching) plus the processes born since the last round (each looked up:
+   * a process joins, a thread does not) — a host's thousands of settled PIDs are not even visited.
+   * The counter is read first, so a task born during a listing is looked up by the next round.
+   * Throws like readdirSync.
    */
-  list(procDir: string): Iterable<string> {
+  list(procDir: string): { names: Iterable<string>; complete: boolean } {
     const lastPid = readLastPid(procDir);
     const l = this.listing;
     this.probeCursor = lastPid;
@@ -142,39 +145,47 @@ export class ProcessScanMemo {
       lastPid >= l.lastPid &&
       lastPid - l.lastPid <= PROBE_MAX_BIRTHS
     ) {
+      const visit = new Set<number>([...this.young, ...this.matched]);
       const pids = [...l.unseen.keys()];
       for (let pid = l.lastPid + 1; pid <= lastPid; pid++) pids.push(pid);
       for (const pid of pids) {
         const kind = taskKind(procDir, pid);
-        if (kind === 'process') l.names.add(String(pid));
+        if (kind === 'process') {
+          // A new process, even where an ended one had this PID before the counter wrapped: young.
+          this.quiet.delete(pid);
+          visit.add(pid);
+        }
         // Not visible yet (its PID is handed out before its task is attached), or already gone: once more.
         const tries = (l.unseen.get(pid) ?? 0) + 1;
         if (kind === 'absent' && tries < 2) l.unseen.set(pid, tries);
         else l.unseen.delete(pid);
       }
       l.lastPid = lastPid;
-      return l.names;
+      return { names: [...visit].map(String), complete: false };
     }
     const names = readdirSync(procDir);
-    this.listing = lastPid === null ? null : { lastPid, names: new Set(names), unseen: new Map() };
-    return names;
+    this.listing = lastPid === null ? null : { lastPid, unseen: new Map() };
+    return { names, complete: true };
   }
 
   /** Whether this scan may skip reading the PID. */
   skip(pid: number): boolean {
     if (this.full) return false;
     const q = this.quiet.get(pid);
-    return (
-      q !== undefined && q.scans >= this.options.youngScans && this.scanAt - q.since >= this.options.youngMs
-    );
+    const trusted =
+      q !== undefined && q.scans >= this.options.youngScans && this.scanAt - q.since >= this.options.youngMs;
+    if (trusted) this.young.delete(pid);
+    return trusted;
   }
 
   /** What reading the PID found (it was read: `skip` said no). */
   saw(pid: number, matched: boolean): void {
     if (matched) {
       this.quiet.delete(pid);
+      this.young.delete(pid);
       this.matched.add(pid);
     } else {
+      this.young.add(pid);
       const q = this.quiet.get(pid);
       if (q) q.scans++;
       else this.quiet.set(pid, { scans: 1, since: this.first ? Number.NEGATIVE_INFINITY : this.scanAt });
@@ -187,6 +198,7 @@ export class ProcessScanMemo {
     this.first = false;
     for (const pid of this.quiet.keys()) if (!present.has(pid)) this.quiet.delete(pid);
     for (const pid of this.matched) if (!present.has(pid)) this.matched.delete(pid);
+    for (const pid of this.young) if (!present.has(pid)) this.young.delete(pid);
   }
 
   /** Whether the last scan found this PID matching a workload (so it is already being placed). */

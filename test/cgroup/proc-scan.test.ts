@@ -111,6 +111,24 @@ describe('process scan memory', () => {
     expect(await scan()).toEqual([20, 30, 32, 33, 40]);
   });
 
+  it('a PID handed out again after the counter wrapped is a new process, read at once', async () => {
+    let now = 0;
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 2, youngMs: 0 }, () => now);
+    const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
+    lastPid(20);
+    expect(await scan()).toEqual([20]);
+    now += 1000;
+    expect(await scan()).toEqual([20]); // PID 10 trusted
+    // The counter wraps (a full listing) while 10 still runs; then 10 ends and the counter reaches it again.
+    lastPid(5);
+    now += 1000;
+    expect(await scan()).toEqual([20]);
+    proc(10, ['java', 'kafka.Kafka', 'reborn.properties']);
+    lastPid(10);
+    now += 1000;
+    expect(await scan()).toEqual([10, 20]);
+  });
+
   it('without /proc/loadavg every round lists /proc', async () => {
     const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3, youngMs: 0 }, () => 0);
     expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20]);
