@@ -3,7 +3,6 @@
 // from what was last written, so drift of any kind (a hand-made write, systemd rewriting on
 // daemon-reload, a unit restarted into a fresh cgroup, a new YARN container) is corrected.
 import { type FSWatcher, watch } from 'node:fs';
-import path from 'node:path';
 import type { CheckReport } from '../audit/report.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
 import { probeNewMatch } from '../cgroup/observe.js';

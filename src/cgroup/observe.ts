@@ -97,6 +97,15 @@ export async function observeHost(root: string, req: ObserveRequest): Promise<Ob
   return { cgroup, processes: procs.matched, processCgroups: procs.cgroups };
 }
 
+/** The running kernel's release: it cannot change under a running agent, so it is read once per root. */
+async function kernelRelease(root: string): Promise<string | null> {
+  if (lastRelease?.root !== root) {
+    lastRelease = { root, release: await readTrim(path.join(root, 'proc/sys/kernel/osrelease')) };
+  }
+  return lastRelease.release;
+}
+let lastRelease: { root: string; release: string | null } | null = null;
+
 async function observeCgroupFs(root: string, req: ObserveRequest): Promise<ObservedCgroupFs> {
   const mount = cgroupMount(root);
   const layout = await detectLayout(root);
@@ -106,7 +115,7 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
     readTrim(path.join(mount, 'cgroup.controllers')),
     readTrim(path.join(mount, 'cgroup.subtree_control')),
     listDirs(mount),
-    readTrim(path.join(root, 'proc/sys/kernel/osrelease')),
+    kernelRelease(root),
   ]);
   const rootControllers = splitWords(controllersText);
   const rootSubtreeControl = splitWords(subtreeText);
@@ -407,7 +416,7 @@ export async function matchProcesses(
 export async function probeNewMatch(memo: ProcessScanMemo): Promise<number | null> {
   const target = memo.target();
   if (!target) return null;
-  const procDir = path.join(target.root, 'proc');
+  const procDir = target.procDir;
   const pids = memo.births(readLastPid(procDir));
   if (pids.length === 0) return null;
   const compiled = await compileMatchers(target.root, target.matchers);

@@ -18,7 +18,9 @@
 // - between rounds the agent probes the PIDs born since the last look (`births`), so a new broker is
 //   placed in a fraction of the interval instead of waiting for the next round.
 import { readdirSync } from 'node:fs';
-import { readHeadSync, readTrimSync } from './fsutil.js';
+import path from 'node:path';
+import { readKernelFileAgain } from '../sys/read.js';
+import { readHeadSync } from './fsutil.js';
 
 export interface ProcessScanOptions {
   /** Every PID is read again at least this often. */
@@ -42,9 +44,13 @@ export const PROBE_MAX_BIRTHS = 64;
 
 /** The last PID the kernel allocated in this PID namespace (/proc/loadavg's last field); null when unknown. */
 export function readLastPid(procDir: string): number | null {
-  const text = readTrimSync(`${procDir}/loadavg`);
-  const last = text?.slice(text.lastIndexOf(' ') + 1);
-  return last && /^\d+$/.test(last) ? Number(last) : null;
+  // Read several times a second by the probe: one descriptor, no open and close per look.
+  const text = readKernelFileAgain(`${procDir}/loadavg`, 256);
+  if (text === null) return null;
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) <= 32) end--;
+  const last = text.slice(text.lastIndexOf(' ', end - 1) + 1, end);
+  return /^\d+$/.test(last) ? Number(last) : null;
 }
 
 /** Which processes a `process:` workload selects; every given criterion must hold. */
@@ -74,6 +80,8 @@ function taskKind(procDir: string, pid: number): 'process' | 'thread' | 'absent'
 /** What the last round scanned with: the probe between rounds reads with the same matchers. */
 export interface ScanTarget {
   root: string;
+  /** `<root>/proc`, joined once: the probe runs several times a second. */
+  procDir: string;
   matchers: Record<string, ProcessMatcher>;
 }
 
@@ -118,7 +126,8 @@ export class ProcessScanMemo {
       this.listing = null;
       this.nextFull = 0;
     }
-    this.scanned = { root, matchers };
+    if (this.scanned?.root !== root || this.scanned.matchers !== matchers)
+      this.scanned = { root, procDir: path.join(root, 'proc'), matchers };
     const t = this.now();
     this.scanAt = t;
     this.full = t >= this.nextFull;

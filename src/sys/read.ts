@@ -43,6 +43,10 @@ export function sizeWords(bytes: number): string {
   return `${bytes} bytes`;
 }
 
+// One read buffer for every call (each gets a copy of its bytes): a fresh 64 KiB per sysfs file was
+// most of what the agent's rounds allocated. Safe to share: the reads here are synchronous.
+const SCRATCH = Buffer.allocUnsafe(64 * 1024);
+
 /**
  * The bytes of a regular file, at most `maxBytes`. Symlinks are followed (a policy may be managed
  * by configuration tools through one), but what they lead to must be a regular file.
@@ -68,7 +72,7 @@ export function readBoundedBytes(file: string, opts: ReadOptions): Buffer {
     if (!fst.isFile()) throw new ReadRefused('ENOTREG', `${fileKind(fst)}, not a regular file`);
     const chunks: Buffer[] = [];
     let total = 0;
-    const chunk = Buffer.allocUnsafe(Math.min(opts.maxBytes + 1, 64 * 1024));
+    const chunk = SCRATCH.subarray(0, Math.min(opts.maxBytes + 1, SCRATCH.length));
     for (;;) {
       let n: number;
       try {
@@ -112,5 +116,38 @@ export function readTextFile(file: string, opts: ReadOptions): string {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw new ReadRefused('EENCODING', 'not valid UTF-8 text; save it as UTF-8');
+  }
+}
+
+// Descriptors kept by readKernelFileAgain, by path.
+const keptFds = new Map<string, number>();
+
+/**
+ * A kernel-generated file (procfs, sysfs) that a long-running reader polls: opened once, then read
+ * from offset 0 each time, which makes the kernel print it afresh — an open and a close less per
+ * look, for the files the agent reads several times a second. At most `maxBytes` (≤ 64 KiB) are
+ * returned; null when it cannot be read (a failed read drops the descriptor; the next call opens
+ * again). Only for files whose inode never changes; a file replaced by rename would be read stale.
+ */
+export function readKernelFileAgain(file: string, maxBytes: number): string | null {
+  let fd = keptFds.get(file);
+  if (fd === undefined) {
+    try {
+      if (!statSync(file).isFile()) return null;
+      fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch {
+      return null;
+    }
+    keptFds.set(file, fd);
+  }
+  try {
+    const n = readSync(fd, SCRATCH, 0, Math.min(maxBytes, SCRATCH.length), 0);
+    return SCRATCH.toString('latin1', 0, n);
+  } catch {
+    keptFds.delete(file);
+    try {
+      closeSync(fd);
+    } catch {}
+    return null;
   }
 }

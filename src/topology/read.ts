@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { UserError } from '../model/errors.js';
-import { ReadRefused, readBounded } from '../sys/read.js';
+import { ReadRefused, readBounded, readKernelFileAgain } from '../sys/read.js';
 import { CpuSet, CpuSetParseError } from '../model/cpuset.js';
 import type { Core, Cpu, Device, NumaNode, Topology } from '../model/topology.js';
 import { byNatural } from '../model/order.js';
@@ -106,24 +106,22 @@ function numbered(names: string[], prefix: string): number[] {
   return ids.sort((a, b) => a - b);
 }
 
-/** Read the whole topology under `root`. Throws UserError naming the file when sysfs is malformed. */
+const STAMP_FILES = [`${CPU_DIR}/online`, `${NODE_DIR}/online`, `${NODE_DIR}/has_memory`];
+
 /**
  * The few kernel files whose contents change when the topology does (CPU or memory hotplug): a
  * long-running reader compares this stamp each round and re-reads the whole tree only on a change.
  */
 export function topologyStamp(root = '/'): string {
-  const fs = new SysfsReader(root);
-  return [
-    `${CPU_DIR}/online`,
-    `${CPU_DIR}/offline`,
-    `${CPU_DIR}/isolated`,
-    'sys/devices/system/node/online',
-    'sys/devices/system/node/has_memory',
-  ]
-    .map((f) => fs.text(f) ?? '-')
-    .join('|');
+  // `offline` is `possible` (fixed at boot) minus `online`, and `isolated` is set at boot only
+  // (isolcpus=): neither can change without one of these changing or a reboot. Read every round of
+  // the agent: through kept descriptors, and never parsed (a change only triggers readTopology).
+  return STAMP_FILES.map(
+    (f) => readKernelFileAgain(root.endsWith('/') ? root + f : `${root}/${f}`, 4096) ?? '-',
+  ).join('|');
 }
 
+/** Read the whole topology under `root`. Throws UserError naming the file when sysfs is malformed. */
 export function readTopology(root = '/'): Topology {
   const fs = new SysfsReader(root);
   const warnings: string[] = [];
