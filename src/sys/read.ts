@@ -119,8 +119,9 @@ export function readTextFile(file: string, opts: ReadOptions): string {
   }
 }
 
-// Descriptors kept by readKernelFileAgain, by path.
+// Descriptors kept by readKernelFileAgain, by path (the agent polls four files).
 const keptFds = new Map<string, number>();
+const MAX_KEPT_FDS = 16;
 
 /**
  * A kernel-generated file (procfs, sysfs) that a long-running reader polls: opened once, then read
@@ -138,6 +139,12 @@ export function readKernelFileAgain(file: string, maxBytes: number): string | nu
     } catch {
       return null;
     }
+    if (keptFds.size >= MAX_KEPT_FDS) {
+      // A reader of many roots (tests, a tool run over fixture trees) keeps only the latest files open.
+      const [oldest, oldFd] = keptFds.entries().next().value as [string, number];
+      keptFds.delete(oldest);
+      closeQuietly(oldFd);
+    }
     keptFds.set(file, fd);
   }
   try {
@@ -145,9 +152,15 @@ export function readKernelFileAgain(file: string, maxBytes: number): string | nu
     return SCRATCH.toString('latin1', 0, n);
   } catch {
     keptFds.delete(file);
-    try {
-      closeSync(fd);
-    } catch {}
+    closeQuietly(fd);
     return null;
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed: nothing to release
   }
 }

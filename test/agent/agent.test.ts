@@ -1,11 +1,12 @@
 // The reconcile loop in-process against a host root of plain files: converge, correct drift written
 // by someone else, keep the old policy when a new one is invalid, stop cleanly. (The real kernel and
 // real systemd are in test/vm.)
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AgentOptions, type RoundResult, runAgent } from '../../src/agent/agent.js';
 import { createMetrics } from '../../src/agent/metrics.js';
+import { CpuSet } from '../../src/model/cpuset.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
 
 const POLICY = (cores: number) => `apiVersion: isolate/v1
@@ -83,6 +84,38 @@ describe('isolate agent', () => {
     const flink = last.allocation!.workloads.find((w) => w.name === 'flink')!;
     expect(readFileSync(yarn, 'utf8').trim()).toBe(flink.cpus.toString());
     expect(r.logs.some((l) => l.msg === 'corrected' && l.fields?.target === '/hadoop-yarn')).toBe(true);
+  });
+
+  it('sees a CPU taken offline at the next round, without waiting for the periodic topology re-read', async () => {
+    const { root, policyPath } = setup();
+    const cpu = join(root, 'sys/devices/system/cpu');
+    const uses7 = (round: RoundResult) =>
+      round.allocation!.workloads.some((w) => w.cpus.toArray().includes(7));
+    let unplugged = false;
+    const r = await drive(base(root, policyPath), (round) => {
+      expect(round.ok, round.error).toBe(true);
+      if (!unplugged) {
+        expect(uses7(round)).toBe(true);
+        // What the kernel shows after `echo 0 > cpu7/online`: the lists lose it, its topology goes.
+        for (const dir of readdirSync(cpu).filter((d) => /^cpu\d+$/.test(d) && d !== 'cpu7')) {
+          const topo = join(cpu, dir, 'topology');
+          for (const f of readdirSync(topo).filter((n) => n.endsWith('_list'))) {
+            const list = CpuSet.parse(readFileSync(join(topo, f), 'utf8').trim());
+            writeFileSync(join(topo, f), `${list.minus(CpuSet.of([7])).toString()}\n`);
+          }
+        }
+        const node1 = join(root, 'sys/devices/system/node/node1/cpulist');
+        writeFileSync(node1, `${CpuSet.parse(readFileSync(node1, 'utf8').trim()).minus(CpuSet.of([7]))}\n`);
+        rmSync(join(cpu, 'cpu7/topology'), { recursive: true });
+        writeFileSync(join(cpu, 'cpu7/online'), '0\n');
+        writeFileSync(join(cpu, 'offline'), '7\n');
+        writeFileSync(join(cpu, 'online'), '0-6\n');
+        unplugged = true;
+        return false;
+      }
+      return !uses7(round);
+    });
+    expect(r.rounds.length).toBe(2);
   });
 
   it('keeps the old policy when the new one is invalid, and takes a valid one', async () => {

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/model/errors.js';
-import { ReadRefused, readBounded, readTextFile } from '../../src/sys/read.js';
+import { ReadRefused, readBounded, readKernelFileAgain, readTextFile } from '../../src/sys/read.js';
 import { writeFileAtomic } from '../../src/sys/write.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'isolate-files-'));
@@ -86,5 +86,26 @@ describe('readBounded / readTextFile', () => {
     expect(refusal(() => readTextFile(join(d, 'bad'), { maxBytes: 100 })).code).toBe('EENCODING');
     writeFileSync(join(d, 'ok'), 'naïve\n');
     expect(readTextFile(join(d, 'ok'), { maxBytes: 100 })).toBe('naïve\n');
+  });
+});
+
+describe('readKernelFileAgain', () => {
+  it('reads the current content each time through one descriptor; absent or not a regular file: null', () => {
+    const d = tmp();
+    const f = join(d, 'loadavg');
+    writeFileSync(f, '0.00 0.01 0.05 1/93 100\n');
+    expect(readKernelFileAgain(f, 256)).toBe('0.00 0.01 0.05 1/93 100\n');
+    writeFileSync(f, '0.10 0.01 0.05 2/93 12345\n'); // same inode, as procfs: read afresh
+    expect(readKernelFileAgain(f, 256)).toBe('0.10 0.01 0.05 2/93 12345\n');
+    expect(readKernelFileAgain(f, 4)).toBe('0.10');
+    expect(readKernelFileAgain(join(d, 'absent'), 256)).toBeNull();
+    execFileSync('mkfifo', [join(d, 'fifo')]);
+    expect(readKernelFileAgain(join(d, 'fifo'), 256)).toBeNull(); // never opened, so never blocks
+    // Many files (a reader of many roots): the oldest descriptors are closed, reading still works.
+    for (let i = 0; i < 40; i++) {
+      writeFileSync(join(d, `f${i}`), `${i}\n`);
+      expect(readKernelFileAgain(join(d, `f${i}`), 16)).toBe(`${i}\n`);
+    }
+    expect(readKernelFileAgain(f, 256)).toBe('0.10 0.01 0.05 2/93 12345\n');
   });
 });
