@@ -126,7 +126,10 @@ try {
       // Extra agent flags, e.g. AGENT_ARGS="--check-interval 1h" to measure the loop alone.
       ...(process.env.AGENT_ARGS ?? '').split(' ').filter(Boolean),
     ],
-    { stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'], env: { ...process.env, ISOLATE_LOG: 'off' } },
+    {
+      stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
+      env: { ...process.env, ISOLATE_LOG: 'off' },
+    },
   );
   await new Promise((r) => setTimeout(r, 10_000)); // start-up and first convergence
   const t0 = cpuTicks(agent.pid);
