@@ -192,6 +192,12 @@ async function makeExecutable(node, work, target) {
       output: blob,
       disableExperimentalSEAWarning: true,
       useSnapshot: true,
+      // V8's memory reducer runs three mark-compacts whenever the agent's allocation rate dips, every
+      // minute or so at a 1 s interval: 0.1–0.15 % of a core, a quarter of its idle budget, to shrink a
+      // heap of 12 MB to 8 (bench/agent-idle.mjs, --trace-gc). It can only be turned off at start-up
+      // (v8.setFlagsFromString after the heap exists has no effect), and a short command never
+      // reaches it, so it is off for every command.
+      execArgv: ['--no-memory-reducer'],
       assets,
     }),
   );
