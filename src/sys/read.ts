@@ -139,6 +139,11 @@ export function readKernelFileAgain(file: string, maxBytes: number): string | nu
     } catch {
       return null;
     }
+    // As readBoundedBytes: what was opened must still be the regular file that was checked.
+    if (!fstatSync(fd).isFile()) {
+      closeQuietly(fd);
+      return null;
+    }
     if (keptFds.size >= MAX_KEPT_FDS) {
       // A reader of many roots (tests, a tool run over fixture trees) keeps only the latest files open.
       const [oldest, oldFd] = keptFds.entries().next().value as [string, number];
