@@ -118,6 +118,19 @@ describe('isolate agent', () => {
     expect(r.rounds.length).toBe(2);
   });
 
+  it('runs the full thread audit (at start, then every checkIntervalMs) and exports what it found', async () => {
+    const { root, policyPath } = setup();
+    const metrics = await createMetrics();
+    await drive({ ...base(root, policyPath), metrics, checkIntervalMs: 20 }, async () =>
+      /isolate_violations\{kind="user"\} \d/.test(
+        await metrics.registry.getSingleMetricAsString('isolate_violations'),
+      ),
+    );
+    expect(await metrics.registry.getSingleMetricAsString('isolate_violations')).toMatch(
+      /^isolate_violations\{kind="user"\} 0$/m,
+    );
+  });
+
   it('keeps the old policy when the new one is invalid, and takes a valid one', async () => {
     const { root, cg, policyPath } = setup();
     const metrics = await createMetrics();
