@@ -45,12 +45,9 @@ export const PROBE_MAX_BIRTHS = 64;
 /** The last PID the kernel allocated in this PID namespace (/proc/loadavg's last field); null when unknown. */
 export function readLastPid(procDir: string): number | null {
   // Read several times a second by the probe: one descriptor, no open and close per look.
-  const text = readKernelFileAgain(`${procDir}/loadavg`, 256);
-  if (text === null) return null;
-  let end = text.length;
-  while (end > 0 && text.charCodeAt(end - 1) <= 32) end--;
-  const last = text.slice(text.lastIndexOf(' ', end - 1) + 1, end);
-  return /^\d+$/.test(last) ? Number(last) : null;
+  const text = readKernelFileAgain(`${procDir}/loadavg`, 256)?.trimEnd();
+  const last = text?.slice(text.lastIndexOf(' ') + 1);
+  return last && /^\d+$/.test(last) ? Number(last) : null;
 }
 
 /** Which processes a `process:` workload selects; every given criterion must hold. */
@@ -126,8 +123,8 @@ export class ProcessScanMemo {
       this.listing = null;
       this.nextFull = 0;
     }
-    if (this.scanned?.root !== root || this.scanned.matchers !== matchers)
-      this.scanned = { root, procDir: path.join(root, 'proc'), matchers };
+    const procDir = this.scanned?.root === root ? this.scanned.procDir : path.join(root, 'proc');
+    this.scanned = { root, procDir, matchers };
     const t = this.now();
     this.scanAt = t;
     this.full = t >= this.nextFull;
