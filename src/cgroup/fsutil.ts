@@ -1,5 +1,6 @@
 // Small filesystem helpers shared by the cgroup observer, the apply engine and `check`.
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs';
+import { readdirSync, readlinkSync, statSync } from 'node:fs';
+import { readTrimSync } from '../sys/read.js';
 import path from 'node:path';
 import { UNIT_CGROUP } from '../model/systemd.js';
 
@@ -22,52 +23,9 @@ export function cgroupDir(root: string, cgPath: string): string {
   return PLAIN_CG_PATH.test(cgPath) ? mount + cgPath : path.join(mount, cgPath);
 }
 
-/**
- * Read a file and trim it; null when it does not exist or cannot be read. Synchronous on purpose:
- * cgroupfs and /proc files are generated in memory, and the threadpool round trips of async I/O
- * (open, fstat, read, close) cost the agent more CPU than the reads themselves.
- */
-export function readTrimSync(file: string): string | null {
-  const head = readHeadSync(file, CHUNK.length);
-  if (head === null || head.length < CHUNK.length) return head?.trim() ?? null;
-  try {
-    return readFileSync(file, 'utf8').trim(); // larger than one chunk: the rare long cgroup.procs
-  } catch {
-    return null;
-  }
-}
-
-// One reused buffer: readFileSync's fstat, option parsing and fresh allocation per call were a third
-// of the agent's per-round CPU (bench/agent-idle.mjs). Safe to share: every reader here is synchronous.
-const CHUNK = Buffer.allocUnsafe(64 * 1024);
-
-/**
- * The first `max` bytes of a file (at most 64 KiB), untrimmed; null when it cannot be read. Enough
- * to tell whether `cgroup.procs` is empty without having the kernel print every PID in it.
- */
-export function readHeadSync(file: string, max: number): string | null {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const want = Math.min(max, CHUNK.length);
-    let n = 0;
-    for (;;) {
-      const r = readSync(fd, CHUNK, n, want - n, null);
-      if (r === 0) break;
-      n += r;
-      if (n >= want) break;
-    }
-    return CHUNK.toString('utf8', 0, n);
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
+// The kernel-file readers live in sys/read.ts (the systemd backend uses them too); re-exported for
+// the cgroup observers and the audit.
+export { readHeadSync, readTrimSync } from '../sys/read.js';
 
 // The async helpers below do their work synchronously: cgroupfs, sysfs and procfs answer from kernel
 // memory, and a round trip through libuv's thread pool costs more than the call itself — every round

@@ -2,7 +2,7 @@
 // blocking and never unbounded. A FIFO or a terminal where a file is expected would block a read
 // forever, a device may never end, and a 50 MB "policy" runs V8 out of memory; all are refused with a
 // reason the caller turns into a one-line error naming the file.
-import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { fileKind } from './write.js';
 
 /** Why an input file was not read. `code` is an errno (ENOENT, EACCES, ...) or one of ours. */
@@ -167,5 +167,50 @@ function closeQuietly(fd: number): void {
     closeSync(fd);
   } catch {
     // already closed: nothing to release
+  }
+}
+
+/**
+ * A kernel-generated file (cgroupfs, sysfs, procfs), trimmed; null when it does not exist or cannot
+ * be read. Synchronous on purpose: these files are generated in memory, and the thread-pool round
+ * trips of async I/O (open, fstat, read, close) cost the agent more CPU than the reads themselves.
+ */
+export function readTrimSync(file: string): string | null {
+  const head = readHeadSync(file, SCRATCH.length);
+  if (head === null || head.length < SCRATCH.length) return head?.trim() ?? null;
+  try {
+    return readFileSync(file, 'utf8').trim(); // larger than one buffer: the rare long cgroup.procs
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The first `max` bytes of a kernel file (at most 64 KiB), untrimmed; null when it cannot be read.
+ * Enough to tell whether `cgroup.procs` is empty without having the kernel print every PID in it.
+ * The agent's hot path: no stat before the open (readBoundedBytes has one), but O_NONBLOCK, so a FIFO
+ * planted in a fixture tree (or anywhere under `--root`) can never hang a round.
+ */
+export function readHeadSync(file: string, max: number): string | null {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const want = Math.min(max, SCRATCH.length);
+    let n = 0;
+    for (;;) {
+      const r = readSync(fd, SCRATCH, n, want - n, null);
+      if (r === 0) break;
+      n += r;
+      if (n >= want) break;
+    }
+    return SCRATCH.toString('utf8', 0, n);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { type ChangeExecutor, StepError, type UndoResult } from '../apply/executor.js';
 import { CpuSet } from '../model/cpuset.js';
 import { UserError } from '../model/errors.js';
-import { readBounded } from '../sys/read.js';
+import { readTrimSync } from '../sys/read.js';
 import type { Change } from '../model/plan.js';
 import { cgroupCpuList, sliceDropInPath, sliceDropInText } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
@@ -47,15 +47,6 @@ const ONLINE_FILE: Record<string, string> = {
   AllowedCPUs: 'sys/devices/system/cpu/online',
   AllowedMemoryNodes: 'sys/devices/system/node/online',
 };
-
-/** A small kernel file, trimmed, through the one bounded reader; null when absent or unreadable. */
-function readTrimSync(file: string): string | null {
-  try {
-    return readBounded(file, { maxBytes: 64 * 1024 }).trim();
-  } catch {
-    return null;
-  }
-}
 
 const cgroupDir = (root: string, cg: string) => path.join(root, 'sys/fs/cgroup', cg);
 

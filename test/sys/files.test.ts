@@ -1,5 +1,6 @@
 // The one safe writer and the bounded reader, on their own: what they refuse and what they leave.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { buildSync } from 'esbuild';
 import {
   existsSync,
   lstatSync,
@@ -14,7 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/model/errors.js';
-import { ReadRefused, readBounded, readKernelFileAgain, readTextFile } from '../../src/sys/read.js';
+import {
+  ReadRefused,
+  readBounded,
+  readHeadSync,
+  readKernelFileAgain,
+  readTrimSync,
+  readTextFile,
+} from '../../src/sys/read.js';
 import { writeFileAtomic } from '../../src/sys/write.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'isolate-files-'));
@@ -107,5 +115,39 @@ describe('readKernelFileAgain', () => {
       expect(readKernelFileAgain(join(d, `f${i}`), 16)).toBe(`${i}\n`);
     }
     expect(readKernelFileAgain(f, 256)).toBe('0.10 0.01 0.05 2/93 12345\n');
+  });
+});
+
+describe('readHeadSync, readTrimSync: the agent kernel-file readers', () => {
+  it('read a head, a trimmed whole file (also past one 64 KiB buffer), null when absent', () => {
+    const d = tmp();
+    writeFileSync(join(d, 'procs'), '1\n2\n3\n');
+    expect(readHeadSync(join(d, 'procs'), 2)).toBe('1\n');
+    expect(readTrimSync(join(d, 'procs'))).toBe('1\n2\n3');
+    const long = Array.from({ length: 20_000 }, (_, i) => String(100_000 + i)).join('\n');
+    writeFileSync(join(d, 'long'), `${long}\n`);
+    expect(readTrimSync(join(d, 'long'))).toBe(long);
+    expect(readTrimSync(join(d, 'absent'))).toBeNull();
+  });
+  it('a FIFO under the root never blocks a round: empty or null, at once', () => {
+    const d = tmp();
+    execFileSync('mkfifo', [join(d, 'cpuset.cpus')]);
+    // In a child process with a deadline: a blocking open would hang this test worker for good (no
+    // timer can fire while open(2) waits for a writer), so the readers run from a bundle of the source.
+    const bundle = join(d, 'read.cjs');
+    buildSync({
+      entryPoints: [join(import.meta.dirname, '../../src/sys/read.ts')],
+      outfile: bundle,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      logLevel: 'silent',
+    });
+    const probe = `const r = require(${JSON.stringify(bundle)}); const f = ${JSON.stringify(join(d, 'cpuset.cpus'))};
+      console.log(JSON.stringify([r.readHeadSync(f, 64), r.readTrimSync(f)]));`;
+    const run = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8', timeout: 10_000 });
+    expect(run.signal, 'the reader blocked on the FIFO').toBeNull();
+    expect(run.status, run.stderr).toBe(0);
+    for (const v of JSON.parse(run.stdout) as (string | null)[]) expect(v || null).toBeNull();
   });
 });
