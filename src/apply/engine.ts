@@ -279,6 +279,12 @@ async function preflight(changes: Change[], execs: Executors, opts: ApplyOptions
   const backends = [...new Set(changes.map((c) => c.backend))];
   for (const b of backends) await executorOf(execs, changes.find((c) => c.backend === b)!).ready?.();
 
+  for (const b of backends) {
+    const mine = changes.filter((c) => c.backend === b);
+    // Only a shortcut: when it fails, each read below asks the backend itself.
+    await executorOf(execs, mine[0]!).prefetch?.(mine).catch(() => {});
+  }
+
   const perBackend = new Map<ChangeExecutor, PreflightStep[]>();
   const out: StepReport[] = [];
   const earlier: Change[] = [];

@@ -48,6 +48,12 @@ const ONLINE_FILE: Record<string, string> = {
   AllowedMemoryNodes: 'sys/devices/system/node/online',
 };
 
+/** A property from a `systemctl show` block; null when the unit is not loaded. */
+function liveValue(props: Record<string, string> | undefined, setting: string): string | null {
+  if (props?.LoadState !== 'loaded') return null;
+  return props[setting] ?? null;
+}
+
 const cgroupDir = (root: string, cg: string) => path.join(root, 'sys/fs/cgroup', cg);
 
 interface Widened {
@@ -68,11 +74,43 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async read(change: Change): Promise<string | null> {
+    const key = `${change.target}\0${change.setting}`;
+    if (this.fetched?.has(key)) {
+      const value = this.fetched.get(key) ?? null;
+      this.fetched.delete(key); // once: the apply loop's read just before a write is always live
+      return value;
+    }
     const [props] = parseShow(
       await systemctl(['show', '-p', change.setting, '-p', 'LoadState', '--', change.target]),
     );
-    if (props?.LoadState !== 'loaded') return null;
-    return props[change.setting] ?? null;
+    return liveValue(props, change.setting);
+  }
+
+  /**
+   * The live value of each change (null where its unit is not loaded) from one `systemctl show` for
+   * all their units: a process and a D-Bus round trip per unit otherwise, and pre-flight and a
+   * rollback read a dozen or more. One call per change when the answer is not one block per unit.
+   */
+  async readMany(changes: readonly Change[]): Promise<(string | null)[]> {
+    const units = [...new Set(changes.map((c) => c.target))];
+    if (units.length === 0) return [];
+    const props = [...new Set(changes.map((c) => c.setting)), 'LoadState'];
+    const blocks = parseShow(await systemctl(['show', ...props.flatMap((p) => ['-p', p]), '--', ...units]));
+    if (blocks.length !== units.length) {
+      const out: (string | null)[] = [];
+      for (const c of changes) out.push(await this.read(c));
+      return out;
+    }
+    const byUnit = new Map(units.map((u, i) => [u, blocks[i]]));
+    return changes.map((c) => liveValue(byUnit.get(c.target), c.setting));
+  }
+
+  /** Values read ahead by prefetch, each answered once by read() until the next write. */
+  private fetched: Map<string, string | null> | null = null;
+
+  async prefetch(changes: readonly Change[]): Promise<void> {
+    const values = await this.readMany(changes);
+    this.fetched = new Map(changes.map((c, i) => [`${c.target}\0${c.setting}`, values[i] ?? null]));
   }
 
   satisfied(change: Change, live: string | null): boolean {
@@ -89,6 +127,7 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async apply(change: Change): Promise<{ skipped?: string }> {
+    this.fetched = null;
     if (change.setting === 'Slice') return this.applySlice(change);
     await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${change.to}`]);
     const now = await this.read(change);
@@ -148,6 +187,7 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async undo(change: Change, previous: string | null): Promise<UndoResult> {
+    this.fetched = null;
     if (change.setting === 'Slice') return this.undoSlice(change, previous);
     // systemctl show prints a default, not "unset" (MemoryLow=0, MemoryMax=infinity): a property at
     // its default before is restored by removing isolate's drop-in, not by pinning the default in
@@ -179,8 +219,9 @@ export class SystemdExecutor implements ChangeExecutor {
     const widened = await this.widenCpusets(batch);
     await systemctl(['daemon-reload']);
     const wrong: string[] = [];
-    for (const { change, previous } of batch) {
-      const after = await this.read(change);
+    const afters = await this.readMany(batch.map((b) => b.change));
+    for (const [i, { change, previous }] of batch.entries()) {
+      const after = afters[i] ?? null;
       if (this.restored(change, previous, after)) continue;
       if (change.setting === 'Slice') {
         wrong.push(`${change.target} Slice=${after} (was ${previous})`);
@@ -225,14 +266,16 @@ export class SystemdExecutor implements ChangeExecutor {
    */
   private async widenCpusets(batch: { change: Change; previous: string | null }[]): Promise<Widened[]> {
     const out: Widened[] = [];
-    for (const { change } of batch) {
+    // On hosts (and test roots) without the online file there is nothing to widen to.
+    const fenced = batch.flatMap(({ change }) => {
       const online = ONLINE_FILE[change.setting];
+      const all = online === undefined ? null : readTrimSync(path.join(this.root, online));
+      return all ? [{ change, all }] : [];
+    });
+    const live = await this.readMany(fenced.map((f) => f.change));
+    for (const [i, { change, all }] of fenced.entries()) {
       // Also a unit not loaded before isolate (kafka.slice): until Kafka restarts it still runs there.
-      if (online === undefined) continue;
-      // On hosts (and test roots) without the file there is nothing to widen to.
-      const all = readTrimSync(path.join(this.root, online));
-      if (!all) continue;
-      if ((await this.read(change)) === null) continue; // unloaded now: no cgroup left to fence
+      if (live[i] === null) continue; // unloaded now: no cgroup left to fence
       await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${all}`]);
       rmSync(this.runtimeDropIn(change.target, change.setting), { force: true });
       out.push({ unit: change.target, setting: change.setting });

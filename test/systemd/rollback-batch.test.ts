@@ -40,14 +40,24 @@ case "$1" in
     fi
     exit 0 ;;
   show)
-    p=$3; unit=$7
-    case "$p" in Slice) v=system.slice ;; MemoryLow) v=0 ;; ControlGroup) v="/$unit" ;; *) v='' ;; esac
-    for f in "$S/etc/$unit.d"/*.conf "$S/run/$unit.d"/*.conf; do
-      [ -f "$f" ] || continue
-      l=$(grep "^$p=" "$f" | tail -1)
-      if [ -n "$l" ]; then v=$(echo "$l" | cut -d= -f2-); fi
+    # show -p P1 [-p P2 ...] -- UNIT [UNIT ...]: one block per unit, in argument order, blank-line separated.
+    shift; props=; while [ "$1" = -p ]; do props="$props $2"; shift 2; done; [ "$1" = -- ] && shift
+    first=1
+    for unit in "$@"; do
+      # FAKE_ONE_BLOCK: an answer of an unexpected shape (one block for many units).
+      [ $first = 0 ] && [ -n "$FAKE_ONE_BLOCK" ] && break
+      [ $first = 1 ] || echo; first=0
+      for p in $props; do
+        [ "$p" = LoadState ] && { echo "LoadState=loaded"; continue; }
+        case "$p" in Slice) v=system.slice ;; MemoryLow) v=0 ;; ControlGroup) v="/$unit" ;; *) v='' ;; esac
+        for f in "$S/etc/$unit.d"/*.conf "$S/run/$unit.d"/*.conf; do
+          [ -f "$f" ] || continue
+          l=$(grep "^$p=" "$f" | tail -1)
+          if [ -n "$l" ]; then v=$(echo "$l" | cut -d= -f2-); fi
+        done
+        echo "$p=$v"
+      done
     done
-    echo "$p=$v"; echo "LoadState=loaded"
     exit 0 ;;
 esac
 echo "fake systemctl: unexpected $*" >&2; exit 1
@@ -66,6 +76,15 @@ const reloads = async () => (await calls()).filter((c) => c === 'daemon-reload')
 const show = async (unit: string, p: string) => {
   const exec = new TmpRootSystemd(root);
   return exec.read({ backend: 'systemd', target: unit, setting: p, from: null, to: '' } as SystemdChange);
+};
+
+/** The properties and units of one logged `show -p A -p B -- U1 U2` call, sorted. */
+const showCall = (line: string) => {
+  const [head = '', units = ''] = line.split(' -- ');
+  return {
+    props: [...head.matchAll(/-p (\S+)/g)].map((m) => m[1]!).sort(),
+    units: units.split(' ').filter(Boolean).sort(),
+  };
 };
 
 const sd = (target: string, setting: string, from: string | null, to: string): Change =>
@@ -149,8 +168,47 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
     // The reload comes after every removal: the read-backs follow it.
     const c = await calls();
     expect(c.indexOf('daemon-reload')).toBe(0);
-    expect(c.slice(1).every((x) => x.startsWith('show '))).toBe(true);
+    // All five read back by one show of the four units (one process each before).
+    expect(c.slice(1)).toHaveLength(1);
+    expect(showCall(c[1]!)).toEqual({
+      props: ['AllowedCPUs', 'LoadState', 'MemoryLow', 'Slice'],
+      units: ['kafka.service', 'kafka.slice', 'system.slice', 'user.slice'],
+    });
     await expectRolledBack();
+  });
+
+  it('a show of many units that does not answer one block per unit is not trusted: one show per change', async () => {
+    await applyStrict();
+    process.env.FAKE_ONE_BLOCK = '1';
+    try {
+      const exec = new TmpRootSystemd(root);
+      expect(await exec.readMany(STRICT)).toEqual(['kafka.slice', '2-3', '1073741824', '0-1 4-7', '0-1 4-7']);
+      const shows = (await calls()).filter((x) => x.startsWith('show '));
+      expect(shows).toHaveLength(1 + STRICT.length);
+    } finally {
+      delete process.env.FAKE_ONE_BLOCK;
+    }
+  });
+
+  it('apply: pre-flight reads every unit in one show; each write is read live before and after', async () => {
+    await applyChanges({ root, changes: STRICT, executors: { systemd: new TmpRootSystemd(root) } });
+    const c = await calls();
+    expect(c[0]).toBe(
+      'show -p Slice -p AllowedCPUs -p MemoryLow -p LoadState -- kafka.service kafka.slice system.slice user.slice',
+    );
+    // Then per step: its own show (the journal's previous value), the write, the read-back.
+    const perStep = c.slice(1);
+    expect(
+      perStep.filter((x) => x.startsWith('show ') && x.includes(' -- kafka.service kafka.slice')),
+    ).toEqual([]);
+    for (const ch of STRICT.filter((x) => x.setting !== 'Slice')) {
+      const own = `show -p ${ch.setting} -p LoadState -- ${ch.target}`;
+      const set = perStep.indexOf(`set-property --runtime -- ${ch.target} ${ch.setting}=${ch.to}`);
+      expect(set, ch.target).toBeGreaterThan(0);
+      expect(perStep[set - 1], ch.target).toBe(own);
+      expect(perStep[set + 1], ch.target).toBe(own);
+    }
+    expect(c.filter((x) => x.startsWith('show '))).toHaveLength(1 + 2 * STRICT.length);
   });
 
   it('a reload that fails leaves the entries done; the next rollback removes nothing twice and reloads once', async () => {
