@@ -239,6 +239,24 @@ function changeFields(c: Change): Record<string, unknown> {
   };
 }
 
+/**
+ * The live value of each change: with the backend's readMany where it has one (one process for a
+ * dozen systemd units), one by one otherwise. A failed read counts as absent, as in safeRead.
+ */
+async function readAll(changes: readonly Change[], execs: Executors): Promise<Map<Change, string | null>> {
+  const byExec = new Map<ChangeExecutor, Change[]>();
+  for (const c of changes) {
+    const exec = executorOf(execs, c);
+    byExec.set(exec, [...(byExec.get(exec) ?? []), c]);
+  }
+  const out = new Map<Change, string | null>();
+  for (const [exec, list] of byExec) {
+    const values = exec.readMany ? await exec.readMany(list).catch(() => null) : null;
+    for (const [i, c] of list.entries()) out.set(c, values ? (values[i] ?? null) : await safeRead(exec, c));
+  }
+  return out;
+}
+
 async function safeRead(exec: ChangeExecutor, c: Change): Promise<string | null> {
   try {
     return await exec.read(c);
@@ -279,27 +297,30 @@ async function preflight(changes: Change[], execs: Executors, opts: ApplyOptions
   const backends = [...new Set(changes.map((c) => c.backend))];
   for (const b of backends) await executorOf(execs, changes.find((c) => c.backend === b)!).ready?.();
 
-  for (const b of backends) {
-    const mine = changes.filter((c) => c.backend === b);
-    // Only a shortcut: when it fails, each read below asks the backend itself.
-    await executorOf(execs, mine[0]!).prefetch?.(mine).catch(() => {});
+  // Settings of something an earlier step creates cannot be read (or drift) yet.
+  const underNew: boolean[] = [];
+  const earlier: Change[] = [];
+  for (const c of changes) {
+    const exec = executorOf(execs, c);
+    underNew.push(
+      exec.createdBy ? earlier.some((e) => e.backend === c.backend && exec.createdBy!(c, e)) : false,
+    );
+    earlier.push(c);
   }
+  const liveOf = await readAll(
+    changes.filter((_, i) => !underNew[i]),
+    execs,
+  );
 
   const perBackend = new Map<ChangeExecutor, PreflightStep[]>();
   const out: StepReport[] = [];
-  const earlier: Change[] = [];
   for (const [i, c] of changes.entries()) {
     const exec = executorOf(execs, c);
-    // Settings of something an earlier step creates cannot be read (or drift) yet.
-    const underNew = exec.createdBy
-      ? earlier.some((e) => e.backend === c.backend && exec.createdBy!(c, e))
-      : false;
-    earlier.push(c);
-    if (underNew) {
+    if (underNew[i]) {
       out.push({ seq: i + 1, change: c, previous: null, status: 'applied' });
       continue;
     }
-    const live = await safeRead(exec, c);
+    const live = liveOf.get(c) ?? null;
     const done = exec.satisfied(c, live);
     if (opts.requireFrom && !done && !exec.same(c, live, c.from)) {
       if (!(c.setting === 'cgroup.procs' && live === null)) {

@@ -47,12 +47,8 @@ export interface PreflightOptions {
 export interface ChangeExecutor {
   /** The live value now, as the backend reports it (null: the target or setting does not exist). */
   read(change: Change): Promise<string | null>;
-  /**
-   * Read the live values of many changes at once, before pre-flight reads them one by one (for a
-   * backend whose every read costs a process). read() may answer each once from it, until the
-   * backend's next write.
-   */
-  prefetch?(changes: readonly Change[]): Promise<void>;
+  /** read() of many changes at once, in their order (for a backend whose every read costs a process). */
+  readMany?(changes: readonly Change[]): Promise<(string | null)[]>;
   /** True when the live value already is what the change wants. */
   satisfied(change: Change, live: string | null): boolean;
   /** True when `a` and `b` denote the same setting value (for drift checks against a saved plan). */

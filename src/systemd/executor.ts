@@ -74,12 +74,6 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async read(change: Change): Promise<string | null> {
-    const key = `${change.target}\0${change.setting}`;
-    if (this.fetched?.has(key)) {
-      const value = this.fetched.get(key) ?? null;
-      this.fetched.delete(key); // once: the apply loop's read just before a write is always live
-      return value;
-    }
     const [props] = parseShow(
       await systemctl(['show', '-p', change.setting, '-p', 'LoadState', '--', change.target]),
     );
@@ -105,14 +99,6 @@ export class SystemdExecutor implements ChangeExecutor {
     return changes.map((c) => liveValue(byUnit.get(c.target), c.setting));
   }
 
-  /** Values read ahead by prefetch, each answered once by read() until the next write. */
-  private fetched: Map<string, string | null> | null = null;
-
-  async prefetch(changes: readonly Change[]): Promise<void> {
-    const values = await this.readMany(changes);
-    this.fetched = new Map(changes.map((c, i) => [`${c.target}\0${c.setting}`, values[i] ?? null]));
-  }
-
   satisfied(change: Change, live: string | null): boolean {
     return sameProperty(change.setting, live, change.to);
   }
@@ -127,7 +113,6 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async apply(change: Change): Promise<{ skipped?: string }> {
-    this.fetched = null;
     if (change.setting === 'Slice') return this.applySlice(change);
     await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${change.to}`]);
     const now = await this.read(change);
@@ -187,7 +172,6 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async undo(change: Change, previous: string | null): Promise<UndoResult> {
-    this.fetched = null;
     if (change.setting === 'Slice') return this.undoSlice(change, previous);
     // systemctl show prints a default, not "unset" (MemoryLow=0, MemoryMax=infinity): a property at
     // its default before is restored by removing isolate's drop-in, not by pinning the default in
