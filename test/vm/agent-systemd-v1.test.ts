@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
-import { keepConsole } from './support/guest.js';
+import { keepConsole, SECTIONS } from './support/guest.js';
 import { systemdStandins } from './support/systemd-guest.js';
 
 const POLICY = `apiVersion: isolate/v1
@@ -46,8 +46,7 @@ echo $!
 const SCRIPT = String.raw`
 CG=/sys/fs/cgroup
 CAP=$((${CAP_INTERVALS * INTERVAL_S * 10}))
-sec() { echo "=====BEGIN $1====="; }
-endsec() { echo; echo "=====END $1====="; }
+${SECTIONS}
 waitfor() { local i=0; while [ $i -lt $CAP ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo "waited=$i"; }
 kpid() { systemctl show -P MainPID kafka.service; }
 ypids() { cat $CG/cpu,cpuacct/hadoop-yarn/*/cgroup.procs 2>/dev/null; }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
-import { keepConsole } from './support/guest.js';
+import { keepConsole, SECTIONS } from './support/guest.js';
 import { systemdStandins } from './support/systemd-guest.js';
 
 const POLICY = `apiVersion: isolate/v1
@@ -26,8 +26,7 @@ const UNIT = readFileSync(join(import.meta.dirname, '../../systemd/isolate.servi
 // Waits count tenths of a second; the agent runs at a 1 s interval here.
 const SCRIPT = String.raw`
 CG=/sys/fs/cgroup
-sec() { echo "=====BEGIN $1====="; }
-endsec() { echo; echo "=====END $1====="; }
+${SECTIONS}
 waitfor() { local i=0; while [ $i -lt 300 ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo $i; }
 kpid() { systemctl show -P MainPID kafka.service; }
 # who pid tid Cpus_allowed_list, for Kafka's and every YARN container's threads.

@@ -19,7 +19,7 @@ import {
   systemdRootfs,
 } from './harness/index.js';
 import { REPO_ROOT } from './harness/paths.js';
-import { keepConsole } from './support/guest.js';
+import { keepConsole, SECTIONS } from './support/guest.js';
 import { systemdStandins } from './support/systemd-guest.js';
 
 // ansible-core runs the playbook; its apt module installs a .deb through python3-apt.
@@ -51,8 +51,7 @@ const SCRIPT = String.raw`
 # Pipelining: each module runs in one python process fed on stdin, no temporary files (TCG is slow).
 export LC_ALL=C.UTF-8 ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 ANSIBLE_LOCAL_TEMP=/root/.ansible/tmp ANSIBLE_PIPELINING=1
 CG=/sys/fs/cgroup
-sec() { echo "=====BEGIN $1====="; }
-endsec() { echo; echo "=====END $1====="; }
+${SECTIONS}
 waitfor() { local i=0; while [ $i -lt 120 ]; do eval "$1" >/dev/null 2>&1 && break; i=$((i+1)); sleep 1; done; echo "waited=$i"; }
 kpid() { systemctl show -P MainPID kafka.service; }
 threads() {

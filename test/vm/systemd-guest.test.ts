@@ -23,7 +23,7 @@
 //   its fence survives reloads even with no unit asking for cpuset; system.slice still loses it.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
-import { keepConsole } from './support/guest.js';
+import { keepConsole, SECTIONS } from './support/guest.js';
 import { systemdStandins } from './support/systemd-guest.js';
 
 const SCRIPT = String.raw`
@@ -31,8 +31,7 @@ CG=/sys/fs/cgroup
 K=$CG/system.slice/kafka.service
 Y=$CG/hadoop-yarn
 YPID=
-sec() { echo "=====BEGIN $1====="; }
-endsec() { echo; echo "=====END $1====="; }
+${SECTIONS}
 # key=value of a one-line file, "(absent)" when the file does not exist. Builtins only: under TCG every
 # fork costs tens of milliseconds and a state dump runs ~20 times.
 kv() {

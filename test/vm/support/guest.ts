@@ -52,6 +52,10 @@ export function hostBinaryFiles(bin: string, guest = bin): Record<string, Buffer
   return files;
 }
 
+/** The section markers every scenario prints its results between (busybox ash and bash alike). */
+export const SECTIONS = `sec() { echo "=====BEGIN $1====="; }
+endsec() { echo; echo "=====END $1====="; }`;
+
 /**
  * Shell library sourced by every scenario (busybox ash). Sections are printed between
  * `=====BEGIN name=====` / `=====END name=====` for the host to parse.
@@ -60,8 +64,7 @@ export const LIB = String.raw`
 CG=/sys/fs/cgroup
 export ISOLATE_LOG=off
 isolate() { node /opt/isolate/dist/cli.js "$@"; }
-sec() { echo "=====BEGIN $1====="; }
-endsec() { echo; echo "=====END $1====="; }
+${SECTIONS}
 # Every setting isolate may write, for every cgroup (root's process list excluded: it churns).
 snap() {
   ( cd $CG && find . -type d | sort | while read d; do
