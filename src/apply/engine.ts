@@ -247,7 +247,9 @@ async function readAll(changes: readonly Change[], execs: Executors): Promise<Ma
   const byExec = new Map<ChangeExecutor, Change[]>();
   for (const c of changes) {
     const exec = executorOf(execs, c);
-    byExec.set(exec, [...(byExec.get(exec) ?? []), c]);
+    const list = byExec.get(exec);
+    if (list) list.push(c);
+    else byExec.set(exec, [c]);
   }
   const out = new Map<Change, string | null>();
   for (const [exec, list] of byExec) {
