@@ -32,6 +32,8 @@ export interface CgroupMounts {
   unified: string | null;
   /** v1 controller → its hierarchy, named by the mount directory under /sys/fs/cgroup (`cpu,cpuacct`). */
   v1: Record<string, string>;
+  /** Named v1 hierarchies (`name=systemd` → `systemd`): systemd's own tracking on a legacy host. */
+  named?: Record<string, string>;
   /** Where the cpuset controller lives: the v2 mount, a v1 hierarchy, or nowhere isolate can use. */
   cpuset: 'unified' | 'v1' | 'none';
   /** Where the layout was read from, for reports and errors. */
@@ -89,6 +91,7 @@ async function fromMountinfo(mount: string, mountinfoFile: string, text: string)
   let unified: string | null = null;
   let v1Seen = false;
   const v1: Record<string, string> = {};
+  const named: Record<string, string> = {};
   for (const m of parseMountinfo(text)) {
     if (m.mountpoint !== '/sys/fs/cgroup' && !m.mountpoint.startsWith('/sys/fs/cgroup/')) continue;
     const rel = path.posix.relative('/sys/fs/cgroup', m.mountpoint);
@@ -109,6 +112,7 @@ async function fromMountinfo(mount: string, mountinfoFile: string, text: string)
         // The same hierarchy can be mounted twice; the first mount names it.
         v1[c] ??= rel;
       }
+      for (const o of m.superOpts) if (o.startsWith('name=')) named[o.slice(5)] ??= rel;
     }
   }
   if (unified === null && (await exists(path.join(mount, 'cgroup.controllers')))) {
@@ -131,7 +135,7 @@ async function fromMountinfo(mount: string, mountinfoFile: string, text: string)
           : unified === ''
             ? 'unified'
             : 'none';
-  return { layout, unified, v1, cpuset: await cpusetHome(mount, unified, v1), source: 'mountinfo' };
+  return { layout, unified, v1, named, cpuset: await cpusetHome(mount, unified, v1), source: 'mountinfo' };
 }
 
 async function cpusetHome(

@@ -293,6 +293,7 @@ export async function observe(
       groups,
       // Matched by observeHost above (with the agent's scan memory): not read a second time.
       matched: observed.processes,
+      rootProcs: policy.strict,
     });
     // systemd units whose memory/cpu isolate would set through systemd on v1.
     const v1Units = policy.workloads.flatMap((w) => (w.match.kind === 'systemdUnit' ? [w.match.unit] : []));

@@ -195,6 +195,48 @@ describe('planning on a legacy host', () => {
     expect(plan.layout).toMatch(/^hybrid/);
   });
 
+  it('finds processes through the cgroup.procs of the matched hierarchies, not by reading every process', async () => {
+    const unitPolicy = POLICY.replace(
+      "match: { process: { cmdline: 'kafka\\.Kafka' } }",
+      'match: { systemdUnit: kafka.service }',
+    );
+    expect(unitPolicy).not.toBe(POLICY);
+    const moves = async (root: string, policy = POLICY) =>
+      (await buildPlan({ root, policyPath: policyIn(root, policy) })).plan.changes
+        .map(fmt)
+        .filter((l) => l.includes('cgroup.procs='));
+    const want = [
+      'cpuset:/isolate-kafka cgroup.procs=100',
+      'cpuset:/isolate-flink cgroup.procs=200',
+      'cpuset:/isolate-flink cgroup.procs=201',
+    ];
+    // A unit: systemd's tracking hierarchy, name=systemd on legacy, cgroup2 on hybrid without it, and
+    // every process read where no mount table names one (a fixture tree).
+    const legacy = host('qemu-2s-smt2', { layout: 'legacy', ...base, procs: PROCS });
+    expect(await moves(legacy, unitPolicy)).toEqual(want);
+    const noName = mountinfoFor('hybrid')
+      .split('\n')
+      .filter((l) => !l.includes('name=systemd'))
+      .join('\n');
+    const hybrid = host('qemu-2s-smt2', { layout: 'hybrid', ...base, procs: PROCS, mountinfo: noName });
+    expect(await moves(hybrid, unitPolicy)).toEqual(want);
+    const bare = host('qemu-2s-smt2', { layout: 'legacy', ...base, procs: PROCS, mountinfo: null });
+    expect(await moves(bare, unitPolicy)).toEqual(want);
+    // A process whose own /proc entry claims /hadoop-yarn but that the hierarchy does not list is never
+    // looked at: the kernel's cgroup.procs is the index (with a mount table naming every hierarchy).
+    const decoy = host('qemu-2s-smt2', {
+      layout: 'legacy',
+      ...base,
+      procs: { ...PROCS, 400: { cmdline: 'java flink.TaskManager', cpu: '/hadoop-yarn/container_1' } },
+    });
+    const procs = join(decoy, 'sys/fs/cgroup/cpu,cpuacct/hadoop-yarn/container_1/cgroup.procs');
+    writeFileSync(procs, readFileSync(procs, 'utf8').replace('400\n', ''));
+    expect(await moves(decoy)).toEqual(want);
+    // Not strict: the cpuset root's other processes (sshd, 300) are not even read; strict moves them.
+    const strict = POLICY.replace('strict: false', 'strict: true');
+    expect(await moves(legacy, strict)).toContain('cpuset:/isolate-housekeeping cgroup.procs=300');
+  });
+
   it("moves a thread that escaped its workload's cpuset back through tasks", async () => {
     const root = host('qemu-2s-smt2', {
       layout: 'legacy',

@@ -5,7 +5,7 @@
  * isolate's cpusets can be made to exist already, with v1's defaults in their files, so the executor
  * writes values into existing files and reads them back. Kernel behaviour is proven in test/vm.
  */
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -118,6 +118,25 @@ export function makeFakeV1Host(fixture: string, o: FakeV1Options): string {
     files(join(root, 'proc', pid, 'task', pid), { cgroup: lines(p.cpuset ?? '/') });
     for (const [tid, cs] of Object.entries(p.threads ?? {}))
       files(join(root, 'proc', pid, 'task', tid), { cgroup: lines(cs) });
+  }
+  // Each hierarchy's cgroup.procs lists the processes /proc/<pid>/cgroup places there (v1: a process
+  // is listed wherever one of its threads is), as the kernel keeps them. systemd's tracking cgroups
+  // are made as needed; the other hierarchies list a process only in cgroups the options created.
+  const list = (h: string, p: string, pid: string, make: boolean) => {
+    const dir = join(cg, h, p);
+    if (!existsSync(dir)) {
+      if (!make) return;
+      files(dir, base);
+    }
+    appendFileSync(join(dir, 'cgroup.procs'), `${pid}\n`);
+  };
+  for (const [pid, p] of Object.entries(o.procs ?? {})) {
+    list('systemd', p.systemd ?? '/', pid, true);
+    if (o.layout === 'hybrid') list('unified', p.systemd ?? '/', pid, true);
+    list('cpu,cpuacct', p.cpu ?? '/', pid, false);
+    list('memory', p.memory ?? '/', pid, false);
+    for (const cs of new Set([p.cpuset ?? '/', ...Object.values(p.threads ?? {})]))
+      list('cpuset', cs, pid, false);
   }
   return root;
 }
