@@ -7,6 +7,7 @@
 // that table would contradict the unified fixture tree. Nothing is mounted or unmounted outside it.
 // Targets (issue 10): RSS ≤ 60 MB, CPU ≤ 0.5 % of one core.
 // Run after `npm run build`: node bench/agent-idle.mjs [procs] [threads] [seconds] [matcher: cgroup|process]
+// AGENT_LAYOUT=legacy measures a cgroup v1 host instead (see below).
 // AGENT_BIN=out/isolate measures the packaged executable (after `npm run package`) instead of
 // `node dist/cli.js` under the Node running this script.
 import { execFileSync, spawn } from 'node:child_process';
@@ -34,19 +35,58 @@ const bin = join(repo, '.vm-cache', 'standin-host');
 mkdirSync(dirname(bin), { recursive: true });
 execFileSync('gcc', ['-static', '-O2', '-pthread', '-o', bin, join(repo, 'test/vm/support/standin.c')]);
 
+// AGENT_LAYOUT=legacy: a cgroup v1 host (cpuset, cpu,cpuacct, memory and name=systemd hierarchies of
+// plain files, and a mount table saying so in <root>/proc/self/mountinfo). <root>/proc is then a
+// directory of links to the live /proc entries, made after the stand-ins start, so the processes the
+// agent reads are the real ones; no mount namespace is needed.
+const legacy = process.env.AGENT_LAYOUT === 'legacy';
 const root = mkdtempSync(join(tmpdir(), 'isolate-agent-bench-'));
-symlinkSync('/proc', join(root, 'proc'));
+if (!legacy) symlinkSync('/proc', join(root, 'proc'));
 cpSync(join(repo, 'test/fixtures/sysfs/qemu-2s-smt2/sys'), join(root, 'sys'), { recursive: true });
 const cg = join(root, 'sys/fs/cgroup');
 mkdirSync(cg, { recursive: true });
-writeFileSync(join(cg, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
-writeFileSync(join(cg, 'cgroup.subtree_control'), 'cpuset cpu memory\n');
-for (const g of ['kafka.slice', 'hadoop-yarn', 'isolate-kafka']) {
-  mkdirSync(join(cg, g));
-  for (const f of ['cpuset.cpus', 'cpuset.mems', 'cgroup.subtree_control'])
-    writeFileSync(join(cg, g, f), '\n');
-  writeFileSync(join(cg, g, 'cpuset.cpus.partition'), 'member\n');
-  writeFileSync(join(cg, g, 'cgroup.events'), 'populated 0\nfrozen 0\n');
+const files = (dir, values) => {
+  mkdirSync(dir, { recursive: true });
+  for (const [f, v] of Object.entries(values)) writeFileSync(join(dir, f), `${v}\n`);
+};
+if (legacy) {
+  const base = { 'cgroup.procs': '', tasks: '' };
+  files(join(cg, 'systemd'), base);
+  files(join(cg, 'cpuset'), {
+    ...base,
+    'cpuset.cpus': '0-7',
+    'cpuset.mems': '0-1',
+    'cpuset.effective_cpus': '0-7',
+    'cpuset.cpu_exclusive': '1',
+    'cpuset.mem_exclusive': '1',
+  });
+  for (const g of ['', 'hadoop-yarn']) files(join(cg, 'cpu,cpuacct', g), { ...base, 'cpu.shares': '1024' });
+  files(join(cg, 'memory'), { ...base, 'memory.limit_in_bytes': '9223372036854771712' });
+} else {
+  writeFileSync(join(cg, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
+  writeFileSync(join(cg, 'cgroup.subtree_control'), 'cpuset cpu memory\n');
+  for (const g of ['kafka.slice', 'hadoop-yarn', 'isolate-kafka']) {
+    mkdirSync(join(cg, g));
+    for (const f of ['cpuset.cpus', 'cpuset.mems', 'cgroup.subtree_control'])
+      writeFileSync(join(cg, g, f), '\n');
+    writeFileSync(join(cg, g, 'cpuset.cpus.partition'), 'member\n');
+    writeFileSync(join(cg, g, 'cgroup.events'), 'populated 0\nfrozen 0\n');
+  }
+}
+const LEGACY_MOUNTINFO = [
+  '25 22 0:24 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:9 - tmpfs tmpfs ro,mode=755',
+  '27 25 0:26 / /sys/fs/cgroup/systemd rw,nosuid,nodev,noexec,relatime shared:11 - cgroup cgroup rw,xattr,name=systemd',
+  '30 25 0:29 / /sys/fs/cgroup/cpuset rw,nosuid,nodev,noexec,relatime shared:14 - cgroup cgroup rw,cpuset',
+  '31 25 0:30 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,relatime shared:15 - cgroup cgroup rw,cpu,cpuacct',
+  '32 25 0:31 / /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime shared:16 - cgroup cgroup rw,memory',
+  '',
+].join('\n');
+/** <root>/proc of a legacy run: a link per live /proc entry, and a mount table of its own. */
+function linkProc() {
+  const dir = join(root, 'proc');
+  mkdirSync(join(dir, 'self'), { recursive: true });
+  writeFileSync(join(dir, 'self/mountinfo'), LEGACY_MOUNTINFO);
+  for (const e of readdirSync('/proc')) if (e !== 'self') symlinkSync(join('/proc', e), join(dir, e));
 }
 const kafkaMatch =
   matcher === 'process' ? "{ process: { cmdline: 'kafka\\.Kafka' } }" : '{ cgroup: /kafka.slice }';
@@ -109,28 +149,26 @@ let agent;
 try {
   const out = execFileSync(bin, ['--fanout', String(procs), String(threads - 1)], { encoding: 'utf8' });
   for (const l of out.split('\n')) if (/^\d+$/.test(l)) started.push(Number(l));
-  agent = spawn(
-    'unshare',
-    [
-      ...PRIVATE_CGROUP2,
-      ...isolateCmd,
-      'agent',
-      '--root',
-      root,
-      '--policy',
-      policy,
-      '--interval',
-      process.env.AGENT_INTERVAL ?? '1s',
-      '--metrics-address',
-      '127.0.0.1:19465',
-      // Extra agent flags, e.g. AGENT_ARGS="--check-interval 1h" to measure the loop alone.
-      ...(process.env.AGENT_ARGS ?? '').split(' ').filter(Boolean),
-    ],
-    {
-      stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-      env: { ...process.env, ISOLATE_LOG: 'off' },
-    },
-  );
+  if (legacy) linkProc();
+  const inHost = (argv) => (legacy ? argv : ['unshare', ...PRIVATE_CGROUP2, ...argv]);
+  const [cmd, ...args] = inHost([
+    ...isolateCmd,
+    'agent',
+    '--root',
+    root,
+    '--policy',
+    policy,
+    '--interval',
+    process.env.AGENT_INTERVAL ?? '1s',
+    '--metrics-address',
+    '127.0.0.1:19465',
+    // Extra agent flags, e.g. AGENT_ARGS="--check-interval 1h" to measure the loop alone.
+    ...(process.env.AGENT_ARGS ?? '').split(' ').filter(Boolean),
+  ]);
+  agent = spawn(cmd, args, {
+    stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
+    env: { ...process.env, ISOLATE_LOG: 'off' },
+  });
   await new Promise((r) => setTimeout(r, 10_000)); // start-up and first convergence
   const t0 = cpuTicks(agent.pid);
   const n0 = cpuNs(agent.pid);
@@ -144,7 +182,7 @@ try {
     execFileSync('sh', ['-c', 'ls /proc/*/task | grep -c "^[0-9]"'], { encoding: 'utf8' }).trim(),
   );
   console.log(
-    `host: ${started.length} stand-in processes, ~${threadsNow} threads in /proc; matcher: ${matcher}`,
+    `host: ${started.length} stand-in processes, ~${threadsNow} threads in /proc; matcher: ${matcher}; cgroup ${legacy ? 'v1 (legacy)' : 'v2'}`,
   );
   console.log(
     `agent over ${seconds} s at a 1 s interval: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %)`,
@@ -155,16 +193,7 @@ try {
   );
   // The full thread audit (the agent's --check-interval, and `isolate check`) on the same host: what
   // one run costs, start-up included. The shell's `times` gives the child's CPU.
-  const checkCmd = [
-    'unshare',
-    ...PRIVATE_CGROUP2,
-    ...isolateCmd,
-    'check',
-    '--root',
-    root,
-    '--policy',
-    policy,
-  ];
+  const checkCmd = inHost([...isolateCmd, 'check', '--root', root, '--policy', policy]);
   const timed = execFileSync('sh', ['-c', `"$@" >/dev/null 2>&1; times`, 'sh', ...checkCmd], {
     encoding: 'utf8',
     env: { ...process.env, ISOLATE_LOG: 'off' },

@@ -109,9 +109,9 @@ function subdirs(dir: string): string[] {
  * subtree in its hierarchy and of each unit's cgroups in systemd's tracking hierarchy, and the cpuset
  * root's own processes when strict needs them. Reading two files of each of 2,000 processes cost the
  * agent ~65-110 ms a round; these are a few directories and files. Each candidate is then judged from
- * its own /proc files as before, so a process that moved meanwhile is judged where it is. null: a unit
- * matcher with no tracking hierarchy known (a fixture tree without a mount table), so every process
- * is read.
+ * its own /proc files as before, so a process that moved meanwhile is judged where it is. null: a
+ * matcher whose hierarchy is not mounted under /sys/fs/cgroup, or a unit matcher with no tracking
+ * hierarchy known (a fixture tree without a mount table), so every process is read.
  */
 function candidatePids(
   mount: string,
@@ -140,7 +140,9 @@ function candidatePids(
       for (const pid of byMatcher[w.name] ?? []) out.add(pid);
     } else if (m.kind === 'cgroup') {
       const h = layout.v1[m.hierarchy ?? 'cpu'];
-      if (h !== undefined) addTree(path.join(mount, h, m.path), 0);
+      // Not mounted under /sys/fs/cgroup: /proc/<pid>/cgroup may still name it, so read every process.
+      if (h === undefined) return null;
+      addTree(path.join(mount, h, m.path), 0);
     } else if (m.kind === 'systemdUnit') {
       units.add(m.unit);
     }
