@@ -26,6 +26,9 @@ export const GUEST_PROJECT_DIR = '/opt/isolate';
 // Bump when the layout of the base archive changes in a way the content hash cannot see.
 const BASE_FORMAT = 3;
 
+/** What PID 1 of every guest (here, and systemd.ts) prints just before it runs the scenario. */
+export const READY_MARKER = '=====HARNESS-READY=====';
+
 /**
  * PID 1. Mounts what the scenario needs, runs it, prints its exit status between markers, powers off.
  * `poweroff -f` skips init scripts (there are none) and makes qemu exit because of -no-reboot.
@@ -40,7 +43,7 @@ mount -t cgroup2 none /sys/fs/cgroup
 export PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root TERM=dumb
 cd /root
 [ -f /harness/modules.sh ] && . /harness/modules.sh
-echo =====HARNESS-READY=====
+echo ${READY_MARKER}
 sh /harness/scenario.sh
 rc=$?
 sync

@@ -16,7 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpioWriter } from './cpio.js';
 import { ensureVmPrereqs } from './ensure.js';
-import { baseArchive, moduleFiles, projectArchive } from './initramfs.js';
+import { baseArchive, moduleFiles, projectArchive, READY_MARKER } from './initramfs.js';
+
+export { READY_MARKER };
 import type { VmLayout } from './layouts.js';
 
 export interface RunInVmOptions {
@@ -147,7 +149,8 @@ async function runInVmOnce(opts: RunInVmOptions): Promise<VmResult> {
 
     const { args, append } = qemuArgsFor(opts.layout, opts.extraQemuArgs, opts.accel);
     const full = [...args, '-kernel', pre.kernel.vmlinuz, '-initrd', initrd, '-append', append];
-    return await spawnQemu(pre.qemu, full, opts.timeoutMs ?? 300_000);
+    // Ready in ~10 s (the project archive is 120 MB to unpack); 3 minutes is for a loaded machine.
+    return await spawnQemu(pre.qemu, full, opts.timeoutMs ?? 300_000, BOOT_DEADLINE_MS);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -160,25 +163,58 @@ export function guestFileMode(path: string, data: string | Buffer): number {
   return exec || /\/s?bin\//.test(path) ? 0o755 : 0o644;
 }
 
-export function spawnQemu(qemu: string, args: string[], timeoutMs: number): Promise<VmResult> {
+/** How long a busybox guest may take to reach its scenario before it counts as hung. */
+const BOOT_DEADLINE_MS = 180_000;
+
+/**
+ * Boots qemu and collects the console until it exits. Two deadlines: the whole run (`timeoutMs`), and
+ * the guest's boot (`readyWithinMs`): the TCG guests here, on rare runs, hang before the kernel prints
+ * anything (the console ends at SeaBIOS's "Booting from ROM...") and pass on the next boot, so a guest
+ * that has not printed READY_MARKER by then is stopped at once rather than after the whole run's
+ * timeout (up to 25 minutes). Both end in VmTimeoutError, which bootTwiceOnTimeout boots again.
+ */
+export function spawnQemu(
+  qemu: string,
+  args: string[],
+  timeoutMs: number,
+  readyWithinMs = timeoutMs,
+): Promise<VmResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(qemu, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
+    let ready = false;
+    let tail = '';
+    child.stdout.on('data', (b: Buffer) => {
+      out.push(b);
+      if (ready) return;
+      // The marker may straddle two reads: look at the end of the previous one too.
+      const seen = tail + b.toString('latin1');
+      if (seen.includes(READY_MARKER)) {
+        ready = true;
+        clearTimeout(bootTimer);
+      }
+      tail = seen.slice(-READY_MARKER.length);
+    });
     child.stderr.on('data', (b: Buffer) => err.push(b));
-    let timedOut = false;
+    let timedOut: string | null = null;
     const timer = setTimeout(() => {
-      timedOut = true;
+      timedOut = `qemu timed out after ${timeoutMs} ms`;
       child.kill('SIGKILL');
     }, timeoutMs);
+    const bootTimer = setTimeout(() => {
+      timedOut = `the guest did not boot within ${readyWithinMs} ms (no ${READY_MARKER} on the console)`;
+      child.kill('SIGKILL');
+    }, readyWithinMs);
     child.on('error', (e) => {
       clearTimeout(timer);
+      clearTimeout(bootTimer);
       reject(e);
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      clearTimeout(bootTimer);
       const consoleText = Buffer.concat(out).toString('utf8').replace(/\r/g, '');
       // qemu prints one warning per CPUID flag TCG cannot emulate; they bury the real error.
       const stderr = Buffer.concat(err)
@@ -194,11 +230,7 @@ export function spawnQemu(qemu: string, args: string[], timeoutMs: number): Prom
           mkdirSync(keep, { recursive: true });
           writeFileSync(join(keep, `timeout-${started}.log`), consoleText);
         }
-        reject(
-          new VmTimeoutError(
-            `qemu timed out after ${timeoutMs} ms; console tail:\n${consoleText.slice(-3000)}`,
-          ),
-        );
+        reject(new VmTimeoutError(`${timedOut}; console tail:\n${consoleText.slice(-3000)}`));
         return;
       }
       const exitStatus = parseExitStatus(consoleText);

@@ -13,7 +13,14 @@ import { ensureVmPrereqs } from './ensure.js';
 import { projectArchive } from './initramfs.js';
 import type { VmLayout } from './layouts.js';
 import { guestPathIn, type RootfsInfo, systemdRootfs } from './rootfs.js';
-import { bootTwiceOnTimeout, guestFileMode, qemuArgsFor, spawnQemu, type VmResult } from './run.js';
+import {
+  bootTwiceOnTimeout,
+  guestFileMode,
+  qemuArgsFor,
+  READY_MARKER,
+  spawnQemu,
+  type VmResult,
+} from './run.js';
 
 export interface RunInSystemdVmOptions {
   layout: VmLayout;
@@ -71,7 +78,7 @@ TTYPath=/dev/ttyS0
 const RUN_SCENARIO = `#!/bin/bash
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
 cd /root
-echo =====HARNESS-READY=====
+echo ${READY_MARKER}
 bash /harness/scenario.sh
 rc=$?
 sync
@@ -186,7 +193,9 @@ async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
     };
     const { args, append } = qemuArgsFor(layout, opts.extraQemuArgs);
     const full = [...args, '-kernel', pre.kernel.vmlinuz, '-initrd', initrd, '-append', append];
-    const r = await spawnQemu(pre.qemu, full, opts.timeoutMs ?? 420_000);
+    // multi-user.target in 20-40 s under TCG (the rootfs with ansible-core is larger): 5 minutes is
+    // for a loaded machine; a guest hung at boot is stopped then instead of at the run's timeout.
+    const r = await spawnQemu(pre.qemu, full, opts.timeoutMs ?? 420_000, 300_000);
     return { ...r, rootfs };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
