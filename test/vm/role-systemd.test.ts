@@ -138,11 +138,11 @@ function roleFiles(): Record<string, string> {
   return out;
 }
 
-// Part of every run since the guests got faster (test/vm/harness/run.ts, vitest.config.ts): 278 s on
-// the 2-core machine, 5/5 (it was opt-in at 436-575 s, and before the audit learnt to ignore less than
-// 16 MiB of a process's memory off its node, its convergence step failed on a 4 KiB page).
-// ISOLATE_VM_ROLE=0 leaves it out of a local run.
-describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
+// Off by default (ISOLATE_VM_ROLE=1 runs it): 278 s alone and 5/5 this session, but in a cold CI
+// rehearsal (its ansible-core rootfs built first) 297-379 s, which put the whole run at 30 minutes, the
+// suite's budget. Sharing the boot of agent-systemd.test.ts (the same real-systemd guest) would make
+// it affordable.
+describe.skipIf(process.env.ISOLATE_VM_ROLE !== '1')(
   'the Ansible role in the real-systemd guest, over the local connection',
   () => {
     let r: SystemdVmResult;
