@@ -93,16 +93,6 @@ function belongs(lines: Map<string, string>, m: Match, layout: CgroupMounts): bo
 // Deeper than any cgroup tree seen on a host (YARN: /hadoop-yarn/container_N; systemd: 3-4 levels).
 const MAX_DEPTH = 16;
 
-function subdirs(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => d.name);
-  } catch {
-    return [];
-  }
-}
-
 /**
  * The PIDs that can belong to a workload or sit in the cpuset root, found without reading every
  * process's /proc files: what the process matchers found, the `cgroup.procs` of each cgroup matcher's
@@ -114,13 +104,13 @@ function subdirs(dir: string): string[] {
  * matcher whose hierarchy is not mounted under /sys/fs/cgroup, or a unit matcher with no tracking
  * hierarchy known (a fixture tree without a mount table), so every process is read.
  */
-function candidatePids(
+async function candidatePids(
   mount: string,
   layout: CgroupMounts,
   req: V1ObserveRequest,
   byMatcher: Record<string, number[]>,
   cpusetDir: string,
-): Set<number> | null {
+): Promise<Set<number> | null> {
   const out = new Set<number>();
   const addProcs = (dir: string) => {
     const text = readTrimSync(path.join(dir, 'cgroup.procs'));
@@ -130,9 +120,9 @@ function candidatePids(
       if (Number.isSafeInteger(pid) && pid > 0) out.add(pid);
     }
   };
-  const addTree = (dir: string, depth: number) => {
+  const addTree = async (dir: string, depth: number): Promise<void> => {
     addProcs(dir);
-    if (depth < MAX_DEPTH) for (const c of subdirs(dir)) addTree(path.join(dir, c), depth + 1);
+    if (depth < MAX_DEPTH) for (const c of await listDirs(dir)) await addTree(path.join(dir, c), depth + 1);
   };
   const units = new Set<string>();
   for (const w of req.workloads) {
@@ -143,7 +133,7 @@ function candidatePids(
       const h = layout.v1[m.hierarchy ?? 'cpu'];
       // Not mounted under /sys/fs/cgroup: /proc/<pid>/cgroup may still name it, so read every process.
       if (h === undefined) return null;
-      addTree(path.join(mount, h, m.path), 0);
+      await addTree(path.join(mount, h, m.path), 0);
     } else if (m.kind === 'systemdUnit') {
       units.add(m.unit);
     }
@@ -152,14 +142,14 @@ function candidatePids(
     // As belongs(): name=systemd where systemd mounted it, else the cgroup2 mount of a hybrid host.
     const tracking = layout.named?.systemd ?? layout.unified;
     if (tracking === null || tracking === undefined) return null;
-    const find = (dir: string, depth: number) => {
-      for (const c of subdirs(dir)) {
+    const find = async (dir: string, depth: number): Promise<void> => {
+      for (const c of await listDirs(dir)) {
         const d = path.join(dir, c);
-        if (units.has(c)) addTree(d, 0);
-        else if (depth < MAX_DEPTH) find(d, depth + 1);
+        if (units.has(c)) await addTree(d, 0);
+        else if (depth < MAX_DEPTH) await find(d, depth + 1);
       }
     };
-    find(path.join(mount, tracking), 0);
+    await find(path.join(mount, tracking), 0);
   }
   if (req.rootProcs !== false) addProcs(cpusetDir);
   return out;
@@ -216,7 +206,7 @@ export async function observeV1(
   }
   const byMatcher = req.matched ?? (await matchProcesses(root, matchers)).matched;
   const procDir = path.join(root, 'proc');
-  const candidates = candidatePids(mount, layout, req, byMatcher, cpusetDir);
+  const candidates = await candidatePids(mount, layout, req, byMatcher, cpusetDir);
   let entries: string[] = [];
   if (candidates) {
     entries = [...candidates].sort((a, b) => a - b).map(String);

@@ -250,10 +250,16 @@ export class SystemdExecutor implements ChangeExecutor {
    */
   private async widenCpusets(batch: { change: Change; previous: string | null }[]): Promise<Widened[]> {
     const out: Widened[] = [];
-    // On hosts (and test roots) without the online file there is nothing to widen to.
+    // On hosts (and test roots) without the online file there is nothing to widen to. Each file is
+    // read once for the batch (a strict rollback widens a dozen units to the same CPU list).
+    const online = new Map<string, string | null>();
+    const allOf = (file: string) => {
+      if (!online.has(file)) online.set(file, readTrimSync(path.join(this.root, file)));
+      return online.get(file) ?? null;
+    };
     const fenced = batch.flatMap(({ change }) => {
-      const online = ONLINE_FILE[change.setting];
-      const all = online === undefined ? null : readTrimSync(path.join(this.root, online));
+      const file = ONLINE_FILE[change.setting];
+      const all = file === undefined ? null : allOf(file);
       return all ? [{ change, all }] : [];
     });
     const live = await this.readMany(fenced.map((f) => f.change));
