@@ -191,6 +191,19 @@ try {
   console.log(
     `agent resident memory: ${rss.toFixed(1)} MB (target ≤ 60 MB; anonymous ${part('RssAnon')}, file ${part('RssFile')})`,
   );
+  // AGENT_SMAPS=1: where the resident memory lies, per mapping (file and section, or [heap]/anonymous).
+  if (process.env.AGENT_SMAPS) {
+    const rows = new Map();
+    let name = '';
+    for (const line of readFileSync(`/proc/${agent.pid}/smaps`, 'utf8').split('\n')) {
+      const head = /^[0-9a-f]+-[0-9a-f]+ (\S+) [0-9a-f]+ \S+ \d+\s*(.*)$/.exec(line);
+      if (head) name = `${head[2] || 'anonymous'} ${head[1]}`;
+      const rssLine = /^Rss:\s+(\d+) kB/.exec(line);
+      if (rssLine) rows.set(name, (rows.get(name) ?? 0) + Number(rssLine[1]));
+    }
+    for (const [n, kb] of [...rows].sort((a, b) => b[1] - a[1]).filter(([, kb]) => kb >= 256))
+      console.log(`  ${(kb / 1024).toFixed(1).padStart(6)} MB  ${n}`);
+  }
   // The full thread audit (the agent's --check-interval, and `isolate check`) on the same host: what
   // one run costs, start-up included. The shell's `times` gives the child's CPU.
   const checkCmd = inHost([...isolateCmd, 'check', '--root', root, '--policy', policy]);

@@ -46,3 +46,14 @@ describe('isolate CLI conventions', () => {
     expect(r.stdout.endsWith('\n')).toBe(true);
   });
 });
+
+describe('dist/main.cjs, the bundle every run loads', () => {
+  it('is ASCII: V8 keeps its source (for the life of the process) one byte a character, not two', () => {
+    // A single character above U+007F anywhere, a comment included, doubles the source string's heap.
+    const text = readFileSync(join(import.meta.dirname, '../../dist/main.cjs'), 'latin1');
+    expect(text.length).toBeGreaterThan(100_000);
+    expect(text.match(/[^\x00-\x7f][^\n]{0,40}/g) ?? []).toEqual([]);
+    // Escaped in strings, still printed as written.
+    expect(isolate(['plan', '--dry-run', '--root', TREE]).stdout).toMatch(/→/);
+  });
+});
