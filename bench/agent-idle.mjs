@@ -10,6 +10,7 @@
 // AGENT_LAYOUT=legacy measures a cgroup v1 host instead (see below).
 // AGENT_BIN=out/isolate measures the packaged executable (after `npm run package`) instead of
 // `node dist/cli.js` under the Node running this script.
+// AGENT_SMAPS=1 also prints where the resident memory lies, mapping by mapping (/proc/PID/smaps).
 import { execFileSync, spawn } from 'node:child_process';
 import {
   cpSync,
