@@ -76,14 +76,14 @@ function ensureRuntime() {
   }
 }
 
-// Dependencies that stay out of the startup snapshot: each is loaded on first use (an import() in the
-// code) from its own asset. They open handles or read the host when loaded, and in the snapshot their
-// code would be deserialised on every start for nothing (plan --dry-run uses none of them).
+// Dependencies that stay out of the main bundle: each is loaded on first use (an import() in the code)
+// from its own asset. They open handles or read the host when loaded, and in the bundle their code
+// would be loaded on every start for nothing (plan --dry-run uses none of them).
 const LAZY = ['pino', 'execa', 'systeminformation', 'prom-client'];
 
-// Run-time helpers of the snapshot bundle. Nothing in them runs at package time: the executable's path
-// (for the default policy and schemas: /usr/bin/isolate → /usr/share/isolate/) is read on each use, and
-// a lazy dependency is evaluated from its asset with this executable's require (built-ins only).
+// Run-time helpers of the main bundle: the executable's path (for the default policy and schemas:
+// /usr/bin/isolate → /usr/share/isolate/) is read on each use, and a lazy dependency is evaluated from
+// its asset with this executable's require (built-ins only).
 const BANNER = `Object.defineProperty(globalThis, "__isolateModuleUrl", {
   get: () => require("node:url").pathToFileURL(process.execPath).href,
 });
@@ -107,13 +107,14 @@ var __isolateDeferred = (id) => {
   return new Proxy({}, { get: (_, key) => (mod ??= require(id))[key] });
 };`;
 
-// Built-ins that modules of the snapshot import at load but a plan never calls (commander's
+// Built-ins that modules of the bundle import at load but a dry-run plan never calls (commander's
 // child_process is for external subcommands; fs/promises and timers/promises serve apply, the lock and
-// the agent): each is loaded on its first property access instead, so the snapshot does not carry it.
+// the agent; crypto hashes saved plans, journals and lock owners): each is loaded on its first property
+// access instead, so a plan never loads it.
 // Every use in the bundle is a property access (\`x.readFile(...)\`), checked below.
-const DEFERRED_BUILTINS = ['node:child_process', 'node:fs/promises', 'node:timers/promises'];
+const DEFERRED_BUILTINS = ['node:child_process', 'node:crypto', 'node:fs/promises', 'node:timers/promises'];
 
-/** import() of a built-in → require (the snapshot script has no module loader); of LAZY → its asset. */
+/** import() of a built-in → require (code run by vm.Script has no module loader); of LAZY → its asset. */
 function rewriteImports(file, lazy) {
   let code = readFileSync(file, 'utf8').replace(
     /([^.\w])import\(("node:[\w/]+")\)/g,
@@ -138,9 +139,9 @@ function rewriteImports(file, lazy) {
 const esTarget = `node${RUNTIME.version.split('.')[0]}`;
 
 /**
- * The CLI as the script of the startup snapshot (src/cli/sea.ts, every dependency but LAZY inside), and
- * each LAZY dependency as one CommonJS file. Minified: what the snapshot holds is deserialised on every
- * start, source text included (names are kept for stack traces and error messages).
+ * The CLI as one CommonJS file (src/cli.ts, every dependency but LAZY inside), and each LAZY dependency
+ * as one CommonJS file. Minified: the source text is read, hashed and kept on every start (names are
+ * kept for stack traces and error messages).
  */
 async function bundle(work) {
   const common = {
@@ -154,7 +155,7 @@ async function bundle(work) {
   const main = join(work, 'main.cjs');
   await build({
     ...common,
-    entryPoints: [join(repo, 'src/cli/sea.ts')],
+    entryPoints: [join(repo, 'src/cli.ts')],
     outfile: main,
     external: LAZY,
     minify: true,
@@ -181,44 +182,52 @@ async function bundle(work) {
   return { main, assets };
 }
 
+// The sysfs tree and policy of the package-time run whose compiled code goes into the code cache.
+const WARMUP = ['plan', '--dry-run', '--root', join(repo, 'test/fixtures/sysfs/qemu-2s-smt2')];
+// V8 flags of the executable. They are part of the code cache's check, so the package-time run uses
+// them too. The memory reducer runs three mark-compacts whenever the agent's allocation rate dips,
+// every minute or so at a 1 s interval: 0.1–0.15 % of a core, a quarter of its idle budget, to shrink
+// a heap of 12 MB to 8 (bench/agent-idle.mjs, --trace-gc). It can only be turned off at start-up
+// (v8.setFlagsFromString after the heap exists has no effect), and a short command never reaches it,
+// so it is off for every command.
+const EXEC_ARGV = ['--no-memory-reducer'];
+
 async function makeExecutable(node, work, target) {
   const { main, assets } = await bundle(work);
+  const launcher = join(work, 'sea-launcher.cjs');
+  copyFileSync(join(repo, 'scripts/sea-launcher.cjs'), launcher);
+  // The code cache: the launcher runs main.cjs under the runtime for one dry-run plan, then saves
+  // every function compiled by then (V8 keeps the bytecode of functions that ran).
+  const warm = spawnSync(
+    node,
+    [...EXEC_ARGV, launcher, ...WARMUP, '--policy', join(repo, 'policies/default.yaml')],
+    {
+      env: { ...process.env, ISOLATE_SEA_BUILD_CACHE: dirname(main), ISOLATE_LOG: 'off' },
+      encoding: 'utf8',
+    },
+  );
+  if (warm.status !== 0 || !existsSync(join(work, 'main.cache'))) {
+    throw new Error(`package: code cache run (exit ${warm.status}): ${warm.stderr}`);
+  }
   const config = join(work, 'sea-config.json');
   const blob = join(work, 'isolate.blob');
   writeFileSync(
     config,
     JSON.stringify({
-      main,
+      main: launcher,
       output: blob,
       disableExperimentalSEAWarning: true,
-      useSnapshot: true,
-      // V8's memory reducer runs three mark-compacts whenever the agent's allocation rate dips, every
-      // minute or so at a 1 s interval: 0.1–0.15 % of a core, a quarter of its idle budget, to shrink a
-      // heap of 12 MB to 8 (bench/agent-idle.mjs, --trace-gc). It can only be turned off at start-up
-      // (v8.setFlagsFromString after the heap exists has no effect), and a short command never
-      // reaches it, so it is off for every command.
-      execArgv: ['--no-memory-reducer'],
-      assets,
+      // No startup snapshot: Node copies a snapshot out of the executable on every start, and an empty
+      // one already costs more than loading this bundle through its code cache (docs/install.md).
+      useSnapshot: false,
+      execArgv: EXEC_ARGV,
+      assets: { ...assets, 'main.cjs': main, 'main.cache': join(work, 'main.cache') },
     }),
   );
-  // The snapshot is built by running main.cjs under the runtime; it warms up with a dry-run plan of a
-  // captured two-socket tree so the code a plan runs is in the snapshot compiled (src/cli/sea.ts).
-  const warmup = {
-    root: join(repo, 'test/fixtures/sysfs/qemu-2s-smt2'),
-    policy: join(repo, 'policies/default.yaml'),
-  };
-  const made = spawnSync(node, ['--experimental-sea-config', config], {
-    env: { ...process.env, ISOLATE_SNAPSHOT_WARMUP: JSON.stringify(warmup) },
-    encoding: 'utf8',
-  });
-  // Anything else printed is a failure (of the warm-up, say). commander loads node:child_process (for
-  // external subcommands, which isolate has none of) and Node warns that it is not verified in
-  // snapshots: execa, which runs the commands, is loaded at run time, outside the snapshot.
-  const expected =
-    /ExperimentalWarning|Wrote single executable|child_process|It may still work|To request support|--trace-warnings/;
+  const made = spawnSync(node, ['--experimental-sea-config', config], { encoding: 'utf8' });
   const stderr = made.stderr
     .split('\n')
-    .filter((l) => l && !expected.test(l))
+    .filter((l) => l && !/Wrote single executable/.test(l))
     .join('\n');
   if (made.status !== 0 || stderr) throw new Error(`package: SEA blob (exit ${made.status}): ${stderr}`);
   const tmp = `${target}.tmp`;
@@ -241,6 +250,11 @@ async function makeExecutable(node, work, target) {
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
   renameSync(tmp, target);
+  // A cache V8 rejects (another runtime, other flags) would only cost start-up time, silently.
+  const check = spawnSync(target, ['--version'], { env: { ISOLATE_SEA_DEBUG: '1' }, encoding: 'utf8' });
+  if (check.status !== 0 || !check.stderr.includes('isolate sea: code cache accepted')) {
+    throw new Error(`package: ${target} --version (exit ${check.status}): ${check.stderr.trim()}`);
+  }
 }
 
 function walk(dir) {

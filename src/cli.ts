@@ -1,4 +1,4 @@
-// Entry point of the `isolate` command (dist/cli.js). The packaged executable starts from src/cli/sea.ts.
+// Entry point of the `isolate` command: dist/cli.js, and the packaged executable (scripts/sea-launcher.cjs).
 import { main } from './cli/program.js';
 
 main(process.argv);

@@ -119,7 +119,7 @@ export function registerCore(program: Command): void {
             `Plan saved to ${out.savedTo}; apply it with: isolate apply --plan ${out.savedTo}\n`,
           );
         }
-        if (opts.detailedExitcode) process.exitCode = out.json.changes.length > 0 ? 2 : 0;
+        if (opts.detailedExitcode) process.exitCode = out.built.plan.changes.length > 0 ? 2 : 0;
       },
     );
 }

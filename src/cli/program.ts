@@ -1,6 +1,6 @@
 // The `isolate` command line: main(argv) builds the program and runs one command. Kept small: each
 // command's module is imported only when that command runs, so `isolate plan --dry-run` does not pay
-// for RAID adapters, pino or execa. Entry points: src/cli.ts (dist/) and src/cli/sea.ts (the executable).
+// for RAID adapters, pino or execa. Entry point: src/cli.ts (dist/ and the executable).
 import { Command, CommanderError } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
 import { oneLine, UserError } from '../model/errors.js';

@@ -312,15 +312,25 @@ export interface PlanOpRequest extends PlanRequest {
   saveToStateDir?: boolean;
 }
 
-/** `isolate plan`: build the plan, and save it (self-contained) when asked. */
+/**
+ * `isolate plan`: build the plan, and save it (self-contained) when asked. `json` is made on first
+ * use: its fingerprint is a sha256, and a text dry run should not load node:crypto for it.
+ */
 export async function plan(
   req: PlanOpRequest,
-): Promise<{ built: BuiltPlan; json: PlanJson; savedTo?: string }> {
+): Promise<{ built: BuiltPlan; readonly json: PlanJson; savedTo?: string }> {
   const built = await buildPlan(req);
-  const json = planToJson(built.plan);
+  let json: PlanJson | undefined;
+  const out = {
+    built,
+    get json() {
+      json ??= planToJson(built.plan);
+      return json;
+    },
+  };
   if (req.saveTo) {
     await savePlan(req.saveTo, toSavedPlan(built, req.root), !!req.saveToStateDir);
-    return { built, json, savedTo: req.saveTo };
+    return { ...out, json: out.json, savedTo: req.saveTo };
   }
-  return { built, json };
+  return out;
 }

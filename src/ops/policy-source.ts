@@ -65,14 +65,25 @@ export function bundledPolicy(): string {
 
 export function readPolicySource(path: string): PolicySource {
   const text = readPolicyText(path);
-  return { path, text, sha256: sha256(text) };
+  let hash: string | undefined;
+  // Hashed on first use (a saved plan, the journal, the agent's reload): `plan --dry-run` never needs
+  // it, and node:crypto's modules cost a short command ~13 ms to load (docs/install.md).
+  return {
+    path,
+    text,
+    get sha256() {
+      hash ??= sha256(text);
+      return hash;
+    },
+  };
 }
 
-let parsed: { key: string; policy: Policy } | null = null;
+let parsed: { path: string; text: string; policy: Policy } | null = null;
 
 /** The policy of a source; the last one is kept, so a loop re-planning every second parses once. */
 export function policyOf(source: PolicySource): Policy {
-  const key = `${source.path}\0${source.sha256}`;
-  if (parsed?.key !== key) parsed = { key, policy: parsePolicy(source.text, source.path) };
+  if (parsed?.path !== source.path || parsed.text !== source.text) {
+    parsed = { path: source.path, text: source.text, policy: parsePolicy(source.text, source.path) };
+  }
   return parsed.policy;
 }

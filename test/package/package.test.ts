@@ -46,12 +46,12 @@ beforeAll(async () => {
 }, 600_000);
 
 describe('the single executable', () => {
-  it('runs without Node.js: no node on PATH, no node_modules, started from the startup snapshot', () => {
+  it('runs without Node.js: no node on PATH, no node_modules, its code cache accepted by its runtime', () => {
     expect(spawnSync('/bin/sh', ['-c', 'command -v node'], { env: { PATH: bare } }).status).not.toBe(0);
     const r = run(['--version'], { ISOLATE_SEA_DEBUG: '1' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version);
-    expect(r.stderr).toContain('isolate sea: started from the startup snapshot (warmed up)');
+    expect(r.stderr).toContain('isolate sea: code cache accepted');
     expect(r.stderr).not.toMatch(/ExperimentalWarning|single executable/i);
   });
 

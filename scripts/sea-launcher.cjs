@@ -1,0 +1,33 @@
+'use strict';
+// Main script of the packaged executable (`npm run package`). It compiles the bundled CLI (the asset
+// main.cjs) with V8's code cache (the asset main.cache), which scripts/package.mjs made with this same
+// runtime after a dry-run plan: a start neither parses nor compiles the code a plan runs, and loads
+// nothing else first. Lazy dependencies (pino, execa, ...) come from their own assets on first use.
+//
+// Package time only: under the plain runtime (not as the executable), ISOLATE_SEA_BUILD_CACHE=DIR runs
+// DIR/main.cjs the same way and writes DIR/main.cache when the process exits.
+const sea = require('node:sea');
+const vm = require('node:vm');
+const { dirname } = require('node:path');
+
+const buildDir = sea.isSea() ? undefined : process.env.ISOLATE_SEA_BUILD_CACHE;
+if (!sea.isSea() && !buildDir)
+  throw new Error('sea-launcher: set ISOLATE_SEA_BUILD_CACHE=DIR outside the executable');
+const file = `${buildDir ?? process.execPath}/main.cjs`;
+const source = buildDir ? require('node:fs').readFileSync(file, 'utf8') : sea.getAsset('main.cjs', 'utf8');
+const cachedData = buildDir ? undefined : Buffer.from(sea.getAsset('main.cache'));
+// The same wrapper at package time and at run time: V8 checks the cache against the source's length.
+const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  filename: file,
+  cachedData,
+});
+if (buildDir) {
+  // After the run: the cache then holds every function the plan compiled, not only the top level.
+  process.on('exit', () =>
+    require('node:fs').writeFileSync(`${buildDir}/main.cache`, script.createCachedData()),
+  );
+} else if (process.env.ISOLATE_SEA_DEBUG === '1') {
+  process.stderr.write(`isolate sea: code cache ${script.cachedDataRejected ? 'rejected' : 'accepted'}\n`);
+}
+const mod = { exports: {} };
+script.runInThisContext()(mod.exports, require, mod, file, dirname(file));
