@@ -330,7 +330,7 @@ export async function plan(
   };
   if (req.saveTo) {
     await savePlan(req.saveTo, toSavedPlan(built, req.root), !!req.saveToStateDir);
-    return { ...out, json: out.json, savedTo: req.saveTo };
+    return { built, json: out.json, savedTo: req.saveTo };
   }
   return out;
 }
