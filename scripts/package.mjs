@@ -182,8 +182,11 @@ async function bundle(work) {
   return { main, assets };
 }
 
-// The sysfs tree and policy of the package-time run whose compiled code goes into the code cache.
-const WARMUP = ['plan', '--dry-run', '--root', join(repo, 'test/fixtures/sysfs/qemu-2s-smt2')];
+// The package-time run whose compiled code goes into the code cache: a captured two-socket tree.
+const WARMUP = [
+  ...['plan', '--dry-run', '--root', join(repo, 'test/fixtures/sysfs/qemu-2s-smt2')],
+  ...['--policy', join(repo, 'policies/default.yaml')],
+];
 // V8 flags of the executable. They are part of the code cache's check, so the package-time run uses
 // them too. The memory reducer runs three mark-compacts whenever the agent's allocation rate dips,
 // every minute or so at a 1 s interval: 0.1–0.15 % of a core, a quarter of its idle budget, to shrink
@@ -198,14 +201,10 @@ async function makeExecutable(node, work, target) {
   copyFileSync(join(repo, 'scripts/sea-launcher.cjs'), launcher);
   // The code cache: the launcher runs main.cjs under the runtime for one dry-run plan, then saves
   // every function compiled by then (V8 keeps the bytecode of functions that ran).
-  const warm = spawnSync(
-    node,
-    [...EXEC_ARGV, launcher, ...WARMUP, '--policy', join(repo, 'policies/default.yaml')],
-    {
-      env: { ...process.env, ISOLATE_SEA_BUILD_CACHE: dirname(main), ISOLATE_LOG: 'off' },
-      encoding: 'utf8',
-    },
-  );
+  const warm = spawnSync(node, [...EXEC_ARGV, launcher, ...WARMUP], {
+    env: { ...process.env, ISOLATE_SEA_BUILD_CACHE: dirname(main), ISOLATE_LOG: 'off' },
+    encoding: 'utf8',
+  });
   if (warm.status !== 0 || !existsSync(join(work, 'main.cache'))) {
     throw new Error(`package: code cache run (exit ${warm.status}): ${warm.stderr}`);
   }
