@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
+import { DEFERRED_HELPER, deferBuiltins } from './defer-builtins.mjs';
 
 rmSync('dist', { recursive: true, force: true });
 mkdirSync('dist');
@@ -28,6 +29,7 @@ await build({
       'var __isolateModuleUrl = require("node:url").pathToFileURL(__filename).href;',
       // Code compiled by vm.Script cannot call import() itself; the launcher hands in its own.
       'var __isolateDynamicImport = typeof __isolateImport === "function" ? __isolateImport : (s) => import(s);',
+      DEFERRED_HELPER,
     ].join('\n'),
   },
   logLevel: 'warning',
@@ -40,7 +42,7 @@ if (lazy.length === 0) throw new Error('build: expected lazy imports in dist/mai
 // two-byte string: 1.8 MB of heap instead of 0.9. Each becomes '?' (one UTF-16 unit each: columns stay).
 writeFileSync(
   'dist/main.cjs',
-  bundle
+  deferBuiltins(bundle, 'build')
     .replace(/\bawait import\(("[^"]+")\)/g, 'await __isolateDynamicImport($1)')
     .replace(/[^\x00-\x7f]/g, '?'),
 );

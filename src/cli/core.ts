@@ -1,6 +1,7 @@
 // `isolate topology`, `policy validate`, `plan`: flags → one call → rendering.
 import type { Command } from 'commander';
 import { UserError } from '../model/errors.js';
+import { writeErr, writeOut } from './output.js';
 import { hostRoot, notice, printJson, printText, requireDir, rootOption } from './options.js';
 
 interface CommonOpts {
@@ -57,9 +58,9 @@ export function registerCore(program: Command): void {
       if (root) requireDir(root);
       const { validatePolicy } = await import('../ops/policy.js');
       const { policy: p, warnings } = validatePolicy(file, root);
-      for (const w of warnings) process.stderr.write(`${file}: warning: ${w}\n`);
+      for (const w of warnings) writeErr(`${file}: warning: ${w}\n`);
       const n = p.workloads.length;
-      process.stdout.write(`${file}: ok (${n} workload${n === 1 ? '' : 's'})\n`);
+      writeOut(`${file}: ok (${n} workload${n === 1 ? '' : 's'})\n`);
     });
 
   program
@@ -115,9 +116,7 @@ export function registerCore(program: Command): void {
         if (opts.json) printJson(out.json);
         else printText(formatPlan(out.built.plan, out.built.source.path));
         if (out.savedTo && !opts.json) {
-          process.stdout.write(
-            `Plan saved to ${out.savedTo}; apply it with: isolate apply --plan ${out.savedTo}\n`,
-          );
+          writeOut(`Plan saved to ${out.savedTo}; apply it with: isolate apply --plan ${out.savedTo}\n`);
         }
         if (opts.detailedExitcode) process.exitCode = out.built.plan.changes.length > 0 ? 2 : 0;
       },

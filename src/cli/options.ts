@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../model/errors.js';
+import { writeErr, writeOut } from './output.js';
 
 /** `--root` must name a directory; resolving here makes every later path absolute. */
 export function rootOption(value: string | undefined): string {
@@ -28,11 +29,11 @@ export const printed = { json: false };
 
 export function printJson(value: unknown): void {
   printed.json = true;
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  writeOut(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 export function notice(message: string): void {
-  process.stderr.write(`isolate: ${message}\n`);
+  writeErr(`isolate: ${message}\n`);
 }
 
 export function requireDir(root: string): void {
@@ -44,5 +45,5 @@ export function requireDir(root: string): void {
 
 /** Every line isolate prints ends with a newline, whatever the renderer returned. */
 export function printText(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  writeOut(text.endsWith('\n') ? text : `${text}\n`);
 }

@@ -9,6 +9,7 @@ import { registerApply } from './apply.js';
 import { registerCore } from './core.js';
 import { registerRaid } from './raid.js';
 import { printed, printJson } from './options.js';
+import { writeErr, writeOut } from './output.js';
 
 /**
  * Runs the command line `argv` (as process.argv: the executable and script first) with a program from
@@ -45,6 +46,8 @@ export function buildProgram(): Command {
     .configureHelp({ showGlobalOptions: true })
     // One line per error, like every other isolate error; usage is one --help away.
     .configureOutput({
+      writeOut,
+      writeErr,
       outputError: (str, write) =>
         write(`isolate: ${str.replace(/^error: /, '').trim()} (see isolate --help)\n`),
     })
@@ -93,16 +96,12 @@ function reportError(err: unknown, argv: string[]): number {
   } else if (err instanceof UserError) {
     message = clean(err.message);
     code = err.exitCode;
-    process.stderr.write(
-      `isolate: ${monitoring && !message.startsWith('UNKNOWN') ? 'UNKNOWN: ' : ''}${message}\n`,
-    );
+    writeErr(`isolate: ${monitoring && !message.startsWith('UNKNOWN') ? 'UNKNOWN: ' : ''}${message}\n`);
   } else {
     message = clean(`internal error: ${err instanceof Error ? err.message : String(err)}`);
     code = 1;
-    process.stderr.write(
-      `isolate: ${monitoring ? 'UNKNOWN: ' : ''}${message} (set ISOLATE_DEBUG=1 for a stack trace)\n`,
-    );
-    if (process.env.ISOLATE_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    writeErr(`isolate: ${monitoring ? 'UNKNOWN: ' : ''}${message} (set ISOLATE_DEBUG=1 for a stack trace)\n`);
+    if (process.env.ISOLATE_DEBUG && err instanceof Error) writeErr(`${err.stack}\n`);
   }
   if (monitoring) code = 3;
   // Every --json run prints one JSON document on stdout, whatever happened.
