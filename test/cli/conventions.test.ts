@@ -56,4 +56,12 @@ describe('dist/main.cjs, the bundle every run loads', () => {
     // Escaped in strings, still printed as written.
     expect(isolate(['plan', '--dry-run', '--root', TREE]).stdout).toMatch(/→/);
   });
+
+  it('leaves out what prom-client loads but isolate never uses: no https, tls or zlib in the agent', () => {
+    // prom-client's Pushgateway requires http, https (tls, crypto) and zlib when prom-client loads.
+    const text = readFileSync(join(import.meta.dirname, '../../dist/main.cjs'), 'utf8');
+    expect(text).toMatch(/prom-client Pushgateway is not bundled with isolate/);
+    expect(text.match(/require\("(node:)?(https|tls|zlib)"\)/g) ?? []).toEqual([]);
+    expect(text).toMatch(/require\("(node:)?http"\)/); // the agent's own /metrics server
+  });
 });

@@ -1,8 +1,34 @@
+// What scripts/build.mjs (dist/) and scripts/package.mjs (the executable) both do to the bundle.
+import { join } from 'node:path';
+
+const here = import.meta.dirname;
+
+/**
+ * esbuild options for dependency code isolate never runs but that its dependencies load, each replaced
+ * by a stub that fails loudly if ever called (the stubs say what each saved): prom-client's
+ * @opentelemetry/api (exemplars) and its Pushgateway.
+ */
+export const leftOut = {
+  alias: { '@opentelemetry/api': join(here, 'otel-api-stub.cjs') },
+  plugins: [
+    {
+      name: 'isolate-left-out',
+      setup(build) {
+        build.onResolve({ filter: /^\.\/lib\/pushgateway$/ }, (args) =>
+          /[\\/]prom-client[\\/]index\.js$/.test(args.importer)
+            ? { path: join(here, 'pushgateway-stub.cjs') }
+            : undefined,
+        );
+      },
+    },
+  ],
+};
+
 // Built-ins that modules of the bundle import at load but a dry-run plan never calls: commander's
 // child_process (for external subcommands, which isolate has none of; it alone loads net and Node's
 // whole stream stack, ~5 ms of every start), fs/promises and timers/promises (apply, the lock, the
 // agent), crypto (saved plans, journals, lock owners). Each is loaded on its first property access
-// instead. Shared by scripts/build.mjs (dist/) and scripts/package.mjs (the executable).
+// instead.
 export const DEFERRED_BUILTINS = [
   'node:child_process',
   'node:crypto',
