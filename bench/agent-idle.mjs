@@ -174,7 +174,12 @@ try {
   const t0 = cpuTicks(agent.pid);
   const n0 = cpuNs(agent.pid);
   const w0 = Date.now();
+  // Resident memory moves with the GC (a full GC, then V8's memory reducer handing pooled pages back):
+  // sampled every second of the window, not only at its end.
+  const rssSamples = [];
+  const sampler = setInterval(() => rssSamples.push(rssKb(agent.pid) / 1024), 1000);
   await new Promise((r) => setTimeout(r, seconds * 1000));
+  clearInterval(sampler);
   const wall = (Date.now() - w0) / 1000;
   const cpu = (cpuTicks(agent.pid) - t0) / hz / wall;
   const cpuPrecise = (cpuNs(agent.pid) - n0) / 1e9 / wall;
@@ -189,8 +194,10 @@ try {
     `agent over ${seconds} s at a 1 s interval: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %)`,
   );
   const part = (f) => (statusKb(agent.pid, f) / 1024).toFixed(1);
+  const sorted = [...rssSamples, rss].sort((a, b) => a - b);
   console.log(
-    `agent resident memory: ${rss.toFixed(1)} MB (target ≤ 60 MB; anonymous ${part('RssAnon')}, file ${part('RssFile')})`,
+    `agent resident memory: ${rss.toFixed(1)} MB (target ≤ 60 MB; anonymous ${part('RssAnon')}, file ${part('RssFile')}; ` +
+      `over the window: median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)}, max ${sorted.at(-1).toFixed(1)})`,
   );
   // AGENT_SMAPS=1: where the resident memory lies, per mapping (file and section, or [heap]/anonymous).
   if (process.env.AGENT_SMAPS) {
