@@ -99,10 +99,14 @@ export interface SavedPlan extends PlanJson {
   executorOptions: ExecutorOptions;
 }
 
-export function toSavedPlan(built: BuiltPlan, root: string): SavedPlan {
+export function toSavedPlan(
+  built: BuiltPlan,
+  root: string,
+  json: PlanJson = planToJson(built.plan),
+): SavedPlan {
   return {
     version: 1,
-    ...planToJson(built.plan),
+    ...json,
     createdAt: new Date().toISOString(),
     root,
     policy: built.source,
@@ -329,7 +333,7 @@ export async function plan(
     },
   };
   if (req.saveTo) {
-    await savePlan(req.saveTo, toSavedPlan(built, req.root), !!req.saveToStateDir);
+    await savePlan(req.saveTo, toSavedPlan(built, req.root, out.json), !!req.saveToStateDir);
     return { built, json: out.json, savedTo: req.saveTo };
   }
   return out;
