@@ -124,7 +124,7 @@ const esTarget = `node${RUNTIME.version.split('.')[0]}`;
 
 /**
  * The CLI as one CommonJS file (src/cli.ts, every dependency but LAZY inside), and each LAZY dependency
- * as one CommonJS file. Minified: the source text is read, hashed and kept on every start (names are
+ * as one CommonJS file. Minified: the source text is read and kept for the life of every process (names are
  * kept for stack traces and error messages).
  */
 async function bundle(work) {
