@@ -176,8 +176,17 @@ try {
   const w0 = Date.now();
   // Resident memory moves with the GC (a full GC, then V8's memory reducer handing pooled pages back):
   // sampled every second of the window, not only at its end.
+  // AGENT_RSS_TRACE=1 prints each sample (seconds into the window, RSS and its anonymous part, MB).
   const rssSamples = [];
-  const sampler = setInterval(() => rssSamples.push(rssKb(agent.pid) / 1024), 1000);
+  const sampler = setInterval(() => {
+    rssSamples.push(rssKb(agent.pid) / 1024);
+    if (process.env.AGENT_RSS_TRACE) {
+      const at = ((Date.now() - w0) / 1000).toFixed(0);
+      console.log(
+        `rss t=${at} ${rssSamples.at(-1).toFixed(1)} anon ${(statusKb(agent.pid, 'RssAnon') / 1024).toFixed(1)}`,
+      );
+    }
+  }, 1000);
   await new Promise((r) => setTimeout(r, seconds * 1000));
   clearInterval(sampler);
   const wall = (Date.now() - w0) / 1000;

@@ -43,6 +43,11 @@ export interface AgentOptions {
   notify?: Notifier;
   /** After each round (tests, the textfile writer). */
   afterRound?: (round: RoundResult) => Promise<void> | void;
+  /**
+   * After each thread audit (the first one follows the first round): hand the garbage of that work
+   * back to the kernel now (agent/heap.ts). Returns whether it could.
+   */
+  compactHeap?: () => boolean;
 }
 
 export interface RoundResult {
@@ -142,6 +147,15 @@ export async function runAgent(o: AgentOptions): Promise<number> {
             kernel: report.kernelViolations.length,
             workload: report.workloads.reduce((n, w) => n + w.outside.length, 0),
           });
+        }
+        if (o.compactHeap) {
+          const before = process.memoryUsage.rss();
+          if (o.compactHeap()) {
+            o.log('debug', 'heap compacted after the thread audit', {
+              rssBeforeMiB: +(before / 2 ** 20).toFixed(1),
+              rssAfterMiB: +(process.memoryUsage.rss() / 2 ** 20).toFixed(1),
+            });
+          }
         }
       }
       if (o.stop.aborted) return 0;

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { compactHeap } from '../agent/heap.js';
 import type { AgentMetrics } from '../agent/metrics.js';
 import { UserError } from '../model/errors.js';
 import { makeLogger } from './log.js';
@@ -126,6 +127,7 @@ export function registerAgent(program: Command): void {
           stop: stop.signal,
           onReload: (cb) => process.on('SIGHUP', cb),
           notify: notifier(process.env),
+          compactHeap,
           ...(metrics ? { metrics } : {}),
           ...(textfile && metrics
             ? {

@@ -131,6 +131,36 @@ describe('isolate agent', () => {
     );
   });
 
+  it('hands the heap back after each thread audit (the first follows the first round), and logs it', async () => {
+    const { root, policyPath } = setup();
+    const events: string[] = [];
+    const { rounds, logs } = await drive(
+      {
+        ...base(root, policyPath),
+        checkIntervalMs: 60,
+        compactHeap: () => {
+          events.push('compact');
+          return true;
+        },
+      },
+      (_r, n) => {
+        events.push('round');
+        return n >= 8;
+      },
+    );
+    expect(events.slice(0, 2)).toEqual(['round', 'compact']);
+    const compactions = events.filter((e) => e === 'compact').length;
+    // At 20 ms rounds and a 60 ms audit cadence: more than the first, far fewer than the rounds.
+    expect(compactions).toBeGreaterThanOrEqual(2);
+    expect(compactions).toBeLessThan(rounds.length);
+    const logged = logs.filter((l) => l.msg === 'heap compacted after the thread audit');
+    expect(logged).toHaveLength(compactions);
+    expect(logged[0]!.fields).toMatchObject({
+      rssBeforeMiB: expect.any(Number),
+      rssAfterMiB: expect.any(Number),
+    });
+  });
+
   it('keeps the old policy when the new one is invalid, and takes a valid one', async () => {
     const { root, cg, policyPath } = setup();
     const metrics = await createMetrics();
