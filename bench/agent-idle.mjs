@@ -14,6 +14,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import {
   cpSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -240,6 +241,12 @@ try {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {}
+  }
+  // Gone before this returns: 20,000 dying threads are still being torn down for a few seconds, and a
+  // run started meanwhile (the next run of a series) measured its agent against them.
+  const until = Date.now() + 30_000;
+  while (Date.now() < until && started.some((pid) => existsSync(`/proc/${pid}`))) {
+    await new Promise((r) => setTimeout(r, 200));
   }
   rmSync(root, { recursive: true, force: true });
 }
