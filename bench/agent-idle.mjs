@@ -11,6 +11,8 @@
 // AGENT_BIN=out/isolate measures the packaged executable (after `npm run package`) instead of
 // `node dist/cli.js` under the Node running this script.
 // AGENT_SMAPS=1 also prints where the resident memory lies, mapping by mapping (/proc/PID/smaps).
+// AGENT_RSS_TRACE=1 prints every per-second RSS sample. The agent runs with systemd/isolate.service's
+// GLIBC_TUNABLES (AGENT_UNIT_ENV=0: without).
 import { execFileSync, spawn } from 'node:child_process';
 import {
   cpSync,
@@ -146,6 +148,19 @@ const isolateCmd = process.env.AGENT_BIN
       join(repo, 'dist/cli.js'),
     ];
 
+// The agent as systemd/isolate.service runs it: with the unit's allocator settings (GLIBC_TUNABLES),
+// unless AGENT_UNIT_ENV=0.
+const unitEnv =
+  process.env.AGENT_UNIT_ENV === '0'
+    ? {}
+    : Object.fromEntries(
+        readFileSync(join(repo, 'systemd/isolate.service'), 'utf8')
+          .split('\n')
+          .map((l) => /^Environment=(GLIBC_TUNABLES)=(\S+)$/.exec(l))
+          .filter(Boolean)
+          .map((m) => [m[1], m[2]]),
+      );
+
 const started = [];
 let agent;
 try {
@@ -169,7 +184,7 @@ try {
   ]);
   agent = spawn(cmd, args, {
     stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-    env: { ...process.env, ISOLATE_LOG: 'off' },
+    env: { ...process.env, ...unitEnv, ISOLATE_LOG: 'off' },
   });
   await new Promise((r) => setTimeout(r, 10_000)); // start-up and first convergence
   const t0 = cpuTicks(agent.pid);
@@ -197,6 +212,8 @@ try {
   const threadsNow = Number(
     execFileSync('sh', ['-c', 'ls /proc/*/task | grep -c "^[0-9]"'], { encoding: 'utf8' }).trim(),
   );
+  if (unitEnv.GLIBC_TUNABLES)
+    console.log(`agent environment (the unit's): GLIBC_TUNABLES=${unitEnv.GLIBC_TUNABLES}`);
   console.log(
     `host: ${started.length} stand-in processes, ~${threadsNow} threads in /proc; matcher: ${matcher}; cgroup ${legacy ? 'v1 (legacy)' : 'v2'}`,
   );
@@ -227,6 +244,7 @@ try {
   const checkCmd = inHost([...isolateCmd, 'check', '--root', root, '--policy', policy]);
   const timed = execFileSync('sh', ['-c', `"$@" >/dev/null 2>&1; times`, 'sh', ...checkCmd], {
     encoding: 'utf8',
+    // As isolate-check.service runs it: without the agent unit's GLIBC_TUNABLES.
     env: { ...process.env, ISOLATE_LOG: 'off' },
   });
   const sec = (t) => {

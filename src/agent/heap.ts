@@ -4,8 +4,10 @@
 // then left its resident memory ~4 MB higher for another 10-20 s, or longer, at a time of V8's
 // choosing (bench/agent-idle.mjs with AGENT_RSS_TRACE=1: 61.8 MB until the reducer's second GC,
 // 57.6 MB after it). One memory-reducing full GC right after that work makes it deterministic.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
-/** V8's `gc` (present with --expose-gc, which the packaged executable runs with). */
+/** V8's `gc` function. */
 type Gc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 
 // V8 takes gc()'s `flavor` from version 12 (Node 22); V8 11 (Node 20) collects nothing at all when
@@ -13,10 +15,23 @@ type Gc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }
 const FLAVORED = Number(process.versions.v8.split('.')[0]) >= 12;
 
 /**
- * A full GC that shrinks the heap and returns its free pages now; false where the runtime exposes no
- * `gc` (`node dist/cli.js` without --expose-gc: V8's own memory reducer does it later).
+ * The global `gc` under `node --expose-gc`; otherwise the one V8 puts in a context created after the
+ * flag is set (the context is garbage once this returns). Not `--expose-gc` for the whole executable:
+ * that flag alone made every `isolate plan --dry-run` ~8 ms slower (bench/sea-startup.mjs).
  */
-export function compactHeap(gc: unknown = (globalThis as { gc?: unknown }).gc): boolean {
+function v8Gc(): unknown {
+  const global = (globalThis as { gc?: unknown }).gc;
+  if (typeof global === 'function') return global;
+  try {
+    setFlagsFromString('--expose-gc');
+    return runInNewContext('gc');
+  } catch {
+    return undefined;
+  }
+}
+
+/** A full GC that shrinks the heap and returns its free pages now; false when V8 offers no `gc`. */
+export function compactHeap(gc: unknown = v8Gc()): boolean {
   if (typeof gc !== 'function') return false;
   // 'last-resort': the GC V8 runs before giving up on memory — it also shrinks the young generation and
   // releases pooled pages, as the memory reducer's GCs do. ~10 ms on a 10 MB heap, once per audit.

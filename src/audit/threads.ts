@@ -2,7 +2,7 @@
 // exclusive workloads' cores in one pass.
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import path from 'node:path';
-import { cgroupDir, normCgPath, parseProcCgroup } from '../cgroup/fsutil.js';
+import { cgroupDir, normCgPath, parseProcCgroup, readHeadSync } from '../cgroup/fsutil.js';
 import { CpuSet } from '../model/cpuset.js';
 
 export interface ThreadInfo {
@@ -184,11 +184,11 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     let cg: string | null | undefined;
     const procCgroup = (): string | null => {
       if (cg === undefined) {
-        try {
-          cg = parseCg(readFileSync(`${base}/cgroup`, 'latin1'));
-        } catch {
-          cg = null;
-        }
+        // Into the shared read buffer: readFileSync of a /proc file (size 0) allocates a 64 KiB
+        // buffer per call, one per process here, which the agent's allocator settings
+        // (systemd/isolate.service) then map and unmap each time.
+        const text = readHeadSync(`${base}/cgroup`, 16384);
+        cg = text === null ? null : parseCg(text);
       }
       return cg;
     };

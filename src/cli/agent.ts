@@ -2,7 +2,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { compactHeap } from '../agent/heap.js';
 import type { AgentMetrics } from '../agent/metrics.js';
 import { UserError } from '../model/errors.js';
 import { makeLogger } from './log.js';
@@ -89,6 +88,7 @@ export function registerAgent(program: Command): void {
       leanRuntime(await import('node:v8'));
       const log = await makeLogger(1);
       const { runAgent } = await import('../agent/agent.js');
+      const { compactHeap } = await import('../agent/heap.js');
       const { notifier } = await import('../agent/notify.js');
       const stop = new AbortController();
       const onStop = (sig: NodeJS.Signals) => {

@@ -36,6 +36,23 @@ describe('systemd units', () => {
     },
   );
 
+  it("the agent's allocator settings are ones glibc takes (it ignores a misspelt tunable silently)", () => {
+    const unit = readFileSync(join(UNITS, 'isolate.service'), 'utf8');
+    const tunables = /^Environment=GLIBC_TUNABLES=(\S+)$/m.exec(unit)?.[1];
+    expect(tunables).toBeDefined();
+    const r = spawnSync('/lib64/ld-linux-x86-64.so.2', ['--list-tunables'], {
+      encoding: 'utf8',
+      env: { GLIBC_TUNABLES: tunables },
+    });
+    expect(r.status).toBe(0);
+    // Each setting, as glibc reports it in force (hex).
+    for (const [name, value] of tunables!.split(':').map((t) => t.split('='))) {
+      expect(r.stdout).toMatch(
+        new RegExp(`^${name!.replaceAll('.', '\\.')}: 0x${Number(value).toString(16)} `, 'm'),
+      );
+    }
+  });
+
   it('the agent is Type=notify with a watchdog, restarts on failure, and is hardened (exposure below 5)', () => {
     const unit = readFileSync(join(UNITS, 'isolate.service'), 'utf8');
     expect(unit).toMatch(/^Type=notify$/m);
