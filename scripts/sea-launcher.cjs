@@ -20,7 +20,7 @@ if (!sea.isSea() && !buildDir)
 const file = `${buildDir ?? process.execPath}/main.cjs`;
 const source = buildDir
   ? require('node:fs').readFileSync(file, 'latin1')
-  : Buffer.from(sea.getRawAsset('main.cjs')).latin1Slice();
+  : Buffer.from(sea.getRawAsset('main.cjs')).toString('latin1');
 const cachedData = buildDir ? undefined : Buffer.from(sea.getRawAsset('main.cache'));
 const script = new vm.Script(source, { filename: file, cachedData });
 if (buildDir) {

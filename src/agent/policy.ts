@@ -18,7 +18,7 @@ export class PolicyHolder {
   /** Re-read when the file changed (or `force`); true when the policy in use changed. */
   async refresh(force = false): Promise<boolean> {
     // Every round: a synchronous stat, not one through libuv's thread pool (a thread woken, a promise
-    // settled, ~6 % of the idle agent's CPU in a profile of bench/agent-idle.mjs).
+    // settled: 6 % of the idle agent's JavaScript time in a --cpu-prof of bench/agent-idle.mjs).
     let stamp = 'missing';
     try {
       const s = statSync(this.path, { throwIfNoEntry: false });
