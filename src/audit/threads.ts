@@ -1,8 +1,8 @@
 // The /proc thread scan behind `isolate check`: every thread's allowed CPUs, classified against the
 // exclusive workloads' cores in one pass.
-import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import path from 'node:path';
-import { cgroupDir, normCgPath, parseProcCgroup, readHeadSync } from '../cgroup/fsutil.js';
+import { cgroupDir, normCgPath, parseProcCgroup, readTrimSync } from '../cgroup/fsutil.js';
 import { CpuSet } from '../model/cpuset.js';
 
 export interface ThreadInfo {
@@ -42,12 +42,8 @@ export interface ScanResult {
 
 /** TIDs in a cgroup and every cgroup below it (`cgroup.threads` lists all threads of a domain). */
 function threadsUnder(dir: string, out: Set<number>, file = 'cgroup.threads'): boolean {
-  let text: string;
-  try {
-    text = readFileSync(path.join(dir, file), 'latin1');
-  } catch {
-    return false;
-  }
+  const text = readTrimSync(path.join(dir, file));
+  if (text === null) return false;
   for (const line of text.split('\n')) if (line) out.add(Number(line));
   let ents: import('node:fs').Dirent[] = [];
   try {
@@ -108,10 +104,10 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     let set = effective.get(g);
     if (set === undefined) {
       set = null;
+      const text = readTrimSync(path.join(cgroupDir(root, g), 'cpuset.cpus.effective'));
       try {
-        const text = readFileSync(path.join(cgroupDir(root, g), 'cpuset.cpus.effective'), 'latin1').trim();
         // An empty effective list means "the parent's" on some kernels: not a proof of anything.
-        if (text !== '') set = CpuSet.parse(text);
+        if (text) set = CpuSet.parse(text);
       } catch {}
       effective.set(g, set);
     }
@@ -184,10 +180,10 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     let cg: string | null | undefined;
     const procCgroup = (): string | null => {
       if (cg === undefined) {
-        // Into the shared read buffer: readFileSync of a /proc file (size 0) allocates a 64 KiB
-        // buffer per call, one per process here, which the agent's allocator settings
+        // readTrimSync, not readFileSync: that allocates a 64 KiB buffer for every file the kernel
+        // reports as empty (all of /proc), one per process here, which the agent's allocator settings
         // (systemd/isolate.service) then map and unmap each time.
-        const text = readHeadSync(`${base}/cgroup`, 16384);
+        const text = readTrimSync(`${base}/cgroup`);
         cg = text === null ? null : parseCg(text);
       }
       return cg;

@@ -1,7 +1,7 @@
 // Pressure stall information of a cgroup (`cpu.pressure`, `memory.pressure`, `io.pressure`): the
 // share of time its tasks were stalled waiting for the resource. "Is Kafka still being starved?"
 import path from 'node:path';
-import { cgroupDir, readHeadSync } from './fsutil.js';
+import { cgroupDir, readTrimSync } from './fsutil.js';
 
 export type PsiResource = 'cpu' | 'memory' | 'io';
 export const PSI_RESOURCES: readonly PsiResource[] = ['cpu', 'memory', 'io'];
@@ -42,8 +42,8 @@ export function parsePsi(text: string): Psi {
 export function readPsi(root: string, cgPath: string): Partial<Record<PsiResource, Psi>> {
   const out: Partial<Record<PsiResource, Psi>> = {};
   for (const r of PSI_RESOURCES) {
-    // Synchronous, into the shared read buffer: an in-memory kernel file the agent reads every round.
-    const text = readHeadSync(path.join(cgroupDir(root, cgPath), `${r}.pressure`), 4096);
+    // Synchronous, through the shared kernel-file reader: the agent reads these every round.
+    const text = readTrimSync(path.join(cgroupDir(root, cgPath), `${r}.pressure`));
     if (text !== null) out[r] = parsePsi(text);
   }
   return out;
