@@ -12,7 +12,7 @@
 // `node dist/cli.js` under the Node running this script.
 // AGENT_SMAPS=1 also prints where the resident memory lies, mapping by mapping (/proc/PID/smaps).
 // AGENT_RSS_TRACE=1 prints every per-second RSS sample. The agent runs with systemd/isolate.service's
-// GLIBC_TUNABLES (AGENT_UNIT_ENV=0: without).
+// GLIBC_TUNABLES and NODE_OPTIONS (AGENT_UNIT_ENV=0: without).
 import { execFileSync, spawn } from 'node:child_process';
 import {
   cpSync,
@@ -148,15 +148,15 @@ const isolateCmd = process.env.AGENT_BIN
       join(repo, 'dist/cli.js'),
     ];
 
-// The agent as systemd/isolate.service runs it: with the unit's allocator settings (GLIBC_TUNABLES),
-// unless AGENT_UNIT_ENV=0.
+// The agent as systemd/isolate.service runs it: with the unit's allocator settings (GLIBC_TUNABLES)
+// and V8 options (NODE_OPTIONS), unless AGENT_UNIT_ENV=0.
 const unitEnv =
   process.env.AGENT_UNIT_ENV === '0'
     ? {}
     : Object.fromEntries(
         readFileSync(join(repo, 'systemd/isolate.service'), 'utf8')
           .split('\n')
-          .map((l) => /^Environment=(GLIBC_TUNABLES)=(\S+)$/.exec(l))
+          .map((l) => /^Environment=(GLIBC_TUNABLES|NODE_OPTIONS)=(\S+)$/.exec(l))
           .filter(Boolean)
           .map((m) => [m[1], m[2]]),
       );
@@ -212,8 +212,7 @@ try {
   const threadsNow = Number(
     execFileSync('sh', ['-c', 'ls /proc/*/task | grep -c "^[0-9]"'], { encoding: 'utf8' }).trim(),
   );
-  if (unitEnv.GLIBC_TUNABLES)
-    console.log(`agent environment (the unit's): GLIBC_TUNABLES=${unitEnv.GLIBC_TUNABLES}`);
+  for (const [k, v] of Object.entries(unitEnv)) console.log(`agent environment (the unit's): ${k}=${v}`);
   console.log(
     `host: ${started.length} stand-in processes, ~${threadsNow} threads in /proc; matcher: ${matcher}; cgroup ${legacy ? 'v1 (legacy)' : 'v2'}`,
   );
@@ -244,7 +243,7 @@ try {
   const checkCmd = inHost([...isolateCmd, 'check', '--root', root, '--policy', policy]);
   const timed = execFileSync('sh', ['-c', `"$@" >/dev/null 2>&1; times`, 'sh', ...checkCmd], {
     encoding: 'utf8',
-    // As isolate-check.service runs it: without the agent unit's GLIBC_TUNABLES.
+    // As isolate-check.service runs it: without the agent unit's GLIBC_TUNABLES and NODE_OPTIONS.
     env: { ...process.env, ISOLATE_LOG: 'off' },
   });
   const sec = (t) => {

@@ -9,7 +9,13 @@ const here = import.meta.dirname;
  * @opentelemetry/api (exemplars) and its Pushgateway.
  */
 export const leftOut = {
-  alias: { '@opentelemetry/api': join(here, 'otel-api-stub.cjs') },
+  alias: {
+    '@opentelemetry/api': join(here, 'otel-api-stub.cjs'),
+    // yaml's ES module build (the same code as its CommonJS one, which Node resolves): esbuild can
+    // then drop what isolate never calls (stringify, the visitors, the other schemas' tags...), and a
+    // start no longer runs one CommonJS wrapper per file of the library.
+    yaml: join(here, '../node_modules/yaml/browser/dist/index.js'),
+  },
   plugins: [
     {
       name: 'isolate-left-out',
@@ -62,3 +68,19 @@ export function deferBuiltins(code, what) {
   }
   return code;
 }
+
+/**
+ * V8 flags of the executable (the SEA's execArgv; the code cache is made under them too, since V8
+ * checks them).
+ *
+ * `--min-semi-space-size=4`: a young generation of 4 MB a semi-space from the start, so a short command
+ * (a dry-run plan allocates ~3 MB young, most of it start-up state that lives on) runs without the two
+ * scavenges the default 1 MB makes, each ~3 ms of copying. The agent would keep the larger young
+ * generation for its life (+6 MB resident): `systemd/isolate.service` sets
+ * `NODE_OPTIONS=--max-semi-space-size=1`, which V8 lets win over the minimum (test/systemd/units.test.ts).
+ *
+ * Tried, not kept: `--expose-gc` (for src/agent/heap.ts, which makes its own `gc`: the flag alone made
+ * a dry run ~8 ms slower), `--no-memory-reducer` (the reducer hands back the pages pooled after
+ * start-up, 6 MB of the agent's resident memory), `--max-opt=1|2`, `--single-threaded-gc` (no change).
+ */
+export const EXEC_ARGV = ['--min-semi-space-size=4'];

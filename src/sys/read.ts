@@ -2,7 +2,16 @@
 // blocking and never unbounded. A FIFO or a terminal where a file is expected would block a read
 // forever, a device may never end, and a 50 MB "policy" runs V8 out of memory; all are refused with a
 // reason the caller turns into a one-line error naming the file.
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  type Stats,
+  statSync,
+} from 'node:fs';
 import { fileKind } from './write.js';
 
 /** Why an input file was not read. `code` is an errno (ENOENT, EACCES, ...) or one of ours. */
@@ -52,14 +61,45 @@ const SCRATCH = Buffer.allocUnsafe(64 * 1024);
  * by configuration tools through one), but what they lead to must be a regular file.
  */
 export function readBoundedBytes(file: string, opts: ReadOptions): Buffer {
-  // stat first so a device is never even opened (opening some has side effects), then fstat the
-  // descriptor so a swap between the two is caught.
-  let st: ReturnType<typeof statSync>;
+  const bytes = readRegular(file, statOrRefuse(file), opts);
+  return bytes.buffer === SCRATCH.buffer ? Buffer.from(bytes) : bytes;
+}
+
+/** UTF-8 text of a regular file, at most `maxBytes`. */
+export function readBounded(file: string, opts: ReadOptions): string {
+  return readRegular(file, statOrRefuse(file), opts).toString('utf8');
+}
+
+/**
+ * readBounded, or null when the file or one of its parents does not exist (ENOENT, ENOTDIR) — the
+ * answer sysfs readers expect for an optional file, and without an exception: a thrown error costs
+ * a stack trace, tens of them per topology read of a host whose kernel lacks a file.
+ */
+export function readBoundedIfPresent(file: string, opts: ReadOptions): string | null {
+  let st: Stats | undefined;
   try {
-    st = statSync(file);
+    st = statSync(file, { throwIfNoEntry: false });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw refusedFromErrno(err);
+  }
+  return st === undefined ? null : readRegular(file, st, opts).toString('utf8');
+}
+
+function statOrRefuse(file: string): Stats {
+  try {
+    return statSync(file);
   } catch (err) {
     throw refusedFromErrno(err);
   }
+}
+
+/**
+ * The bytes of `file`, whose stat is `st`: stat first so a device is never even opened (opening some
+ * has side effects), then fstat the descriptor so a swap between the two is caught. A file read in
+ * one chunk (every sysfs and /proc file) comes back as a view of SCRATCH, valid until the next read.
+ */
+function readRegular(file: string, st: Stats, opts: ReadOptions): Buffer {
   if (!st.isFile()) throw new ReadRefused('ENOTREG', `${fileKind(st)}, not a regular file`);
   let fd: number;
   try {
@@ -70,13 +110,18 @@ export function readBoundedBytes(file: string, opts: ReadOptions): Buffer {
   try {
     const fst = fstatSync(fd);
     if (!fst.isFile()) throw new ReadRefused('ENOTREG', `${fileKind(fst)}, not a regular file`);
+    // Reads alternate between SCRATCH's halves, so the chunk before is intact when another follows
+    // and is copied out only then: a file read in one chunk stays in SCRATCH.
+    const size = Math.min(opts.maxBytes + 1, SCRATCH.length / 2);
+    const halves = [SCRATCH.subarray(0, size), SCRATCH.subarray(size, 2 * size)];
     const chunks: Buffer[] = [];
+    let last: Buffer | undefined;
     let total = 0;
-    const chunk = SCRATCH.subarray(0, Math.min(opts.maxBytes + 1, SCRATCH.length));
-    for (;;) {
+    for (let i = 0; ; i ^= 1) {
+      const into = halves[i] as Buffer;
       let n: number;
       try {
-        n = readSync(fd, chunk, 0, chunk.length, null);
+        n = readSync(fd, into, 0, into.length, null);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EAGAIN') throw new ReadRefused('EAGAIN', 'would block');
         throw refusedFromErrno(err);
@@ -86,17 +131,16 @@ export function readBoundedBytes(file: string, opts: ReadOptions): Buffer {
       if (total > opts.maxBytes) {
         throw new ReadRefused('EFBIG', `larger than ${sizeWords(opts.maxBytes)}`);
       }
-      chunks.push(Buffer.from(chunk.subarray(0, n)));
+      if (last) chunks.push(Buffer.from(last));
+      last = into.subarray(0, n);
     }
+    if (!last) return SCRATCH.subarray(0, 0);
+    if (chunks.length === 0) return last;
+    chunks.push(Buffer.from(last));
     return Buffer.concat(chunks, total);
   } finally {
     closeSync(fd);
   }
-}
-
-/** UTF-8 text of a regular file, at most `maxBytes`. */
-export function readBounded(file: string, opts: ReadOptions): string {
-  return readBoundedBytes(file, opts).toString('utf8');
 }
 
 /**

@@ -18,6 +18,8 @@ import { UserError } from '../../src/model/errors.js';
 import {
   ReadRefused,
   readBounded,
+  readBoundedBytes,
+  readBoundedIfPresent,
   readHeadSync,
   readKernelFileAgain,
   readTrimSync,
@@ -87,6 +89,30 @@ describe('readBounded / readTextFile', () => {
   });
   it('reports a missing file as ENOENT', () => {
     expect(refusal(() => readBounded('/nonexistent/x', { maxBytes: 10 })).code).toBe('ENOENT');
+  });
+  it('a file of many read chunks comes back whole and in order; bytes returned stay intact after later reads', () => {
+    const d = tmp();
+    // Distinct content per 32 KiB read, so a chunk read over another would show.
+    const big = Array.from({ length: 12000 }, (_, i) => `line ${i}\n`).join('');
+    expect(big.length).toBeGreaterThan(3 * 32 * 1024);
+    writeFileSync(join(d, 'big'), big);
+    writeFileSync(join(d, 'small'), 'first');
+    writeFileSync(join(d, 'other'), 'second file');
+    expect(readBounded(join(d, 'big'), { maxBytes: 1024 ** 2 })).toBe(big);
+    const first = readBoundedBytes(join(d, 'small'), { maxBytes: 100 });
+    readBoundedBytes(join(d, 'other'), { maxBytes: 100 });
+    expect(first.toString()).toBe('first');
+    writeFileSync(join(d, 'empty'), '');
+    expect(readBounded(join(d, 'empty'), { maxBytes: 100 })).toBe('');
+  });
+  it('readBoundedIfPresent: null for a missing file or parent, refusals as readBounded', () => {
+    const d = tmp();
+    writeFileSync(join(d, 'f'), 'text');
+    expect(readBoundedIfPresent(join(d, 'f'), { maxBytes: 10 })).toBe('text');
+    expect(readBoundedIfPresent(join(d, 'missing'), { maxBytes: 10 })).toBeNull();
+    expect(readBoundedIfPresent(join(d, 'f', 'below-a-file'), { maxBytes: 10 })).toBeNull();
+    expect(refusal(() => readBoundedIfPresent(d, { maxBytes: 10 })).code).toBe('ENOTREG');
+    expect(refusal(() => readBoundedIfPresent(join(d, 'f'), { maxBytes: 3 })).code).toBe('EFBIG');
   });
   it('text files: UTF-8 only', () => {
     const d = tmp();

@@ -5,6 +5,7 @@ import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { EXEC_ARGV } from '../../scripts/bundle-common.mjs';
 import { aptInstall } from '../vm/harness/ensure.js';
 
 const UNITS = join(import.meta.dirname, '../../systemd');
@@ -51,6 +52,28 @@ describe('systemd units', () => {
         new RegExp(`^${name!.replaceAll('.', '\\.')}: 0x${Number(value).toString(16)} `, 'm'),
       );
     }
+  });
+
+  it("the agent's NODE_OPTIONS takes the executable's young generation back to V8's default", () => {
+    const unit = readFileSync(join(UNITS, 'isolate.service'), 'utf8');
+    const nodeOptions = /^Environment=NODE_OPTIONS=(.+)$/m.exec(unit)?.[1];
+    expect(nodeOptions).toBeDefined();
+    const newSpace = (env: Record<string, string>): number =>
+      Number(
+        execFileSync(
+          process.execPath,
+          [
+            ...EXEC_ARGV,
+            '-p',
+            "require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size",
+          ],
+          { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...env } },
+        ),
+      );
+    // The executable's flags alone: the larger young generation short commands start with.
+    expect(newSpace({})).toBe(4 * 2 ** 20);
+    // As the unit runs it (Node accepts the option in NODE_OPTIONS, and V8 lets the maximum win).
+    expect(newSpace({ NODE_OPTIONS: nodeOptions! })).toBe(2 ** 20);
   });
 
   it('the agent is Type=notify with a watchdog, restarts on failure, and is hardened (exposure below 5)', () => {
