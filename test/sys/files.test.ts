@@ -120,6 +120,14 @@ describe('readBounded / readTextFile', () => {
     expect(refusal(() => readTextFile(join(d, 'bad'), { maxBytes: 100 })).code).toBe('EENCODING');
     writeFileSync(join(d, 'ok'), 'naïve\n');
     expect(readTextFile(join(d, 'ok'), { maxBytes: 100 })).toBe('naïve\n');
+    // A truncated sequence at the very end, and an overlong encoding of '/', are refused too.
+    writeFileSync(join(d, 'cut'), Buffer.from([0x61, 0xe2, 0x82]));
+    expect(refusal(() => readTextFile(join(d, 'cut'), { maxBytes: 100 })).code).toBe('EENCODING');
+    writeFileSync(join(d, 'overlong'), Buffer.from([0x61, 0xc0, 0xaf]));
+    expect(refusal(() => readTextFile(join(d, 'overlong'), { maxBytes: 100 })).code).toBe('EENCODING');
+    // An editor's byte order mark is not part of the text (a YAML key would start with U+FEFF).
+    writeFileSync(join(d, 'bom'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('a: 1\n')]));
+    expect(readTextFile(join(d, 'bom'), { maxBytes: 100 })).toBe('a: 1\n');
   });
 });
 
