@@ -54,7 +54,8 @@ export function parsePolicy(text: string, source: string): Policy {
 
 function parsePolicyUnguarded(text: string, source: string): Policy {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // logLevel 'error': yaml's own warnings (a collection as a key) went to stderr beside ours.
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, logLevel: 'error' });
   const syntax = doc.errors[0];
   if (syntax) {
     const pos = syntax.linePos?.[0] ?? lineCounter.linePos(syntax.pos[0]);
