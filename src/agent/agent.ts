@@ -140,8 +140,20 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       }
       if (Date.now() >= nextCheck) {
         nextCheck = Date.now() + o.checkIntervalMs;
-        const report = await hostCheck(o, policy).catch(() => null);
+        // Logged like `isolate check` (status and summary), so the journal of an agent host says what
+        // each audit found, not only the metrics; an audit that cannot run is UNKNOWN, as there.
+        const report = await hostCheck(o, policy).catch((err: unknown) => {
+          o.log('warn', 'check', {
+            status: 'UNKNOWN',
+            summary: err instanceof Error ? err.message : String(err),
+          });
+          return null;
+        });
         if (report) {
+          o.log(report.status === 'OK' ? 'info' : 'warn', 'check', {
+            status: report.status,
+            summary: report.summary,
+          });
           o.metrics?.violations({
             user: report.violations.length,
             kernel: report.kernelViolations.length,

@@ -118,10 +118,10 @@ describe('isolate agent', () => {
     expect(r.rounds.length).toBe(2);
   });
 
-  it('runs the full thread audit (at start, then every checkIntervalMs) and exports what it found', async () => {
+  it('runs the full thread audit (at start, then every checkIntervalMs), exports and logs what it found', async () => {
     const { root, policyPath } = setup();
     const metrics = await createMetrics();
-    await drive({ ...base(root, policyPath), metrics, checkIntervalMs: 20 }, async () =>
+    const { logs } = await drive({ ...base(root, policyPath), metrics, checkIntervalMs: 20 }, async () =>
       /isolate_violations\{kind="user"\} \d/.test(
         await metrics.registry.getSingleMetricAsString('isolate_violations'),
       ),
@@ -129,6 +129,14 @@ describe('isolate agent', () => {
     expect(await metrics.registry.getSingleMetricAsString('isolate_violations')).toMatch(
       /^isolate_violations\{kind="user"\} 0$/m,
     );
+    // As `isolate check` reports it: a status of the monitoring-plugin scale and a one-line summary.
+    const checks = logs.filter((l) => l.msg === 'check');
+    expect(checks.length).toBeGreaterThanOrEqual(1);
+    expect(checks[0]!.fields).toMatchObject({
+      status: expect.stringMatching(/^(OK|WARNING|CRITICAL|UNKNOWN)$/),
+      summary: expect.any(String),
+    });
+    expect(checks[0]!.level).toBe(checks[0]!.fields!.status === 'OK' ? 'info' : 'warn');
   });
 
   it('hands the heap back after each thread audit (the first follows the first round), and logs it', async () => {

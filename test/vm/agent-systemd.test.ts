@@ -81,7 +81,7 @@ exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\
 exec 3>&-
 endsec metrics
 sec listen; awk '$4 == "0A" {print $2}' /proc/net/tcp /proc/net/tcp6; endsec listen
-sec journal; journalctl -u isolate.service -o cat --no-pager | grep '^{' | head -60; endsec journal
+sec journal; journalctl -u isolate.service -o cat --no-pager | grep '^{' | head -200; endsec journal
 sec status; systemctl show -P StatusText isolate.service; systemctl status --no-pager -l isolate.service | head -30; journalctl -u isolate.service --no-pager -n 30 | cut -c1-300; endsec status
 `;
 
