@@ -124,8 +124,10 @@ const esTarget = `node${RUNTIME.version.split('.')[0]}`;
 
 /**
  * The CLI as one CommonJS file (src/cli.ts, every dependency but LAZY inside), and each LAZY dependency
- * as one CommonJS file. Minified: the source text is read and kept for the life of every process (names are
- * kept for stack traces and error messages).
+ * as one CommonJS file. Minified: the source text is read and kept for the life of every process. The
+ * LAZY ones keep their functions' names (esbuild's keepNames), as they are written; the CLI does not:
+ * keepNames defines `name` on some 540 functions and classes as the bundle loads, a few ms of every
+ * start, and nothing in it reads a function's name (its error classes set their own `name`).
  */
 async function bundle(work) {
   const common = {
@@ -144,7 +146,6 @@ async function bundle(work) {
     external: LAZY,
     alias: leftOut.alias,
     minify: true,
-    keepNames: true,
     define: { 'import.meta.url': '__isolateModuleUrl' },
     banner: { js: BANNER },
   });
