@@ -130,10 +130,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
 
       if (o.once) {
         const report = await hostCheck(o, policy);
-        o.log(report.status === 'OK' ? 'info' : 'warn', 'check', {
-          status: report.status,
-          summary: report.summary,
-        });
+        logCheck(o, report);
         return round?.ok === false && report.status === 'OK'
           ? EXIT_STATUS.WARNING
           : EXIT_STATUS[report.status];
@@ -150,10 +147,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
           return null;
         });
         if (report) {
-          o.log(report.status === 'OK' ? 'info' : 'warn', 'check', {
-            status: report.status,
-            summary: report.summary,
-          });
+          logCheck(o, report);
           o.metrics?.violations({
             user: report.violations.length,
             kernel: report.kernelViolations.length,
@@ -338,6 +332,14 @@ function recordPressure(o: AgentOptions, a: Allocation): void {
     a.workloads.map((w) => ({ workload: w.name, target: w.target })),
     (target) => readPsi(o.root, target),
   );
+}
+
+/** A host check's result in the log, as `isolate check` reports it: `warn` unless OK. */
+function logCheck(o: AgentOptions, report: CheckReport): void {
+  o.log(report.status === 'OK' ? 'info' : 'warn', 'check', {
+    status: report.status,
+    summary: report.summary,
+  });
 }
 
 function hostCheck(o: AgentOptions, policy: PolicyHolder): Promise<CheckReport> {
