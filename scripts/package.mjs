@@ -92,10 +92,10 @@ var __isolateLazy = new Map();
 var __isolateImport = (specifier) => Promise.resolve().then(() => {
   let ns = __isolateLazy.get(specifier);
   if (!ns) {
+    // Stored already in its CommonJS wrapper (wrapCommonJs below).
     const source = require("node:sea").getAsset(specifier + ".cjs", "utf8");
-    const wrapper = "(function (exports, require, module, __filename, __dirname) {" + source + "\\n})";
     const file = process.execPath + "/" + specifier + ".cjs";
-    const fn = new (require("node:vm").Script)(wrapper, { filename: file }).runInThisContext();
+    const fn = new (require("node:vm").Script)(source, { filename: file }).runInThisContext();
     const mod = { exports: {} };
     fn.call(mod.exports, mod.exports, require, mod, file, require("node:path").dirname(process.execPath));
     ns = { ...mod.exports, default: mod.exports };
@@ -118,6 +118,16 @@ function rewriteImports(file, lazy) {
   writeFileSync(file, code);
   const left = code.match(/[^.\w]import\(\s*["'`][^"'`]+["'`]\s*\)/g);
   if (left) throw new Error(`package: dynamic import left in ${file}: ${left.join(', ')}`);
+}
+
+/**
+ * Puts a bundle in the function Node wraps a CommonJS module in, as it is stored: the executable's
+ * launcher (main.cjs) and its lazy loader (the rest) compile each asset as it is, without building a
+ * second copy of the source with the wrapper around it on every start.
+ */
+function wrapCommonJs(file) {
+  const code = readFileSync(file, 'utf8');
+  writeFileSync(file, `(function (exports, require, module, __filename, __dirname) {${code}\n})`);
 }
 
 const esTarget = `node${RUNTIME.version.split('.')[0]}`;
@@ -150,12 +160,10 @@ async function bundle(work) {
     banner: { js: BANNER },
   });
   rewriteImports(main, true);
-  // Stored as scripts/sea-launcher.cjs compiles it: in its CommonJS wrapper, and ASCII only (esbuild
-  // escapes the rest by default), since the launcher reads it as Latin-1.
-  const code = readFileSync(main, 'utf8');
-  const wide = code.search(/[^\x00-\x7f]/);
+  // ASCII only (esbuild escapes the rest by default): scripts/sea-launcher.cjs reads it as Latin-1.
+  const wide = readFileSync(main, 'utf8').search(/[^\x00-\x7f]/);
   if (wide >= 0) throw new Error(`package: ${main} has a non-ASCII character at offset ${wide}`);
-  writeFileSync(main, `(function (exports, require, module, __filename, __dirname) {${code}\n})`);
+  wrapCommonJs(main);
   const assets = {};
   for (const dep of LAZY) {
     const file = join(work, `${dep}.cjs`);
@@ -169,6 +177,7 @@ async function bundle(work) {
       keepNames: true,
     });
     rewriteImports(file, false);
+    wrapCommonJs(file);
     assets[`${dep}.cjs`] = file;
   }
   return { main, assets };
