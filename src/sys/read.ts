@@ -114,15 +114,13 @@ function readRegular(file: string, st: Stats, opts: ReadOptions): Buffer {
     // Reads alternate between SCRATCH's halves, so the chunk before is intact when another follows
     // and is copied out only then: a file read in one chunk stays in SCRATCH.
     const size = Math.min(opts.maxBytes + 1, SCRATCH.length / 2);
-    const halves = [SCRATCH.subarray(0, size), SCRATCH.subarray(size, 2 * size)];
     const chunks: Buffer[] = [];
     let last: Buffer | undefined;
     let total = 0;
-    for (let i = 0; ; i ^= 1) {
-      const into = halves[i] as Buffer;
+    for (let at = 0; ; at = size - at) {
       let n: number;
       try {
-        n = readSync(fd, into, 0, into.length, null);
+        n = readSync(fd, SCRATCH, at, size, null);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EAGAIN') throw new ReadRefused('EAGAIN', 'would block');
         throw refusedFromErrno(err);
@@ -133,7 +131,7 @@ function readRegular(file: string, st: Stats, opts: ReadOptions): Buffer {
         throw new ReadRefused('EFBIG', `larger than ${sizeWords(opts.maxBytes)}`);
       }
       if (last) chunks.push(Buffer.from(last));
-      last = into.subarray(0, n);
+      last = SCRATCH.subarray(at, at + n);
     }
     if (!last) return SCRATCH.subarray(0, 0);
     if (chunks.length === 0) return last;
