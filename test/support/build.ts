@@ -1,6 +1,22 @@
-// Vitest global setup: tests that run the real `isolate` binary need dist/ built from the current source.
+// Vitest global setup, shared by the unit and vm projects: tests that run the real `isolate` binary need
+// dist/ built from the current source, and every temporary tree a test makes (fixture hosts, packages,
+// guests' files: ~1 GB a run) goes into one directory removed when the run ends, so no run leaves its
+// trees behind in /tmp, whether a test cleaned up after itself or not.
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
-export default function setup(): void {
+export default function setup(): (() => void) | undefined {
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
+  // Both projects run this setup in the same process: the first one makes the directory.
+  if (process.env.ISOLATE_TEST_TMPDIR) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'isolate-test-run-'));
+  // Workers start after the global setups and inherit this environment: os.tmpdir() reads TMPDIR.
+  process.env.ISOLATE_TEST_TMPDIR = dir;
+  process.env.TMPDIR = dir;
+  return () => {
+    if (process.env.ISOLATE_KEEP_TMP === '1') return;
+    rmSync(dir, { recursive: true, force: true });
+  };
 }
