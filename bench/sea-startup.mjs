@@ -6,9 +6,10 @@
 // change on a shared machine hits every row alike; wall-clock median and p90, and the median CPU time
 // (user + system, from the child's rusage), which a busy machine disturbs less than the wall clock.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RUNTIME } from '../scripts/bundle-common.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const runs = Number(process.argv[2] ?? 40);
@@ -16,15 +17,14 @@ const exe = join(repo, 'out/isolate');
 if (!existsSync(exe)) throw new Error('no out/isolate: run npm run package first');
 const root = join(repo, 'test/fixtures/sysfs/qemu-2s-smt2');
 const policy = join(repo, 'policies/default.yaml');
-const runtimes = join(repo, '.cache/node-runtime');
-const packagedNode = existsSync(runtimes)
-  ? readdirSync(runtimes).map((v) => join(runtimes, v, 'node'))[0]
-  : undefined;
-if (!packagedNode) throw new Error('no .cache/node-runtime: run npm run package first');
+// The pinned runtime packaged inside, not whichever version .cache/ happens to list first (it keeps
+// every runtime ever pinned: the row was Node 22's start-up while the executable ran Node 24).
+const packagedNode = join(repo, '.cache/node-runtime', RUNTIME.version, 'node');
+if (!existsSync(packagedNode)) throw new Error(`no ${packagedNode}: run npm run package first`);
 
 const plan = ['plan', '--dry-run', '--root', root, '--policy', policy];
 const rows = [
-  ['node -e 0 (runtime inside out/isolate)', packagedNode, ['-e', '0']],
+  [`node -e 0 (${RUNTIME.version}, inside out/isolate)`, packagedNode, ['-e', '0']],
   [`node -e 0 (${process.version}, build machine)`, process.execPath, ['-e', '0']],
   ['node dist/cli.js plan --dry-run', process.execPath, [join(repo, 'dist/cli.js'), ...plan]],
   ['out/isolate plan --dry-run', exe, plan],

