@@ -85,6 +85,7 @@ playbook run1
 sec service
 echo "active=$(systemctl is-active isolate.service)"
 echo "enabled=$(systemctl is-enabled isolate.service)"
+echo "timer=$(systemctl is-enabled isolate-check.timer) $(systemctl is-active isolate-check.timer)"
 dpkg -s isolate | grep -E '^(Status|Version):'
 echo "policy-sha=$(sha256sum < /etc/isolate/policy.yaml | cut -d' ' -f1)"
 endsec service
@@ -215,6 +216,10 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
       expect(s('run1')).toMatch(/RUNNING HANDLER \[isolate : Restart isolate\]/);
       expect(s('service'), s('status')).toMatch(/^active=active$/m);
       expect(s('service')).toMatch(/^enabled=enabled$/m);
+      // Agent mode: the agent audits the host itself, so the role stops the 5-minute audit timer
+      // (the task runs against real systemd, not skipped).
+      expect(s('run1')).toMatch(/TASK \[isolate : Stop the audit timer \(the agent audits\)\][^\n]*\nok:/);
+      expect(s('service')).toMatch(/^timer=disabled inactive$/m);
       expect(s('service')).toMatch(/^Status: install ok installed$/m);
       expect(s('service')).toMatch(/^Version: 0\.1\.0$/m);
       expect(s('policy')).toMatch(/systemdUnit: kafka\.service/);
