@@ -29,6 +29,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PRIVATE_CGROUP2 } from './private-cgroup2.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const procs = Number(process.argv[2] ?? 2000);
@@ -107,17 +108,6 @@ workloads:
 `,
 );
 
-// argv prefix: run the rest in a mount namespace of its own whose /sys/fs/cgroup is cgroup2 alone.
-const PRIVATE_CGROUP2 = [
-  '--mount',
-  '--propagation',
-  'private',
-  'sh',
-  '-c',
-  'umount -R /sys/fs/cgroup 2>/dev/null; mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"',
-  'sh',
-];
-
 const cpuTicks = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
@@ -171,7 +161,7 @@ try {
   const out = execFileSync(bin, ['--fanout', String(procs), String(threads - 1)], { encoding: 'utf8' });
   for (const l of out.split('\n')) if (/^\d+$/.test(l)) started.push(Number(l));
   if (legacy) linkProc();
-  const inHost = (argv) => (legacy ? argv : ['unshare', ...PRIVATE_CGROUP2, ...argv]);
+  const inHost = (argv) => (legacy ? argv : [...PRIVATE_CGROUP2, ...argv]);
   const [cmd, ...args] = inHost([
     ...isolateCmd,
     'agent',

@@ -1,13 +1,16 @@
 // `isolate check` versus `ps -eLo pid,tid,psr,comm` over the same large process table, on this
 // machine: 2,000 sleeping stand-in processes × 10 threads are started (and killed afterwards, by
 // PID). isolate reads the live /proc through `--root` (a temp dir whose proc/ links to /proc and
-// whose sys/ is a sysfs fixture), so the machine's own cgroups are never read or written.
+// whose sys/ is a sysfs fixture), so the machine's own cgroups are never read or written; it runs in a
+// private mount namespace whose /sys/fs/cgroup is cgroup2 (private-cgroup2.mjs: on a v1 or hybrid
+// bench host every check was UNKNOWN before it read a thread). Root only.
 // Target: check ≤ 1× ps. Run after `npm run build`: node bench/check-host.mjs [procs] [threads] [runs]
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PRIVATE_CGROUP2 } from './private-cgroup2.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const procs = Number(process.argv[2] ?? 2000);
@@ -20,7 +23,12 @@ execFileSync('gcc', ['-static', '-O2', '-pthread', '-o', bin, join(repo, 'test/v
 
 const root = mkdtempSync(join(tmpdir(), 'isolate-bench-'));
 symlinkSync('/proc', join(root, 'proc'));
-symlinkSync(join(repo, 'test/fixtures/sysfs/qemu-2s-smt2/sys'), join(root, 'sys'));
+cpSync(join(repo, 'test/fixtures/sysfs/qemu-2s-smt2/sys'), join(root, 'sys'), { recursive: true });
+// The cgroup2 tree of plain files check reads (its layout check wants the root's controllers).
+const cg = join(root, 'sys/fs/cgroup');
+mkdirSync(cg, { recursive: true });
+writeFileSync(join(cg, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
+writeFileSync(join(cg, 'cgroup.subtree_control'), 'cpuset cpu memory\n');
 const policy = join(root, 'policy.yaml');
 writeFileSync(
   policy,
@@ -38,6 +46,10 @@ workloads:
 `,
 );
 
+const inNamespace = (argv) => {
+  const [cmd, ...args] = [...PRIVATE_CGROUP2, ...argv];
+  return [cmd, args];
+};
 const started = [];
 try {
   const kafka = spawn(bin, ['kafka.Kafka', '8', 'sleep'], { stdio: 'ignore' });
@@ -49,7 +61,15 @@ try {
 
   const cmds = {
     ps: ['ps', ['-eLo', 'pid,tid,psr,comm']],
-    check: [process.execPath, [join(repo, 'dist/cli.js'), 'check', '--root', root, '--policy', policy]],
+    check: inNamespace([
+      process.execPath,
+      join(repo, 'dist/cli.js'),
+      'check',
+      '--root',
+      root,
+      '--policy',
+      policy,
+    ]),
   };
   const samples = { ps: [], check: [] };
   for (let i = 0; i < runs + 1; i++) {
@@ -64,11 +84,17 @@ try {
   const med = (a) => a.sort((x, y) => x - y)[a.length >> 1];
   const scan = JSON.parse(
     spawnSync(
-      process.execPath,
-      [join(repo, 'dist/cli.js'), 'check', '--json', '--root', root, '--policy', policy],
-      {
-        encoding: 'utf8',
-      },
+      ...inNamespace([
+        process.execPath,
+        join(repo, 'dist/cli.js'),
+        'check',
+        '--json',
+        '--root',
+        root,
+        '--policy',
+        policy,
+      ]),
+      { encoding: 'utf8' },
     ).stdout,
   );
   console.log(
