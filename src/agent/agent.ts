@@ -4,7 +4,6 @@
 // daemon-reload, a unit restarted into a fresh cgroup, a new YARN container) is corrected.
 import { type FSWatcher, watch } from 'node:fs';
 import type { CheckReport } from '../audit/report.js';
-import { type ScanResult, startThreadScan, type ThreadScan } from '../audit/threads.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
 import { probeNewMatch } from '../cgroup/observe.js';
 import { ProcessScanMemo } from '../cgroup/proc-scan.js';
@@ -15,7 +14,7 @@ import { EXIT_STATUS } from '../model/finding.js';
 import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
 import { apply } from '../ops/apply.js';
-import { type CheckRequest, check } from '../ops/check.js';
+import { check } from '../ops/check.js';
 import type { Topology } from '../model/topology.js';
 import { readTopology, topologyStamp } from '../topology/read.js';
 import { afterFailure, type Backoff, due, NO_BACKOFF } from './backoff.js';
@@ -73,9 +72,6 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   let backoff: Backoff = NO_BACKOFF;
   let nextRaid = 0;
   let nextCheck = 0;
-  let auditing: Promise<void> | null = null;
-  let audits = 0;
-  const spread = new SpreadScan(o.log);
   let reload = false;
   let wake: ((now: boolean) => void) | null = null;
   // Set by every event (a write to a watched file, a probe's find, SIGHUP); one that arrives while a
@@ -139,18 +135,34 @@ export async function runAgent(o: AgentOptions): Promise<number> {
           ? EXIT_STATUS.WARNING
           : EXIT_STATUS[report.status];
       }
-      spread.step();
-      if (!auditing && Date.now() >= nextCheck) {
+      if (Date.now() >= nextCheck) {
         nextCheck = Date.now() + o.checkIntervalMs;
-        // The first audit at once (the metrics have a value from the start); later ones a few
-        // processes a round, over most of the time until the next, so reading 20,000 threads' status
-        // is a steady ~0.1 % of a core and not a 0.7 s burst every check interval.
-        const rounds = audits === 0 ? 1 : spreadRounds(o.intervalMs, o.checkIntervalMs);
-        auditing = audit(o, policy, spread.port(rounds)).finally(() => {
-          auditing = null;
-          audits++;
+        // Logged like `isolate check` (status and summary), so the journal of an agent host says what
+        // each audit found, not only the metrics; an audit that cannot run is UNKNOWN, as there.
+        const report = await hostCheck(o, policy).catch((err: unknown) => {
+          o.log('warn', 'check', {
+            status: 'UNKNOWN',
+            summary: err instanceof Error ? err.message : String(err),
+          });
+          return null;
         });
-        if (rounds === 1) await auditing;
+        if (report) {
+          logCheck(o, report);
+          o.metrics?.violations({
+            user: report.violations.length,
+            kernel: report.kernelViolations.length,
+            workload: report.workloads.reduce((n, w) => n + w.outside.length, 0),
+          });
+        }
+        if (o.compactHeap) {
+          const before = process.memoryUsage.rss();
+          if (o.compactHeap()) {
+            o.log('debug', 'heap compacted after the thread audit', {
+              rssBeforeMiB: +(before / 2 ** 20).toFixed(1),
+              rssAfterMiB: +(process.memoryUsage.rss() / 2 ** 20).toFixed(1),
+            });
+          }
+        }
       }
       if (o.stop.aborted) return 0;
       let sleepMs = Math.max(
@@ -327,102 +339,9 @@ function logCheck(o: AgentOptions, report: CheckReport): void {
   o.log(report.status === 'OK' ? 'info' : 'warn', 'check', {
     status: report.status,
     summary: report.summary,
-    processes: report.stats.processes,
-    threads: report.stats.threads,
-    scanMs: report.stats.scanMs,
   });
 }
 
-function hostCheck(
-  o: AgentOptions,
-  policy: PolicyHolder,
-  threadScan?: CheckRequest['threadScan'],
-): Promise<CheckReport> {
-  return check({
-    root: o.root,
-    policySource: policy.current!,
-    observeRaid: false,
-    ...(threadScan ? { threadScan } : {}),
-  });
-}
-
-/** One periodic audit: logged like `isolate check`, exported, then the heap handed back. */
-async function audit(
-  o: AgentOptions,
-  policy: PolicyHolder,
-  threadScan: CheckRequest['threadScan'],
-): Promise<void> {
-  // Logged like `isolate check` (status and summary), so the journal of an agent host says what
-  // each audit found, not only the metrics; an audit that cannot run is UNKNOWN, as there.
-  const report = await hostCheck(o, policy, threadScan).catch((err: unknown) => {
-    o.log('warn', 'check', {
-      status: 'UNKNOWN',
-      summary: err instanceof Error ? err.message : String(err),
-    });
-    return null;
-  });
-  if (report) {
-    logCheck(o, report);
-    o.metrics?.violations({
-      user: report.violations.length,
-      kernel: report.kernelViolations.length,
-      workload: report.workloads.reduce((n, w) => n + w.outside.length, 0),
-    });
-  }
-  if (o.compactHeap) {
-    const before = process.memoryUsage.rss();
-    if (o.compactHeap()) {
-      o.log('debug', 'heap compacted after the thread audit', {
-        rssBeforeMiB: +(before / 2 ** 20).toFixed(1),
-        rssAfterMiB: +(process.memoryUsage.rss() / 2 ** 20).toFixed(1),
-      });
-    }
-  }
-}
-
-/**
- * Rounds a periodic audit's thread scan is spread over: as many as fit in four fifths of the check
- * interval (the rest is slack for rounds brought forward or skipped), at least one.
- */
-export function spreadRounds(intervalMs: number, checkIntervalMs: number): number {
-  return Math.max(1, Math.floor((0.8 * checkIntervalMs) / intervalMs));
-}
-
-/**
- * The thread scan of an audit taken a share of the processes each round (`step`, called once a
- * round): `port(rounds)` is check's threadScan, which resolves when the last share is done.
- */
-export class SpreadScan {
-  private pending: {
-    scan: ThreadScan;
-    perStep: number;
-    ms: number;
-    resolve: (r: { result: ScanResult; ms: number }) => void;
-  } | null = null;
-
-  constructor(private readonly log: LogFn) {}
-
-  port(rounds: number): NonNullable<CheckRequest['threadScan']> {
-    return (root, spec) =>
-      new Promise((resolve) => {
-        const scan = startThreadScan(root, spec);
-        const perStep = Math.ceil(scan.processes / rounds);
-        this.log('debug', 'thread audit started', { processes: scan.processes, rounds, perStep });
-        this.pending = { scan, perStep, ms: 0, resolve };
-        this.step();
-      });
-  }
-
-  /** Scan the next share; true while a scan is pending after it. */
-  step(): boolean {
-    const p = this.pending;
-    if (!p) return false;
-    const t0 = performance.now();
-    const result = p.scan.step(p.perStep);
-    p.ms += performance.now() - t0;
-    if (!result) return true;
-    this.pending = null;
-    p.resolve({ result, ms: Math.round(p.ms) });
-    return false;
-  }
+function hostCheck(o: AgentOptions, policy: PolicyHolder): Promise<CheckReport> {
+  return check({ root: o.root, policySource: policy.current!, observeRaid: false });
 }

@@ -30,30 +30,19 @@ export interface AuditInput {
   strict?: boolean;
   /** cgroup v1 host: the cpuset hierarchy's mount directory the targets lie in. */
   v1CpusetDir?: string;
-  /**
-   * The thread scan of `auditSpec(input)` when the caller ran it (the agent spreads it over its
-   * rounds), with the time it took; else it is run here.
-   */
-  scan?: { result: ScanResult; ms: number };
-}
-
-/** What the thread scan of an audit looks for: the exclusive workloads and their cgroups. */
-export function auditSpec(input: AuditInput): ScanSpec {
-  return {
-    exclusive: input.allocation
-      .filter((a) => a.class === 'exclusive')
-      .map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })),
-    ...(input.v1CpusetDir ? { v1CpusetDir: input.v1CpusetDir } : {}),
-  };
 }
 
 /** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
 export function audit(input: AuditInput): CheckReport {
   const t0 = performance.now();
   const excl = input.allocation.filter((a) => a.class === 'exclusive');
+  const spec: ScanSpec = {
+    exclusive: excl.map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })),
+    ...(input.v1CpusetDir ? { v1CpusetDir: input.v1CpusetDir } : {}),
+  };
   const all = excl.reduce((acc, a) => acc.union(a.cpus), CpuSet.EMPTY);
-  const scan = input.scan?.result ?? scanThreads(input.root, auditSpec(input));
-  const scanMs = input.scan?.ms ?? performance.now() - t0;
+  const scan = scanThreads(input.root, spec);
+  const scanMs = performance.now() - t0;
   const findings: Finding[] = [...(input.extraFindings ?? [])];
 
   const workloads: WorkloadCheck[] = excl.map((a, i) => {

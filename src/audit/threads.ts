@@ -58,23 +58,6 @@ function threadsUnder(dir: string, out: Set<number>, file = 'cgroup.threads'): b
  * files are generated in memory, so the threadpool round trip of async I/O would only add cost.
  */
 export function scanThreads(root: string, spec: ScanSpec): ScanResult {
-  return startThreadScan(root, spec).step(Number.POSITIVE_INFINITY)!;
-}
-
-/** A thread scan taken a few processes at a time (`step`), for a caller that spreads it over time. */
-export interface ThreadScan {
-  /** Processes listed in /proc when the scan started: what the steps go through. */
-  readonly processes: number;
-  /** Scan the next `maxProcesses` processes; the result once the last one is done, else null. */
-  step(maxProcesses: number): ScanResult | null;
-}
-
-/**
- * The pass of `scanThreads`, resumable: /proc is listed once at the start and each step reads the
- * next processes' threads. A process that exits before its step is skipped, one born after the start
- * is left for the next pass — as a one-go scan does with those that come and go while it runs.
- */
-export function startThreadScan(root: string, spec: ScanSpec): ThreadScan {
   const procDir = path.join(root, 'proc');
   const all = spec.exclusive.reduce((acc, w) => acc.union(w.cpus), CpuSet.EMPTY);
   // Workload membership from the cgroup files when they exist, else from /proc/<pid>/cgroup.
@@ -181,18 +164,16 @@ export function startThreadScan(root: string, spec: ScanSpec): ThreadScan {
   } catch (err) {
     throw new Error(`cannot read ${procDir}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
-  pids = pids.filter((p) => {
+  for (const p of pids) {
     const c0 = p.charCodeAt(0);
-    return c0 >= 48 && c0 <= 57;
-  });
-  const scanProcess = (p: string): void => {
+    if (c0 < 48 || c0 > 57) continue;
     const pid = Number(p);
     const base = `${procDir}/${p}`;
     let tids: string[];
     try {
       tids = readdirSync(`${base}/task`);
     } catch {
-      return; // exited
+      continue; // exited
     }
     res.processes++;
     let kernel: boolean | null = null;
@@ -210,7 +191,7 @@ export function startThreadScan(root: string, spec: ScanSpec): ThreadScan {
     if (fencedOff(procCgroup())) {
       // No thread of it can run on an exclusive CPU: skip reading each thread's status.
       res.threads += tids.length;
-      return;
+      continue;
     }
     for (const t of tids) {
       if (!readStatus(`${base}/task/${t}/status`)) continue;
@@ -264,14 +245,6 @@ export function startThreadScan(root: string, spec: ScanSpec): ThreadScan {
         res.violations.push({ pid, tid, comm: get(K_NAME) ?? '', cpus: list, cgroup: procCgroup() });
       }
     }
-  };
-  let next = 0;
-  return {
-    processes: pids.length,
-    step(maxProcesses) {
-      const end = Math.min(pids.length, next + Math.max(1, maxProcesses));
-      for (; next < end; next++) scanProcess(pids[next]!);
-      return next < pids.length ? null : res;
-    },
-  };
+  }
+  return res;
 }

@@ -1,9 +1,8 @@
 // `check` as a function: plan (to know the allocation), then audit the host against it.
 import path from 'node:path';
-import { type AuditInput, audit, auditSpec } from '../audit/audit.js';
+import { audit } from '../audit/audit.js';
 import { cgroupMount } from '../cgroup/fsutil.js';
 import type { CheckReport } from '../audit/report.js';
-import type { ScanResult, ScanSpec } from '../audit/threads.js';
 import type { Finding } from '../model/finding.js';
 import { buildPlan } from './plan.js';
 import type { PolicySource } from './policy-source.js';
@@ -15,11 +14,6 @@ export interface CheckRequest extends OpContext {
   policySource?: PolicySource;
   /** See PlanRequest.observeRaid. */
   observeRaid?: boolean;
-  /**
-   * Runs the thread scan (the costly part: every thread's status) and resolves with its result and
-   * the CPU time it took; the agent spreads it over its rounds. Default: all of it at once, here.
-   */
-  threadScan?: (root: string, spec: ScanSpec) => Promise<{ result: ScanResult; ms: number }>;
 }
 
 export async function check(req: CheckRequest): Promise<CheckReport> {
@@ -38,7 +32,7 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
   } else if (built.observed.cgroup.layout !== 'unified') {
     extra.push({ severity: 'warning', message: built.observed.cgroup.reason ?? 'no cgroup v2 hierarchy' });
   }
-  const input: AuditInput = {
+  return audit({
     root: req.root,
     allocation: built.plan.allocation.workloads,
     partitions: built.observed.cgroup.features.partition,
@@ -47,7 +41,5 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     strict: built.policy.strict,
     extraFindings: extra,
     ...(v1 ? { v1CpusetDir: path.join(cgroupMount(req.root), v1.hierarchies.cpuset!) } : {}),
-  };
-  if (req.threadScan) input.scan = await req.threadScan(req.root, auditSpec(input));
-  return audit(input);
+  });
 }

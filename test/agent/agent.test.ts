@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type AgentOptions, type RoundResult, runAgent, spreadRounds } from '../../src/agent/agent.js';
+import { type AgentOptions, type RoundResult, runAgent } from '../../src/agent/agent.js';
 import { createMetrics } from '../../src/agent/metrics.js';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
@@ -137,44 +137,6 @@ describe('isolate agent', () => {
       summary: expect.any(String),
     });
     expect(checks[0]!.level).toBe(checks[0]!.fields!.status === 'OK' ? 'info' : 'warn');
-  });
-
-  it('spreads a later thread audit over the rounds until the next one; the first runs at once', async () => {
-    const { root, policyPath } = setup();
-    // 24 processes of 2 threads each, none fenced: every thread's status is read.
-    for (let pid = 1000; pid < 1024; pid++) {
-      mkdirSync(join(root, `proc/${pid}/task`), { recursive: true });
-      writeFileSync(join(root, `proc/${pid}/cgroup`), '0::/user.slice\n');
-      for (const tid of [pid, pid + 5000]) {
-        mkdirSync(join(root, `proc/${pid}/task/${tid}`));
-        writeFileSync(
-          join(root, `proc/${pid}/task/${tid}/status`),
-          `Name:\tjava\nPid:\t${tid}\nPPid:\t1\nCpus_allowed_list:\t0-7\n`,
-        );
-      }
-    }
-    const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
-    const checks = () => logs.filter((l) => l.msg === 'check').length;
-    await drive(
-      { ...base(root, policyPath), intervalMs: 20, checkIntervalMs: 200 },
-      () => {
-        logs.push({ level: 'test', msg: 'round' });
-        return checks() >= 2;
-      },
-      logs,
-    );
-    const started = logs.flatMap((l, i) => (l.msg === 'thread audit started' ? [i] : []));
-    const done = logs.flatMap((l, i) => (l.msg === 'check' ? [i] : []));
-    const roundsBetween = (a: number, b: number) => logs.slice(a, b).filter((l) => l.msg === 'round').length;
-    // The first: all 24 processes in one go, right after the first round.
-    expect(logs[started[0]!]!.fields).toMatchObject({ processes: 24, rounds: 1 });
-    expect(roundsBetween(started[0]!, done[0]!)).toBe(0);
-    // The next: 200 ms of 20 ms rounds, four fifths of it → 8 shares of 3 processes, one a round.
-    expect(spreadRounds(20, 200)).toBe(8);
-    expect(logs[started[1]!]!.fields).toMatchObject({ processes: 24, rounds: 8, perStep: 3 });
-    expect(roundsBetween(started[1]!, done[1]!)).toBeGreaterThanOrEqual(7);
-    // Spread or not, the audit saw every thread.
-    for (const i of done) expect(logs[i]!.fields).toMatchObject({ processes: 24, threads: 48 });
   });
 
   it('hands the heap back after each thread audit (the first follows the first round), and logs it', async () => {

@@ -3,10 +3,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { audit, auditSpec } from '../../src/audit/audit.js';
+import { audit } from '../../src/audit/audit.js';
 import { formatCheck } from '../../src/audit/format.js';
 import { numaBytes } from '../../src/audit/numa.js';
-import { type ScanResult, scanThreads, startThreadScan } from '../../src/audit/threads.js';
 import { EXIT_STATUS as EXIT_CHECK } from '../../src/model/finding.js';
 import type { WorkloadAllocation } from '../../src/model/plan.js';
 import { CpuSet } from '../../src/model/cpuset.js';
@@ -86,25 +85,6 @@ describe('audit', () => {
     expect(r.status).toBe('CRITICAL');
     expect(r.violations.map((t) => t.tid)).toEqual([300]);
     expect(r.workloads[0]?.outside.map((t) => t.tid)).toEqual([102]);
-  });
-
-  it('a scan taken a few processes at a time finds what one pass finds', async () => {
-    await proc(300, { ppid: 1, name: 'flink', cgroup: '/', threads: [[300, '0-7']] });
-    await put('proc/100/task/102/status', 'Name:\tjava\nPPid:\t1\nCpus_allowed_list:\t0-7\n');
-    const input = { root, allocation: [kafka], partitions: false, pendingChanges: 0 };
-    const whole = scanThreads(root, auditSpec(input));
-    const scan = startThreadScan(root, auditSpec(input));
-    expect(scan.processes).toBe(7);
-    const steps: (ScanResult | null)[] = [];
-    for (let i = 0; i < 4; i++) steps.push(scan.step(2));
-    // 7 processes, 2 a step: nothing until the fourth step, then the whole pass's result.
-    expect(steps.slice(0, 3)).toEqual([null, null, null]);
-    expect(steps[3]).toEqual(whole);
-    expect(whole.violations.map((t) => t.tid)).toEqual([300]);
-    // And judged as one: the same report, with the caller's time.
-    const r = audit({ ...input, scan: { result: steps[3]!, ms: 42 } });
-    expect({ ...r, stats: undefined }).toEqual({ ...audit(input), stats: undefined });
-    expect(r.stats).toEqual({ processes: 7, threads: 9, scanMs: 42 });
   });
 
   it('strict: false judges only the batch workloads; other threads on the exclusive CPUs are listed, not counted', async () => {
