@@ -339,6 +339,10 @@ function logCheck(o: AgentOptions, report: CheckReport): void {
   o.log(report.status === 'OK' ? 'info' : 'warn', 'check', {
     status: report.status,
     summary: report.summary,
+    // How big the audit was and what its /proc scan took: its cost on this host, for the operator.
+    processes: report.stats.processes,
+    threads: report.stats.threads,
+    scanMs: report.stats.scanMs,
   });
 }
 

@@ -135,6 +135,10 @@ describe('isolate agent', () => {
     expect(checks[0]!.fields).toMatchObject({
       status: expect.stringMatching(/^(OK|WARNING|CRITICAL|UNKNOWN)$/),
       summary: expect.any(String),
+      // The fake host's /proc is empty: an audit of nothing, said so.
+      processes: 0,
+      threads: 0,
+      scanMs: expect.any(Number),
     });
     expect(checks[0]!.level).toBe(checks[0]!.fields!.status === 'OK' ? 'info' : 'warn');
   });
