@@ -3,7 +3,7 @@
 // guests' files: ~1 GB a run) goes into one directory removed when the run ends, so no run leaves its
 // trees behind in /tmp, whether a test cleaned up after itself or not.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,6 +12,9 @@ export default function setup(): (() => void) | undefined {
   // Both projects run this setup in the same process: the first one makes the directory.
   if (process.env.ISOLATE_TEST_TMPDIR) return undefined;
   const dir = mkdtempSync(join(tmpdir(), 'isolate-test-run-'));
+  // mkdtemp makes it 0700: tests that run isolate as an unprivileged user (an EACCES from a cgroup
+  // file) need to reach their trees inside it, as in /tmp.
+  chmodSync(dir, 0o755);
   // Workers start after the global setups and inherit this environment: os.tmpdir() reads TMPDIR.
   process.env.ISOLATE_TEST_TMPDIR = dir;
   process.env.TMPDIR = dir;
