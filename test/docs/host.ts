@@ -78,7 +78,8 @@ export function normalise(text: string, root: string): string {
     .replaceAll(root, '')
     .replace(/\d{8}T\d{9}Z-\d+/g, '20261130T120000000Z-4242')
     .replace(/"time":\d+,"pid":\d+/g, '"time":1764504000000,"pid":4242')
-    .replace(/scan_ms=\d+/g, 'scan_ms=2');
+    .replace(/scan_ms=\d+/g, 'scan_ms=2')
+    .replace(/"scanMs":\d+/g, '"scanMs":2');
 }
 
 export interface Shown {
