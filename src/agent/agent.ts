@@ -148,10 +148,11 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         });
         if (report) {
           logCheck(o, report);
+          // The counts, not the lists' lengths: the report lists at most 1,000 of each.
           o.metrics?.violations({
-            user: report.violations.length,
-            kernel: report.kernelViolations.length,
-            workload: report.workloads.reduce((n, w) => n + w.outside.length, 0),
+            user: report.counts.violations,
+            kernel: report.counts.kernelViolations,
+            workload: report.counts.outside,
           });
         }
         if (o.compactHeap) {

@@ -108,6 +108,12 @@ export function audit(input: AuditInput): CheckReport {
     pendingChanges: input.pendingChanges,
     findings,
     stats: { processes: scan.processes, threads: scan.threads, scanMs: Math.round(scanMs) },
+    counts: {
+      violations: fenced.length,
+      unfenced: unfenced.length,
+      kernelViolations: scan.kernelViolations.length,
+      outside: scan.perWorkload.reduce((n, w) => n + w.outside.length, 0),
+    },
   };
 }
 

@@ -49,4 +49,9 @@ export interface CheckReport {
   pendingChanges: number;
   findings: Finding[];
   stats: { processes: number; threads: number; scanMs: number };
+  /**
+   * How many there are of each list above, which keep at most 1,000 entries (`outside`: 100 a
+   * workload): what the agent exports, so a badly broken host is not reported as 1,000.
+   */
+  counts: { violations: number; unfenced: number; kernelViolations: number; outside: number };
 }

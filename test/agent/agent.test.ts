@@ -143,6 +143,26 @@ describe('isolate agent', () => {
     expect(checks[0]!.level).toBe(checks[0]!.fields!.status === 'OK' ? 'info' : 'warn');
   });
 
+  it('exports how many threads violate the policy, not how many the report lists', async () => {
+    const { root, policyPath } = setup();
+    // A YARN container's process of 1,005 threads allowed on every CPU: each one a violation of the
+    // batch fence (the policy is not strict, so only batch threads count).
+    mkdirSync(join(root, 'proc/5000/task'), { recursive: true });
+    writeFileSync(join(root, 'proc/5000/cgroup'), '0::/hadoop-yarn/container_1\n');
+    for (let tid = 5000; tid < 6005; tid++) {
+      mkdirSync(join(root, `proc/5000/task/${tid}`));
+      writeFileSync(
+        join(root, `proc/5000/task/${tid}/status`),
+        `Name:\tflink\nPid:\t${tid}\nPPid:\t1\nCpus_allowed_list:\t0-7\n`,
+      );
+    }
+    const metrics = await createMetrics();
+    await drive({ ...base(root, policyPath), metrics }, (_r, n) => n >= 1);
+    expect(await metrics.registry.getSingleMetricAsString('isolate_violations')).toMatch(
+      /^isolate_violations\{kind="user"\} 1005$/m,
+    );
+  });
+
   it('hands the heap back after each thread audit (the first follows the first round), and logs it', async () => {
     const { root, policyPath } = setup();
     const events: string[] = [];

@@ -87,6 +87,16 @@ describe('audit', () => {
     expect(r.workloads[0]?.outside.map((t) => t.tid)).toEqual([102]);
   });
 
+  it('counts every violation, though it lists at most 1,000', async () => {
+    const threads: [number, string][] = [];
+    for (let tid = 5000; tid < 6005; tid++) threads.push([tid, '0-7']);
+    await proc(5000, { ppid: 1, name: 'flink', cgroup: '/', threads });
+    const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(r.status).toBe('CRITICAL');
+    expect(r.violations).toHaveLength(1000);
+    expect(r.counts).toEqual({ violations: 1005, unfenced: 0, kernelViolations: 0, outside: 0 });
+  });
+
   it('strict: false judges only the batch workloads; other threads on the exclusive CPUs are listed, not counted', async () => {
     const flink: WorkloadAllocation = {
       ...kafka,
