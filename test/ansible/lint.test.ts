@@ -1,4 +1,6 @@
 // ansible-lint (Debian's package) on the role, playbook and inventory with the strictest profile.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, expect, it } from 'vitest';
 import { ensureDebianTools } from '../support/apt.js';
@@ -10,7 +12,8 @@ it('ansible-lint --profile production passes with no rule skipped', async () => 
   const r = await execa('ansible-lint', ['--profile', 'production', '--nocolor', '-p'], {
     cwd: ANSIBLE,
     reject: false,
-    env: { ANSIBLE_LOCAL_TEMP: '/tmp/isolate-ansible-lint', NO_COLOR: '1', LC_ALL: 'C.UTF-8' },
+    // Inside the run's temporary directory (test/support/build.ts), removed with it.
+    env: { ANSIBLE_LOCAL_TEMP: join(tmpdir(), 'ansible-lint'), NO_COLOR: '1', LC_ALL: 'C.UTF-8' },
     timeout: 300_000,
   });
   expect(r.exitCode, r.stdout + r.stderr).toBe(0);
