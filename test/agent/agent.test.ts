@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { type AgentOptions, type RoundResult, runAgent } from '../../src/agent/agent.js';
 import { createMetrics } from '../../src/agent/metrics.js';
 import { CpuSet } from '../../src/model/cpuset.js';
+import { putProcesses } from '../docs/host.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
 
 const POLICY = (cores: number) => `apiVersion: isolate/v1
@@ -147,15 +148,15 @@ describe('isolate agent', () => {
     const { root, policyPath } = setup();
     // A YARN container's process of 1,005 threads allowed on every CPU: each one a violation of the
     // batch fence (the policy is not strict, so only batch threads count).
-    mkdirSync(join(root, 'proc/5000/task'), { recursive: true });
-    writeFileSync(join(root, 'proc/5000/cgroup'), '0::/hadoop-yarn/container_1\n');
-    for (let tid = 5000; tid < 6005; tid++) {
-      mkdirSync(join(root, `proc/5000/task/${tid}`));
-      writeFileSync(
-        join(root, `proc/5000/task/${tid}/status`),
-        `Name:\tflink\nPid:\t${tid}\nPPid:\t1\nCpus_allowed_list:\t0-7\n`,
-      );
-    }
+    putProcesses(root, [
+      {
+        pid: 5000,
+        name: 'flink',
+        cgroup: '/hadoop-yarn/container_1',
+        threads: Array.from({ length: 1005 }, (_, i) => 5000 + i),
+        cpus: '0-7',
+      },
+    ]);
     const metrics = await createMetrics();
     await drive({ ...base(root, policyPath), metrics }, (_r, n) => n >= 1);
     expect(await metrics.registry.getSingleMetricAsString('isolate_violations')).toMatch(
