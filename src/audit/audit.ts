@@ -69,8 +69,9 @@ export function audit(input: AuditInput): CheckReport {
     batchTargets: input.allocation.filter((a) => a.class === 'batch').map((a) => normCgPath(a.target)),
     ...(input.v1CpusetDir ? { v1: true } : {}),
   };
-  findings.push(...hostFindings(scan, all, input.pendingChanges, scope));
-  const { fenced, unfenced } = splitViolations(scan.violations, scope);
+  const split = splitViolations(scan.violations, scope);
+  const { fenced, unfenced } = split;
+  findings.push(...hostFindings(scan, all, input.pendingChanges, scope, split));
 
   const irqs = nicIrqs(input.root, all);
   let wqMask: string | null = null;

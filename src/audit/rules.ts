@@ -103,9 +103,10 @@ export function hostFindings(
   exclusive: CpuSet,
   pendingChanges: number,
   scope: FenceScope = { strict: true, batchTargets: [] },
+  // The audit splits the violations once for its findings and its report.
+  { fenced, unfenced }: ReturnType<typeof splitViolations> = splitViolations(scan.violations, scope),
 ): Finding[] {
   const out: Finding[] = [];
-  const { fenced, unfenced } = splitViolations(scan.violations, scope);
   if (fenced.length > 0) {
     const v = fenced[0]!;
     const who = scope.strict ? 'outside the exclusive workloads' : 'of batch workloads';
