@@ -151,3 +151,72 @@ describe('a bad policy in a serial rollout', () => {
     expectDocSample('docs/ansible.md', 'rejected-policy', tidy(fatal.join('\n'), bad));
   });
 });
+
+describe('check mode on hosts where isolate is not installed yet', () => {
+  // The first rollout to a group (one host a batch: the bad one last): the install tasks only predict, so the role plans with the
+  // package's own executable, unpacked into a temporary directory (here the artifact: the lab's
+  // wrapper), and skips what needs the installed units.
+  const kafka = { name: 'kafka', class: 'exclusive', cores: 1, match: { systemdUnit: 'kafka.service' } };
+  const hosts: TestHost[] = ['fresh', 'fresh-bad'].map((name) => {
+    const root = makeFakeHost('qemu-2s-smt2');
+    return {
+      name,
+      group: 'kafka_storm',
+      root,
+      vars: {
+        isolate_mode: 'agent',
+        isolate_install: 'artifact',
+        isolate_bin: join(root, 'usr/bin/isolate'),
+        isolate_policy: {
+          apiVersion: 'isolate/v1',
+          kind: 'HostPolicy',
+          workloads: [
+            // Two cores a node on this topology: nine cannot fit.
+            { ...kafka, cores: name === 'fresh' ? 1 : 9 },
+            { name: 'storm', class: 'batch', match: { systemdUnit: 'storm-supervisor.service' } },
+          ],
+        },
+      },
+    };
+  });
+  const lab = makeLab(hosts);
+
+  it("shows each host's real plan, validates its policy, and leaves nothing behind", async () => {
+    // The "artifact" is the lab's wrapper of dist/cli.js.
+    const run = await playbook(
+      lab,
+      ['--check', '-e', 'isolate_serial=1', '-e', `isolate_artifact_src=${lab.bin}`],
+      {
+        json: true,
+      },
+    );
+    const r = parseJson(run);
+    const [fresh, bad] = hosts as [TestHost, TestHost];
+    // The plan of the host as the package's isolate computes it: kafka.service gets one whole core.
+    const plan = r.tasks.get(CONVERGE)?.[fresh.name];
+    expect(plan?.changed, run.stdout).toBe(true);
+    const cpus = plan?.changes?.find(
+      (c) => c.target === '/system.slice/kafka.service' && c.setting === 'cpuset.cpus',
+    );
+    expect(cpus?.to, JSON.stringify(plan)).toMatch(/^\d+,\d+$|^\d+-\d+$/);
+    expect(r.tasks.get(POLICY)?.[fresh.name]?.changed).toBe(true);
+    // No unit to start on a host that has none yet.
+    expect(r.tasks.get('Enable and start isolate.service')?.[fresh.name]?.skipped).toBe(true);
+    expect(r.stats[fresh.name]?.failures).toBe(0);
+    // The invalid policy is refused in check mode already, by the isolate that would be installed.
+    expect(r.tasks.get(POLICY)?.[bad.name]?.failed).toBe(true);
+    expect(r.tasks.get(POLICY)?.[bad.name]?.msg).toMatch(
+      /isolate policy validate rejected the new policy; .*cores/,
+    );
+    expect(run.code).toBe(2);
+    for (const h of hosts) {
+      const stage = r.tasks.get('Make a staging directory for check mode')?.[h.name]?.path;
+      expect(stage, h.name).toMatch(/isolate-check\./);
+      expect(existsSync(stage ?? ''), `${h.name} ${stage}`).toBe(false);
+      // Check mode: nothing installed, no policy written, no cgroup changed.
+      expect(existsSync(join(h.root, 'usr/bin/isolate')), h.name).toBe(false);
+      expect(existsSync(policyOf(h.root)), h.name).toBe(false);
+      expect(read(h.root, 'system.slice/kafka.service', 'cpuset.cpus'), h.name).toBe('');
+    }
+  });
+});

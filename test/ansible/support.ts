@@ -95,7 +95,10 @@ export async function playbook(
 export interface HostResult {
   changed?: boolean;
   failed?: boolean;
+  skipped?: boolean;
   msg?: string;
+  /** A tempfile task's directory. */
+  path?: string;
   changes?: Array<{ target: string; setting: string; from: string | null; to: string }>;
   diff?: unknown;
 }

@@ -68,7 +68,7 @@ threads() {
 playbook() {
   sec "$1"
   local t0=$(date +%s)
-  (cd /root/ansible && ansible-playbook -i localhost, -c local site.yml)
+  (cd /root/ansible && ansible-playbook -i localhost, -c local site.yml $2)
   echo "rc=$?"
   echo "seconds=$(( $(date +%s) - t0 ))"
   endsec "$1"
@@ -81,6 +81,13 @@ command -v isolate || echo "no isolate"
 echo "kafka=$(systemctl is-active kafka.service)"
 endsec before
 threads unfenced
+playbook check0 "--check --diff"
+sec staged
+command -v isolate || echo "no isolate"
+ls -d /tmp/isolate-check.* 2>/dev/null || echo "no staging directory"
+echo "unit=$(systemctl is-enabled isolate.service 2>&1)"
+test -e /etc/isolate/policy.yaml || echo "no policy"
+endsec staged
 playbook run1
 sec service
 echo "active=$(systemctl is-active isolate.service)"
@@ -140,8 +147,8 @@ function roleFiles(): Record<string, string> {
 }
 
 // Part of `npm test` (ISOLATE_VM_ROLE=0 skips it): 255 s with the ansible-core rootfs cached, 297-379 s
-// in cold CI rehearsals where that rootfs is built first. Its two playbook runs are most of it
-// (88 s and 43 s under TCG: every module is a Python process).
+// in cold CI rehearsals where that rootfs is built first (before the check-mode run was added). Its
+// playbook runs are most of it (88 s and 43 s under TCG: every module is a Python process).
 describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
   'the Ansible role in the real-systemd guest, over the local connection',
   () => {
@@ -205,6 +212,19 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
       const k = tasks(s('unfenced')).filter((t) => t.who === 'kafka');
       expect(k.length, s('unfenced')).toBeGreaterThanOrEqual(7);
       expect(k[0]!.cpus.toString()).toBe('0-7');
+    });
+
+    it('check mode before the install plans with the unpacked .deb and changes nothing', () => {
+      expect(s('check0'), s('check0')).toMatch(/^rc=0$/m);
+      expect(recap(s('check0')).failed, s('check0')).toBe(0);
+      expect(s('check0')).toMatch(/TASK \[isolate : Unpack the package\][^\n]*\nok:/);
+      // The plan of this host, from the package's isolate: Kafka's unit gets CPUs through systemd.
+      expect(s('check0')).toMatch(/^\+\S+ \S*kafka\.service AllowedCPUs = \d/m);
+      expect(s('check0')).toMatch(/TASK \[isolate : Enable and start isolate.service\][^\n]*\nskipping:/);
+      expect(s('staged')).toContain('no isolate');
+      expect(s('staged')).toContain('no staging directory');
+      expect(s('staged')).toContain('no policy');
+      expect(s('staged')).not.toMatch(/^unit=enabled/m);
     });
 
     it('the first run installs the .deb, writes the policy and starts the agent', () => {
