@@ -281,7 +281,7 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
       const sha = (t: string) => /policy-sha=(\w+)/.exec(t)?.[1];
       expect(sha(s('after'))).toBe(sha(s('service')));
       process.stderr.write(
-        `role-systemd: guest ${seconds.toFixed(0)} s; playbook runs ${/seconds=(\d+)/.exec(s('run1'))?.[1]} s and ${/seconds=(\d+)/.exec(s('run2'))?.[1]} s\n`,
+        `role-systemd: guest ${seconds.toFixed(0)} s; playbook runs: check mode ${/seconds=(\d+)/.exec(s('check0'))?.[1]} s, first ${/seconds=(\d+)/.exec(s('run1'))?.[1]} s, second ${/seconds=(\d+)/.exec(s('run2'))?.[1]} s\n`,
       );
     });
   },
