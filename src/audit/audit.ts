@@ -9,13 +9,7 @@ import type { WorkloadAllocation } from '../model/plan.js';
 import { nicIrqs } from './irqs.js';
 import { numaBytes } from './numa.js';
 import type { CheckReport, WorkloadCheck } from './report.js';
-import {
-  hostFindings,
-  offNodeBytes,
-  splitViolations,
-  type WorkloadFacts,
-  workloadFindings,
-} from './rules.js';
+import { hostFindings, offNodeBytes, type WorkloadFacts, workloadFindings } from './rules.js';
 import { type ScanResult, type ScanSpec, scanThreads } from './threads.js';
 
 export interface AuditInput {
@@ -32,14 +26,26 @@ export interface AuditInput {
   v1CpusetDir?: string;
 }
 
+/** What the thread scan of an audit looks for: the exclusive workloads, their cgroups, the promise. */
+function auditSpec(input: AuditInput): ScanSpec {
+  return {
+    exclusive: input.allocation
+      .filter((a) => a.class === 'exclusive')
+      .map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })),
+    fence: {
+      strict: input.strict ?? true,
+      batchTargets: input.allocation.filter((a) => a.class === 'batch').map((a) => normCgPath(a.target)),
+      ...(input.v1CpusetDir ? { v1: true } : {}),
+    },
+    ...(input.v1CpusetDir ? { v1CpusetDir: input.v1CpusetDir } : {}),
+  };
+}
+
 /** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
 export function audit(input: AuditInput): CheckReport {
   const t0 = performance.now();
   const excl = input.allocation.filter((a) => a.class === 'exclusive');
-  const spec: ScanSpec = {
-    exclusive: excl.map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })),
-    ...(input.v1CpusetDir ? { v1CpusetDir: input.v1CpusetDir } : {}),
-  };
+  const spec = auditSpec(input);
   const all = excl.reduce((acc, a) => acc.union(a.cpus), CpuSet.EMPTY);
   const scan = scanThreads(input.root, spec);
   const scanMs = performance.now() - t0;
@@ -55,7 +61,7 @@ export function audit(input: AuditInput): CheckReport {
       cpus: a.cpus.toString(),
       mems: a.mems,
       threads: facts.threads,
-      outside: facts.outside.slice(0, 100),
+      outside: facts.outside,
       partition: facts.partition,
       effectiveCpus: facts.effectiveText,
       memoryByNode: facts.memoryByNode,
@@ -64,14 +70,8 @@ export function audit(input: AuditInput): CheckReport {
       pressure: input.v1CpusetDir ? {} : pressureOf(input.root, a.target),
     };
   });
-  const scope = {
-    strict: input.strict ?? true,
-    batchTargets: input.allocation.filter((a) => a.class === 'batch').map((a) => normCgPath(a.target)),
-    ...(input.v1CpusetDir ? { v1: true } : {}),
-  };
-  const split = splitViolations(scan.violations, scope);
-  const { fenced, unfenced } = split;
-  findings.push(...hostFindings(scan, all, input.pendingChanges, scope, split));
+  const scope = spec.fence!;
+  findings.push(...hostFindings(scan, all, input.pendingChanges, scope));
 
   const irqs = nicIrqs(input.root, all);
   let wqMask: string | null = null;
@@ -98,22 +98,22 @@ export function audit(input: AuditInput): CheckReport {
     ...(input.policy ? { policy: input.policy } : {}),
     exclusiveCpus: all.toString(),
     workloads,
-    violations: fenced.slice(0, 1000),
-    unfenced: unfenced.slice(0, 1000),
+    violations: scan.violations.items,
+    unfenced: scan.unfenced.items,
     strict: scope.strict,
-    kernelViolations: scan.kernelViolations.slice(0, 1000),
+    kernelViolations: scan.kernelViolations.items,
     perCpuKernelThreads: scan.perCpu,
-    unboundWorkqueueWorkers: scan.unboundWorkers.slice(0, 100),
+    unboundWorkqueueWorkers: scan.unboundWorkers.items,
     workqueueCpumask: wqMask,
     irqs,
     pendingChanges: input.pendingChanges,
     findings,
     stats: { processes: scan.processes, threads: scan.threads, scanMs: Math.round(scanMs) },
     counts: {
-      violations: fenced.length,
-      unfenced: unfenced.length,
-      kernelViolations: scan.kernelViolations.length,
-      outside: scan.perWorkload.reduce((n, w) => n + w.outside.length, 0),
+      violations: scan.violations.count,
+      unfenced: scan.unfenced.count,
+      kernelViolations: scan.kernelViolations.count,
+      outside: scan.perWorkload.reduce((n, w) => n + w.outside.count, 0),
     },
   };
 }
@@ -142,7 +142,8 @@ function workloadFacts(
     effectiveText,
     memoryByNode: numa ? numaBytes(numa) : {},
     threads: scanned.threads,
-    outside: scanned.outside,
+    outside: scanned.outside.items,
+    outsideCount: scanned.outside.count,
     topLevel: normCgPath(a.target).split('/').length === 2,
   };
 }

@@ -5,7 +5,7 @@ import type { CheckReport } from './report.js';
 export function formatCheck(r: CheckReport): string {
   const lines: string[] = [];
   lines.push(
-    `ISOLATE ${r.status} - ${r.summary} | processes=${r.stats.processes} threads=${r.stats.threads} violations=${r.violations.length} kernel_violations=${r.kernelViolations.length} scan_ms=${r.stats.scanMs}`,
+    `ISOLATE ${r.status} - ${r.summary} | processes=${r.stats.processes} threads=${r.stats.threads} violations=${r.counts.violations} kernel_violations=${r.counts.kernelViolations} scan_ms=${r.stats.scanMs}`,
   );
   for (const w of r.workloads) {
     const mem = Object.entries(w.memoryByNode)

@@ -4,7 +4,7 @@ import { UNIFIED_PARAM } from '../model/observed.js';
 import type { CpuSet } from '../model/cpuset.js';
 import type { Finding } from '../model/finding.js';
 import type { WorkloadAllocation } from '../model/plan.js';
-import type { ScanResult, ThreadInfo } from './threads.js';
+import type { FenceScope, ScanResult, ThreadInfo } from './threads.js';
 
 /** What the cgroup files say about one exclusive workload's cgroup. */
 export interface WorkloadFacts {
@@ -15,7 +15,9 @@ export interface WorkloadFacts {
   /** Resident bytes per NUMA node. */
   memoryByNode: Record<string, number>;
   threads: number;
+  /** Threads of the workload that may run outside its CPUs: the first ones, and how many in all. */
   outside: ThreadInfo[];
+  outsideCount: number;
   /** A top-level cgroup: the kernel can make it a partition root. */
   topLevel: boolean;
 }
@@ -37,11 +39,11 @@ export function workloadFindings(a: WorkloadAllocation, f: WorkloadFacts, partit
   if (f.threads === 0) {
     out.push({ severity: 'warning', message: `${a.name} is not running: no threads in ${a.target}` });
   }
-  if (f.outside.length > 0) {
-    const t = f.outside[0]!;
+  const t = f.outside[0];
+  if (t) {
     out.push({
       severity: 'critical',
-      message: `${f.outside.length} thread(s) of ${a.name} may run outside its CPUs ${a.cpus} (e.g. tid ${t.tid} ${t.comm}: ${t.cpus})`,
+      message: `${f.outsideCount} thread(s) of ${a.name} may run outside its CPUs ${a.cpus} (e.g. tid ${t.tid} ${t.comm}: ${t.cpus})`,
     });
   }
   if (f.partition?.includes('invalid')) {
@@ -76,56 +78,33 @@ export function workloadFindings(a: WorkloadAllocation, f: WorkloadFacts, partit
   return out;
 }
 
-/** What the policy promised to fence: with `strict: false` only the batch workloads' cgroups. */
-export interface FenceScope {
-  strict: boolean;
-  batchTargets: readonly string[];
-  /** A cgroup v1 host: no partition can take the exclusive CPUs from kernel threads there. */
-  v1?: boolean;
-}
-
-/** Threads the policy promised to keep off the exclusive CPUs, and the others (listed, not counted). */
-export function splitViolations(
-  violations: readonly ThreadInfo[],
-  scope: FenceScope,
-): { fenced: ThreadInfo[]; unfenced: ThreadInfo[] } {
-  if (scope.strict) return { fenced: [...violations], unfenced: [] };
-  const inBatch = (cg: string | null | undefined) =>
-    cg != null && scope.batchTargets.some((t) => cg === t || cg.startsWith(`${t === '/' ? '' : t}/`));
-  return {
-    fenced: violations.filter((v) => inBatch(v.cgroup)),
-    unfenced: violations.filter((v) => !inBatch(v.cgroup)),
-  };
-}
-
+/** Findings about the host's threads: the scan was made with `scope` (ScanSpec.fence). */
 export function hostFindings(
-  scan: ScanResult,
+  scan: Pick<ScanResult, 'violations' | 'unfenced' | 'kernelViolations'>,
   exclusive: CpuSet,
   pendingChanges: number,
   scope: FenceScope = { strict: true, batchTargets: [] },
-  // The audit splits the violations once for its findings and its report.
-  { fenced, unfenced }: ReturnType<typeof splitViolations> = splitViolations(scan.violations, scope),
 ): Finding[] {
   const out: Finding[] = [];
-  if (fenced.length > 0) {
-    const v = fenced[0]!;
+  const v = scan.violations.items[0];
+  if (v) {
     const who = scope.strict ? 'outside the exclusive workloads' : 'of batch workloads';
     out.push({
       severity: 'critical',
-      message: `${fenced.length} thread(s) ${who} may run on their CPUs ${exclusive} (e.g. pid ${v.pid} tid ${v.tid} ${v.comm} in ${v.cgroup ?? '?'}: ${v.cpus})`,
+      message: `${scan.violations.count} thread(s) ${who} may run on their CPUs ${exclusive} (e.g. pid ${v.pid} tid ${v.tid} ${v.comm} in ${v.cgroup ?? '?'}: ${v.cpus})`,
     });
   }
-  if (unfenced.length > 0) {
+  if (scan.unfenced.count > 0) {
     out.push({
       severity: 'info',
-      message: `${unfenced.length} other thread(s) may run on the exclusive CPUs ${exclusive}; the policy fences only the batch workloads (strict: false)`,
+      message: `${scan.unfenced.count} other thread(s) may run on the exclusive CPUs ${exclusive}; the policy fences only the batch workloads (strict: false)`,
     });
   }
-  if (scan.kernelViolations.length > 0) {
+  if (scan.kernelViolations.count > 0) {
     out.push({
       // With strict: false the policy promised to fence only the batch workloads.
       severity: scope.strict ? 'warning' : 'info',
-      message: `${scan.kernelViolations.length} unbound kernel thread(s) may run on the exclusive CPUs ${exclusive} (${
+      message: `${scan.kernelViolations.count} unbound kernel thread(s) may run on the exclusive CPUs ${exclusive} (${
         scope.v1
           ? `cgroup v1 has no cpuset partition to take these CPUs from them; boot with ${UNIFIED_PARAM} for one`
           : 'a valid cpuset partition root removes them; cgroupfs cannot move kernel threads'

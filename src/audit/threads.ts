@@ -13,9 +13,37 @@ export interface ThreadInfo {
   cgroup?: string | null;
 }
 
+/** What the policy promised to fence: with `strict: false` only the batch workloads' cgroups. */
+export interface FenceScope {
+  strict: boolean;
+  batchTargets: readonly string[];
+  /** A cgroup v1 host: no partition can take the exclusive CPUs from kernel threads there. */
+  v1?: boolean;
+}
+
+/**
+ * A list of threads that keeps its first `cap` entries and counts every one: on a badly broken host
+ * all 20,000 threads belong in it, and a report lists 1,000. The entry is made only when kept.
+ */
+export class ThreadList {
+  readonly items: ThreadInfo[] = [];
+  count = 0;
+  constructor(readonly cap: number) {}
+  add(make: () => ThreadInfo): void {
+    this.count++;
+    if (this.items.length < this.cap) this.items.push(make());
+  }
+}
+
+/** How many threads of each list a scan keeps (a workload's `outside`, the workqueue workers: 100). */
+const LIST_CAP = 1000;
+const SHORT_LIST_CAP = 100;
+
 /** What the thread scan needs to know: exclusive workloads and their cgroups. */
 export interface ScanSpec {
   exclusive: { name: string; target: string; cpus: CpuSet }[];
+  /** Which violations the policy promised to prevent (`violations`) and which not (`unfenced`). Default: strict. */
+  fence?: FenceScope;
   /**
    * cgroup v1: targets are paths in the cpuset hierarchy mounted at this directory, whose `tasks`
    * files list threads, and a thread's cgroup is its `cpuset` line of /proc/<pid>/cgroup.
@@ -33,10 +61,13 @@ export interface ScanResult {
   processes: number;
   threads: number;
   /** Per exclusive workload: thread count and threads outside its CPUs. */
-  perWorkload: { threads: number; outside: ThreadInfo[] }[];
-  violations: ThreadInfo[];
-  kernelViolations: ThreadInfo[];
-  unboundWorkers: ThreadInfo[];
+  perWorkload: { threads: number; outside: ThreadList }[];
+  /** Threads the policy promised to keep off the exclusive CPUs that may run there. */
+  violations: ThreadList;
+  /** With `strict: false`: the other threads that may run there (listed, not counted against it). */
+  unfenced: ThreadList;
+  kernelViolations: ThreadList;
+  unboundWorkers: ThreadList;
   perCpu: { count: number; onExclusive: number; sample: string[] };
 }
 
@@ -114,13 +145,18 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     return set !== null && !set.overlaps(all);
   };
 
+  const fence = spec.fence ?? { strict: true, batchTargets: [] };
+  const inBatch = (cg: string | null) =>
+    cg !== null && fence.batchTargets.some((t) => cg === t || cg.startsWith(`${t === '/' ? '' : t}/`));
+
   const res: ScanResult = {
     processes: 0,
     threads: 0,
-    perWorkload: spec.exclusive.map(() => ({ threads: 0, outside: [] })),
-    violations: [],
-    kernelViolations: [],
-    unboundWorkers: [],
+    perWorkload: spec.exclusive.map(() => ({ threads: 0, outside: new ThreadList(SHORT_LIST_CAP) })),
+    violations: new ThreadList(LIST_CAP),
+    unfenced: new ThreadList(LIST_CAP),
+    kernelViolations: new ThreadList(LIST_CAP),
+    unboundWorkers: new ThreadList(SHORT_LIST_CAP),
     perCpu: { count: 0, onExclusive: 0, sample: [] },
   };
   const buf = Buffer.allocUnsafe(16384);
@@ -214,8 +250,12 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
         if (c.overlaps) {
           const comm = get(K_NAME) ?? '';
           // Unbound workqueue workers follow /sys/devices/virtual/workqueue/cpumask, not cpusets.
-          if (comm.startsWith('kworker/u')) res.unboundWorkers.push({ pid, tid, comm, cpus: list });
-          else res.kernelViolations.push({ pid, tid, comm, cpus: list });
+          (comm.startsWith('kworker/u') ? res.unboundWorkers : res.kernelViolations).add(() => ({
+            pid,
+            tid,
+            comm,
+            cpus: list,
+          }));
         }
         continue;
       }
@@ -237,12 +277,19 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
         const w = res.perWorkload[owner]!;
         w.threads++;
         if (!c.inside[owner]) {
-          w.outside.push({ pid, tid, comm: get(K_NAME) ?? '', cpus: list, cgroup: procCgroup() });
+          w.outside.add(() => ({ pid, tid, comm: get(K_NAME) ?? '', cpus: list, cgroup: procCgroup() }));
         }
         continue;
       }
       if (c.overlaps) {
-        res.violations.push({ pid, tid, comm: get(K_NAME) ?? '', cpus: list, cgroup: procCgroup() });
+        const g = procCgroup();
+        (fence.strict || inBatch(g) ? res.violations : res.unfenced).add(() => ({
+          pid,
+          tid,
+          comm: get(K_NAME) ?? '',
+          cpus: list,
+          cgroup: g,
+        }));
       }
     }
   }

@@ -95,6 +95,19 @@ describe('audit', () => {
     expect(r.status).toBe('CRITICAL');
     expect(r.violations).toHaveLength(1000);
     expect(r.counts).toEqual({ violations: 1005, unfenced: 0, kernelViolations: 0, outside: 0 });
+    expect(formatCheck(r)).toMatch(/\| .*violations=1005 /);
+  });
+
+  it('counts every thread of a workload outside its CPUs, though it lists 100', async () => {
+    const threads: [number, string][] = [];
+    for (let tid = 7000; tid < 7150; tid++) threads.push([tid, '0-7']);
+    await proc(7000, { ppid: 1, name: 'java', cgroup: '/kafka.slice', threads });
+    const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(r.workloads[0]?.outside).toHaveLength(100);
+    expect(r.counts.outside).toBe(150);
+    expect(r.findings.map((f) => f.message)).toContainEqual(
+      expect.stringMatching(/^150 thread\(s\) of kafka may run outside its CPUs 2-3/),
+    );
   });
 
   it('strict: false judges only the batch workloads; other threads on the exclusive CPUs are listed, not counted', async () => {
