@@ -107,6 +107,13 @@ exec 3>&-
 endsec metrics
 playbook run2
 sec after; echo "active=$(systemctl is-active isolate.service)"; echo "policy-sha=$(sha256sum < /etc/isolate/policy.yaml | cut -d' ' -f1)"; endsec after
+sec upgrade
+before=$(systemctl show -P MainPID isolate.service)
+dpkg -i /root/isolate_0.1.0_amd64.deb >/dev/null; echo "rc=$?"
+waitfor '[ "$(systemctl is-active isolate.service)" = active ]'
+echo "pid-before=$before pid-after=$(systemctl show -P MainPID isolate.service)"
+echo "active=$(systemctl is-active isolate.service)"
+endsec upgrade
 sec status; systemctl status --no-pager -l isolate.service | head -20; journalctl -u isolate.service --no-pager -n 20 | cut -c1-300; endsec status
 `;
 
@@ -271,6 +278,16 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
     it('the agent serves its metrics on 127.0.0.1:9464', () => {
       expect(s('metrics')).toMatch(/^isolate_policy_valid 1$/m);
       expect(s('metrics')).toMatch(/^isolate_exclusive_cpus\{workload="kafka"\} 2$/m);
+    });
+
+    it('an upgrade of the package restarts the running agent on the new executable', () => {
+      expect(s('upgrade'), s('upgrade')).toMatch(/^rc=0$/m);
+      const m = /pid-before=(\d+) pid-after=(\d+)/.exec(s('upgrade'));
+      expect(m, s('upgrade')).not.toBeNull();
+      expect(Number(m![1])).toBeGreaterThan(0);
+      expect(Number(m![2])).toBeGreaterThan(0);
+      expect(m![2]).not.toBe(m![1]);
+      expect(s('upgrade')).toMatch(/^active=active$/m);
     });
 
     it('a second run changes nothing and leaves the agent and the policy as they were', () => {
