@@ -165,6 +165,8 @@ describe('check mode on hosts where isolate is not installed yet', () => {
       root,
       vars: {
         isolate_mode: 'agent',
+        // The unit tasks are skipped because isolate is not installed yet, not by this switch.
+        isolate_manage_units: true,
         isolate_install: 'artifact',
         isolate_bin: join(root, 'usr/bin/isolate'),
         isolate_policy: {

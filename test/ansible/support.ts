@@ -49,8 +49,8 @@ export function makeLab(hosts: TestHost[]): Lab {
       isolate_install: 'none',
       isolate_bin: bin,
       isolate_mode: 'apply-once',
-      // The timer is a systemd unit of the machine itself: not for fixture hosts.
-      isolate_check_timer: false,
+      // isolate's units would be units of the machine itself: not for fixture hosts.
+      isolate_manage_units: false,
       ...h.vars,
     };
   }

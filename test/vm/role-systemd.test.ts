@@ -114,6 +114,12 @@ waitfor '[ "$(systemctl is-active isolate.service)" = active ]'
 echo "pid-before=$before pid-after=$(systemctl show -P MainPID isolate.service)"
 echo "active=$(systemctl is-active isolate.service)"
 endsec upgrade
+playbook run3 "-e isolate_mode=apply-once"
+sec once
+echo "agent=$(systemctl is-enabled isolate.service) $(systemctl is-active isolate.service)"
+echo "timer=$(systemctl is-enabled isolate-check.timer) $(systemctl is-active isolate-check.timer)"
+isolate check >/dev/null; echo "check=$?"
+endsec once
 sec status; systemctl status --no-pager -l isolate.service | head -20; journalctl -u isolate.service --no-pager -n 20 | cut -c1-300; endsec status
 `;
 
@@ -290,6 +296,18 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
       expect(s('upgrade')).toMatch(/^active=active$/m);
     });
 
+    it('moved to apply-once, the role stops the agent and runs the audit timer instead', () => {
+      expect(s('run3'), s('run3')).toMatch(/^rc=0$/m);
+      expect(recap(s('run3')).failed, s('run3')).toBe(0);
+      expect(s('run3')).toMatch(
+        /TASK \[isolate : Stop the agent \(this host applies once\)\][^\n]*\nchanged:/,
+      );
+      expect(s('once'), s('run3')).toMatch(/^agent=disabled inactive$/m);
+      expect(s('once')).toMatch(/^timer=enabled active$/m);
+      // The host stays converged without the agent.
+      expect(s('once')).toMatch(/^check=0$/m);
+    });
+
     it('a second run changes nothing and leaves the agent and the policy as they were', () => {
       expect(s('run2'), s('run2')).toMatch(/^rc=0$/m);
       expect(recap(s('run2')), s('run2')).toMatchObject({ changed: 0, failed: 0 });
@@ -298,7 +316,7 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
       const sha = (t: string) => /policy-sha=(\w+)/.exec(t)?.[1];
       expect(sha(s('after'))).toBe(sha(s('service')));
       process.stderr.write(
-        `role-systemd: guest ${seconds.toFixed(0)} s; playbook runs: check mode ${/seconds=(\d+)/.exec(s('check0'))?.[1]} s, first ${/seconds=(\d+)/.exec(s('run1'))?.[1]} s, second ${/seconds=(\d+)/.exec(s('run2'))?.[1]} s\n`,
+        `role-systemd: guest ${seconds.toFixed(0)} s; playbook runs: check mode ${/seconds=(\d+)/.exec(s('check0'))?.[1]} s, first ${/seconds=(\d+)/.exec(s('run1'))?.[1]} s, second ${/seconds=(\d+)/.exec(s('run2'))?.[1]} s, apply-once ${/seconds=(\d+)/.exec(s('run3'))?.[1]} s\n`,
       );
     });
   },
