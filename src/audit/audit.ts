@@ -10,7 +10,7 @@ import { nicIrqs } from './irqs.js';
 import { numaBytes } from './numa.js';
 import type { CheckReport, WorkloadCheck } from './report.js';
 import { hostFindings, offNodeBytes, type WorkloadFacts, workloadFindings } from './rules.js';
-import { type ScanResult, type ScanSpec, scanThreads } from './threads.js';
+import { type FenceScope, type ScanResult, type ScanSpec, scanThreads } from './threads.js';
 
 export interface AuditInput {
   root: string;
@@ -26,26 +26,21 @@ export interface AuditInput {
   v1CpusetDir?: string;
 }
 
-/** What the thread scan of an audit looks for: the exclusive workloads, their cgroups, the promise. */
-function auditSpec(input: AuditInput): ScanSpec {
-  return {
-    exclusive: input.allocation
-      .filter((a) => a.class === 'exclusive')
-      .map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })),
-    fence: {
-      strict: input.strict ?? true,
-      batchTargets: input.allocation.filter((a) => a.class === 'batch').map((a) => normCgPath(a.target)),
-      ...(input.v1CpusetDir ? { v1: true } : {}),
-    },
-    ...(input.v1CpusetDir ? { v1CpusetDir: input.v1CpusetDir } : {}),
-  };
-}
-
 /** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
 export function audit(input: AuditInput): CheckReport {
   const t0 = performance.now();
   const excl = input.allocation.filter((a) => a.class === 'exclusive');
-  const spec = auditSpec(input);
+  // What the policy promised to fence; the scan sorts the threads it finds by it.
+  const scope: FenceScope = {
+    strict: input.strict ?? true,
+    batchTargets: input.allocation.filter((a) => a.class === 'batch').map((a) => normCgPath(a.target)),
+    ...(input.v1CpusetDir ? { v1: true } : {}),
+  };
+  const spec: ScanSpec = {
+    exclusive: excl.map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })),
+    fence: scope,
+    ...(input.v1CpusetDir ? { v1CpusetDir: input.v1CpusetDir } : {}),
+  };
   const all = excl.reduce((acc, a) => acc.union(a.cpus), CpuSet.EMPTY);
   const scan = scanThreads(input.root, spec);
   const scanMs = performance.now() - t0;
@@ -70,7 +65,6 @@ export function audit(input: AuditInput): CheckReport {
       pressure: input.v1CpusetDir ? {} : pressureOf(input.root, a.target),
     };
   });
-  const scope = spec.fence!;
   findings.push(...hostFindings(scan, all, input.pendingChanges, scope));
 
   const irqs = nicIrqs(input.root, all);
