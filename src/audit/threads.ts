@@ -2,7 +2,7 @@
 // exclusive workloads' cores in one pass.
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import path from 'node:path';
-import { cgroupDir, normCgPath, parseProcCgroup, readTrimSync } from '../cgroup/fsutil.js';
+import { cgroupDir, cgroupUnder, normCgPath, parseProcCgroup, readTrimSync } from '../cgroup/fsutil.js';
 import { CpuSet } from '../model/cpuset.js';
 
 export interface ThreadInfo {
@@ -131,7 +131,7 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
   const effective = new Map<string, CpuSet | null>();
   const fencedOff = (g: string | null): boolean => {
     if (g === null || all.isEmpty) return false;
-    if (targets.some((tg) => g === tg || tg === '/' || g.startsWith(`${tg}/`))) return false;
+    if (targets.some((tg) => cgroupUnder(g, tg))) return false;
     let set = effective.get(g);
     if (set === undefined) {
       set = null;
@@ -146,8 +146,7 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
   };
 
   const fence = spec.fence ?? { strict: true, batchTargets: [] };
-  const inBatch = (cg: string | null) =>
-    cg !== null && fence.batchTargets.some((t) => cg === t || cg.startsWith(`${t === '/' ? '' : t}/`));
+  const inBatch = (cg: string | null) => cg !== null && fence.batchTargets.some((t) => cgroupUnder(cg, t));
 
   const res: ScanResult = {
     processes: 0,

@@ -88,6 +88,11 @@ export function normCgPath(p: string): string {
   return `/${parts.join('/')}`;
 }
 
+/** True when cgroup `p` is `base` or lies below it (both normalised; every cgroup lies below "/"). */
+export function cgroupUnder(p: string, base: string): boolean {
+  return p === base || base === '/' || p.startsWith(`${base}/`);
+}
+
 /** True when systemd created the cgroup (any path element is a slice, service or scope). */
 export function ownedBySystemd(cgPath: string): boolean {
   return cgPath.split('/').some((s) => UNIT_CGROUP.test(s));

@@ -3,7 +3,7 @@
 // to each workload. Never writes.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { cgroupMount, exists, listDirs, readTrimSync } from '../cgroup/fsutil.js';
+import { cgroupMount, cgroupUnder, exists, listDirs, readTrimSync } from '../cgroup/fsutil.js';
 import type { CgroupMounts } from '../cgroup/layout.js';
 import { matchProcesses, type ProcessMatcher } from '../cgroup/observe.js';
 import type { ObservedV1, ObservedV1Group } from '../model/observed.js';
@@ -72,15 +72,11 @@ function group(dir: string, files: readonly string[]): ObservedV1Group {
   return g;
 }
 
-function under(p: string, base: string): boolean {
-  return p === base || base === '/' || p.startsWith(`${base}/`);
-}
-
 /** Does a process (its cgroup lines) belong to a workload matched by cgroup or unit? */
 function belongs(lines: Map<string, string>, m: Match, layout: CgroupMounts): boolean {
   if (m.kind === 'cgroup') {
     const p = lines.get(m.hierarchy ?? 'cpu');
-    return p !== undefined && under(p, m.path);
+    return p !== undefined && cgroupUnder(p, m.path);
   }
   if (m.kind === 'systemdUnit') {
     // systemd tracks units in its own hierarchy: name=systemd on legacy, the cgroup2 mount on hybrid.
