@@ -8,6 +8,9 @@
 // Targets (issue 10): RSS ≤ 60 MB, CPU ≤ 0.5 % of one core.
 // Run after `npm run build`: node bench/agent-idle.mjs [procs] [threads] [seconds] [matcher: cgroup|process]
 // AGENT_LAYOUT=legacy measures a cgroup v1 host instead (see below).
+// AGENT_CGROUP=/system.slice/standin.service: the stand-ins live in that cgroup (unfenced: it allows
+// every CPU), as a real host's processes live in services and containers, not in the root cgroup
+// where this machine keeps them (see below).
 // AGENT_BIN=out/isolate measures the packaged executable (after `npm run package`) instead of
 // `node dist/cli.js` under the Node running this script.
 // AGENT_SMAPS=1 also prints where the resident memory lies, mapping by mapping (/proc/PID/smaps).
@@ -46,8 +49,19 @@ execFileSync('gcc', ['-static', '-O2', '-pthread', '-o', bin, join(repo, 'test/v
 // directory of links to the live /proc entries, made after the stand-ins start, so the processes the
 // agent reads are the real ones; no mount namespace is needed.
 const legacy = process.env.AGENT_LAYOUT === 'legacy';
+// AGENT_CGROUP: on this machine every process is in the root of the (unused) cgroup2 hierarchy, and
+// moving the stand-ins would touch the machine's own cgroups. So <root>/proc is then a directory of
+// links to the live /proc entries, each stand-in's a directory of links to its live entries but
+// for `cgroup`, a file naming AGENT_CGROUP (made after they start); the fixture tree has that
+// cgroup. Their task/ and status files stay the kernel's: the audit's reads cost what they cost.
+const standinCgroup = process.env.AGENT_CGROUP;
+if (standinCgroup !== undefined && (legacy || !/^(\/[\w.@-]+)+$/.test(standinCgroup))) {
+  throw new Error(
+    `AGENT_CGROUP=${standinCgroup}: expected a cgroup path like /system.slice/standin.service (v2 only)`,
+  );
+}
 const root = mkdtempSync(join(tmpdir(), 'isolate-agent-bench-'));
-if (!legacy) symlinkSync('/proc', join(root, 'proc'));
+if (!legacy && !standinCgroup) symlinkSync('/proc', join(root, 'proc'));
 cpSync(join(repo, 'test/fixtures/sysfs/qemu-2s-smt2/sys'), join(root, 'sys'), { recursive: true });
 const cg = join(root, 'sys/fs/cgroup');
 mkdirSync(cg, { recursive: true });
@@ -79,6 +93,11 @@ if (legacy) {
     writeFileSync(join(cg, g, 'cgroup.events'), 'populated 0\nfrozen 0\n');
   }
 }
+if (standinCgroup) {
+  // Unfenced like a real host's services under strict: false; cpuset files at the service itself.
+  const dir = join(cg, standinCgroup);
+  files(dir, { 'cgroup.type': 'domain', 'cpuset.cpus.effective': '0-7', 'cpuset.mems.effective': '0-1' });
+}
 const LEGACY_MOUNTINFO = [
   '25 22 0:24 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:9 - tmpfs tmpfs ro,mode=755',
   '27 25 0:26 / /sys/fs/cgroup/systemd rw,nosuid,nodev,noexec,relatime shared:11 - cgroup cgroup rw,xattr,name=systemd',
@@ -87,6 +106,23 @@ const LEGACY_MOUNTINFO = [
   '32 25 0:31 / /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime shared:16 - cgroup cgroup rw,memory',
   '',
 ].join('\n');
+/** <root>/proc of an AGENT_CGROUP run: links to the live entries, the stand-ins' cgroup files its own. */
+function linkProcInCgroup() {
+  const dir = join(root, 'proc');
+  mkdirSync(dir);
+  const mine = new Set(started.map(String));
+  for (const e of readdirSync('/proc')) {
+    if (!mine.has(e)) {
+      symlinkSync(join('/proc', e), join(dir, e));
+      continue;
+    }
+    mkdirSync(join(dir, e));
+    for (const f of readdirSync(join('/proc', e))) {
+      if (f !== 'cgroup') symlinkSync(join('/proc', e, f), join(dir, e, f));
+    }
+    writeFileSync(join(dir, e, 'cgroup'), `0::${standinCgroup}\n`);
+  }
+}
 /** <root>/proc of a legacy run: a link per live /proc entry, and a mount table of its own. */
 function linkProc() {
   const dir = join(root, 'proc');
@@ -161,6 +197,7 @@ try {
   const out = execFileSync(bin, ['--fanout', String(procs), String(threads - 1)], { encoding: 'utf8' });
   for (const l of out.split('\n')) if (/^\d+$/.test(l)) started.push(Number(l));
   if (legacy) linkProc();
+  if (standinCgroup) linkProcInCgroup();
   const inHost = (argv) => (legacy ? argv : [...PRIVATE_CGROUP2, ...argv]);
   const [cmd, ...args] = inHost([
     ...isolateCmd,
@@ -210,7 +247,7 @@ try {
   );
   for (const [k, v] of Object.entries(unitEnv)) console.log(`agent environment (the unit's): ${k}=${v}`);
   console.log(
-    `host: ${started.length} stand-in processes, ~${threadsNow} threads in /proc; matcher: ${matcher}; cgroup ${legacy ? 'v1 (legacy)' : 'v2'}`,
+    `host: ${started.length} stand-in processes, ~${threadsNow} threads in /proc; matcher: ${matcher}; cgroup ${legacy ? 'v1 (legacy)' : 'v2'}; stand-ins in ${standinCgroup ?? 'the root cgroup'}`,
   );
   console.log(
     `agent over ${seconds} s at a 1 s interval, from ${warmupS} s after its start: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %)`,
@@ -237,7 +274,8 @@ try {
   // The full thread audit (the agent's --check-interval, and `isolate check`) on the same host: what
   // one run costs, start-up included. The shell's `times` gives the child's CPU.
   const checkCmd = inHost([...isolateCmd, 'check', '--root', root, '--policy', policy]);
-  const timed = execFileSync('sh', ['-c', `"$@" >/dev/null 2>&1; times`, 'sh', ...checkCmd], {
+  // Its status line (the first line of its output) says what the audit found on this host.
+  const timed = execFileSync('sh', ['-c', `"$@" 2>/dev/null | head -1; times`, 'sh', ...checkCmd], {
     encoding: 'utf8',
     // As isolate-check.service runs it: without the agent unit's GLIBC_TUNABLES and NODE_OPTIONS.
     env: { ...process.env, ISOLATE_LOG: 'off' },
@@ -246,8 +284,9 @@ try {
     const m = /(\d+)m([\d.]+)s/.exec(t);
     return m ? Number(m[1]) * 60 + Number(m[2]) : Number.NaN;
   };
-  const [u, sys] = (timed.trim().split('\n')[1] ?? '').split(/\s+/);
-  console.log(`one \`isolate check\` of this host: ${((sec(u) + sec(sys)) * 1000).toFixed(0)} ms CPU`);
+  const [status, , children] = timed.trim().split('\n');
+  const [u, sys] = (children ?? '').split(/\s+/);
+  console.log(`one \`isolate check\` of this host: ${((sec(u) + sec(sys)) * 1000).toFixed(0)} ms CPU; ${status}`);
 } finally {
   agent?.kill('SIGTERM');
   for (const pid of started) {

@@ -28,11 +28,13 @@ export function formatCheck(r: CheckReport): string {
       `    violation: pid ${t.pid} tid ${t.tid} ${t.comm} in ${t.cgroup ?? '?'} Cpus_allowed_list ${t.cpus}`,
     );
   }
-  if (r.violations.length > 20) lines.push(`    ... and ${r.violations.length - 20} more (use --json)`);
+  if (r.counts.violations > 20) lines.push(`    ... and ${r.counts.violations - 20} more (use --json)`);
   if (r.unfenced.length > 0) {
+    // Examples from three processes, not three threads of one.
+    const pids = new Set<number>();
+    const examples = r.unfenced.filter((t) => pids.size < 3 && !pids.has(t.pid) && pids.add(t.pid));
     lines.push(
-      `  not fenced by this policy (strict: false), listed only: ${r.unfenced.length} thread(s), e.g. ${r.unfenced
-        .slice(0, 3)
+      `  not fenced by this policy (strict: false), listed only: ${r.counts.unfenced} thread(s), e.g. ${examples
         .map((t) => `pid ${t.pid} ${t.comm} in ${t.cgroup ?? '?'}`)
         .join(', ')}`,
     );

@@ -1,6 +1,6 @@
 // The /proc thread scan behind `isolate check`: every thread's allowed CPUs, classified against the
 // exclusive workloads' cores in one pass.
-import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { cgroupDir, cgroupUnder, normCgPath, parseProcCgroup, readTrimSync } from '../cgroup/fsutil.js';
 import { CpuSet } from '../model/cpuset.js';
@@ -55,6 +55,19 @@ export interface ScanSpec {
 function v1CpusetLine(text: string): string | null {
   const m = /^\d+:(?:[^:]*,)?cpuset(?:,[^:]*)?:(.*)$/m.exec(text);
   return m ? normCgPath(m[1]!) : null;
+}
+
+/** A threaded cgroup's threads may sit in sub-cgroups of their own, with narrower cpusets. */
+function isThreaded(dir: string): boolean {
+  const t = readTrimSync(path.join(dir, 'cgroup.type'));
+  return t !== null && t !== 'domain';
+}
+
+/** A listed thread's name: its comm, or the Name line of its status where a tree has no comm. */
+function threadName(taskDir: string): string {
+  const comm = readTrimSync(`${taskDir}/comm`);
+  if (comm !== null) return comm;
+  return /^Name:\s*(.*)$/m.exec(readTrimSync(`${taskDir}/status`) ?? '')?.[1] ?? '';
 }
 
 export interface ScanResult {
@@ -124,25 +137,43 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     return c;
   };
 
-  // A process whose cgroup may not use any exclusive CPU (a fenced batch container) cannot have a
-  // thread there: the kernel keeps every task's allowed CPUs inside its cgroup's effective cpuset,
-  // threaded sub-cgroups included. On a host full of YARN containers this spares reading most of
-  // the threads' status files (the costly part of a scan: ~35 µs each).
-  const effective = new Map<string, CpuSet | null>();
-  const fencedOff = (g: string | null): boolean => {
-    if (g === null || all.isEmpty) return false;
-    if (targets.some((tg) => cgroupUnder(g, tg))) return false;
-    let set = effective.get(g);
-    if (set === undefined) {
-      set = null;
-      const text = readTrimSync(path.join(cgroupDir(root, g), 'cpuset.cpus.effective'));
+  // What a cgroup lets its tasks use: the kernel keeps every task's allowed CPUs inside the
+  // effective cpuset of its cgroup (threaded sub-cgroups included, each a subset of its parent), so a
+  // cgroup's effective CPUs can decide a whole process without reading each thread's status (the
+  // costly part of a scan: ~35 µs a thread). A cgroup without cpuset files (the controller not
+  // enabled by its parent) is governed by its nearest ancestor that has them. v2 only; null: unknown
+  // (no such cgroup, or an empty list, which means "the parent's" on some kernels: no proof).
+  const effective = new Map<string, { cpus: CpuSet; list: string; threaded: boolean } | null>();
+  const cgroupCpus = (g: string): { cpus: CpuSet; list: string; threaded: boolean } | null => {
+    let e = effective.get(g);
+    if (e !== undefined) return e;
+    e = null;
+    const dir = cgroupDir(root, g);
+    const text = readTrimSync(path.join(dir, 'cpuset.cpus.effective'));
+    if (text === null) {
+      // No file: the controller is off here (walk up), or the cgroup is gone (unknown).
+      if (g !== '/' && statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+        const parent = g.slice(0, g.lastIndexOf('/')) || '/';
+        const up = cgroupCpus(parent);
+        if (up) e = { ...up, threaded: up.threaded || isThreaded(dir) };
+      }
+    } else if (text) {
       try {
-        // An empty effective list means "the parent's" on some kernels: not a proof of anything.
-        if (text) set = CpuSet.parse(text);
+        e = { cpus: CpuSet.parse(text), list: text, threaded: isThreaded(dir) };
       } catch {}
-      effective.set(g, set);
     }
-    return set !== null && !set.overlaps(all);
+    effective.set(g, e);
+    return e;
+  };
+  const ownerOf = (g: string) =>
+    targets.findIndex((tg) => g === tg || (tg !== '/' && g.startsWith(`${tg}/`)));
+  // A process whose cgroup may not use any exclusive CPU (a fenced batch container) cannot have a
+  // thread there. On a host full of YARN containers this spares reading most threads' status.
+  const fencedOff = (g: string | null): boolean => {
+    if (v1 || g === null || all.isEmpty) return false;
+    if (targets.some((tg) => cgroupUnder(g, tg))) return false;
+    const e = cgroupCpus(g);
+    return e !== null && !e.cpus.overlaps(all);
   };
 
   const fence = spec.fence ?? { strict: true, batchTargets: [] };
@@ -223,10 +254,38 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
       }
       return cg;
     };
-    if (fencedOff(procCgroup())) {
+    const g0 = procCgroup();
+    if (fencedOff(g0)) {
       // No thread of it can run on an exclusive CPU: skip reading each thread's status.
       res.threads += tids.length;
       continue;
+    }
+    // Per-CPU kernel threads cannot leave the root cgroup (PF_NO_SETAFFINITY), so outside it the
+    // cgroup decides two more cases whole: a workload's process whose cgroup allows only its CPUs,
+    // and, with strict: false, a process the policy does not fence (what may run on the exclusive
+    // CPUs is what its cgroup allows: a thread can widen its own affinity within it at any time).
+    // (An unbound kernel thread someone moved out of the root is then judged as its cgroup's.)
+    const e = !v1 && g0 !== null && g0 !== '/' ? cgroupCpus(g0) : null;
+    if (e && g0) {
+      const owner = ownerOf(g0);
+      if (owner >= 0 && e.cpus.isSubsetOf(spec.exclusive[owner]!.cpus)) {
+        res.threads += tids.length;
+        res.perWorkload[owner]!.threads += tids.length;
+        continue;
+      }
+      if (owner < 0 && !fence.strict && !inBatch(g0) && !e.threaded && e.cpus.overlaps(all)) {
+        res.threads += tids.length;
+        for (const t of tids) {
+          res.unfenced.add(() => ({
+            pid,
+            tid: Number(t),
+            comm: threadName(`${base}/task/${t}`),
+            cpus: e.list,
+            cgroup: g0,
+          }));
+        }
+        continue;
+      }
     }
     for (const t of tids) {
       if (!readStatus(`${base}/task/${t}/status`)) continue;
@@ -268,9 +327,7 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
       if (owner < 0 && (needProcCgroup || c.overlaps)) {
         // Not listed (fixture tree, or a thread born after the cgroup read): ask /proc.
         const g = procCgroup();
-        if (g) {
-          owner = targets.findIndex((tg) => g === tg || (tg !== '/' && g.startsWith(`${tg}/`)));
-        }
+        if (g) owner = ownerOf(g);
       }
       if (owner >= 0) {
         const w = res.perWorkload[owner]!;

@@ -96,11 +96,14 @@ describe('audit', () => {
     expect(r.violations).toHaveLength(1000);
     expect(r.counts).toEqual({ violations: 1005, unfenced: 0, kernelViolations: 0, outside: 0 });
     expect(formatCheck(r)).toMatch(/\| .*violations=1005 /);
+    expect(formatCheck(r)).toMatch(/^ {4}\.\.\. and 985 more \(use --json\)$/m);
   });
 
   it('counts every thread of a workload outside its CPUs, though it lists 100', async () => {
     const threads: [number, string][] = [];
     for (let tid = 7000; tid < 7150; tid++) threads.push([tid, '0-7']);
+    // Its cgroup not fenced yet (no kernel shows a thread outside its cgroup's effective CPUs).
+    await put('sys/fs/cgroup/kafka.slice/cpuset.cpus.effective', '0-7\n');
     await proc(7000, { ppid: 1, name: 'java', cgroup: '/kafka.slice', threads });
     const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
     expect(r.workloads[0]?.outside).toHaveLength(100);
@@ -175,6 +178,56 @@ describe('audit', () => {
     const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
     expect(r.violations.map((t) => t.tid)).toEqual([600, 700]);
     expect(r.stats).toMatchObject({ processes: 9, threads: 11 });
+  });
+
+  it('lets the cgroup decide where it can: a workload fenced onto its CPUs, and with strict: false the unfenced', async () => {
+    // Kafka's cgroup allows only its CPUs: its threads are counted without reading each status (the
+    // status files here claim 0-7, which no kernel would show, so a read would report them outside).
+    await mkdir(path.join(root, 'sys/fs/cgroup/kafka.slice/kafka.service'), { recursive: true });
+    await proc(800, { ppid: 1, name: 'java', cgroup: '/kafka.slice/kafka.service', threads: [[800, '0-7']] });
+    const fenced = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(fenced.workloads[0]).toMatchObject({ threads: 3, outside: [] });
+    // With strict: false a service the policy does not fence is listed by what its cgroup allows,
+    // whatever a thread narrowed its own affinity to (it can widen it again at any time); its
+    // cgroup has no cpuset files (the controller is off there), so its parent's decide.
+    await put('sys/fs/cgroup/system.slice/cpuset.cpus.effective', '0-7\n');
+    await put('sys/fs/cgroup/system.slice/cgroup.type', 'domain\n');
+    await mkdir(path.join(root, 'sys/fs/cgroup/system.slice/nginx.service'), { recursive: true });
+    await proc(900, {
+      ppid: 1,
+      name: 'nginx',
+      cgroup: '/system.slice/nginx.service',
+      threads: [
+        [900, '0-1'],
+        [901, '0-1'],
+      ],
+    });
+    await put('proc/900/task/901/comm', 'nginx-worker\n');
+    const calm = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0, strict: false });
+    const listed = calm.unfenced.filter((t) => t.pid === 900);
+    expect(listed).toEqual([
+      { pid: 900, tid: 900, comm: 'nginx', cpus: '0-7', cgroup: '/system.slice/nginx.service' },
+      { pid: 900, tid: 901, comm: 'nginx-worker', cpus: '0-7', cgroup: '/system.slice/nginx.service' },
+    ]);
+    // The text counts every one and gives each process once as an example.
+    expect(formatCheck(calm)).toMatch(
+      /listed only: 2 thread\(s\), e\.g\. pid 900 nginx in \/system\.slice\/nginx\.service$/m,
+    );
+    expect(calm.counts.unfenced).toBe(calm.unfenced.length);
+    // A threaded cgroup's threads may sit in sub-cgroups with narrower cpusets: read one by one.
+    await put('sys/fs/cgroup/system.slice/nginx.service/cgroup.type', 'domain threaded\n');
+    const threaded = audit({
+      root,
+      allocation: [kafka],
+      partitions: false,
+      pendingChanges: 0,
+      strict: false,
+    });
+    expect(threaded.unfenced.filter((t) => t.pid === 900)).toEqual([]);
+    // strict: true judges each thread as before.
+    await put('sys/fs/cgroup/system.slice/nginx.service/cgroup.type', 'domain\n');
+    const strict = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0, strict: true });
+    expect(strict.violations.filter((t) => t.pid === 900)).toEqual([]);
   });
 
   it("reports each workload's pressure stall information", async () => {
