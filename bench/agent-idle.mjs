@@ -54,7 +54,7 @@ const legacy = process.env.AGENT_LAYOUT === 'legacy';
 // links to the live /proc entries, each stand-in's a directory of links to its live entries but
 // for `cgroup`, a file naming AGENT_CGROUP (made after they start); the fixture tree has that
 // cgroup. Their task/ and status files stay the kernel's: the audit's reads cost what they cost.
-const standinCgroup = process.env.AGENT_CGROUP;
+const standinCgroup = process.env.AGENT_CGROUP || undefined;
 if (standinCgroup !== undefined && (legacy || !/^(\/[\w.@-]+)+$/.test(standinCgroup))) {
   throw new Error(
     `AGENT_CGROUP=${standinCgroup}: expected a cgroup path like /system.slice/standin.service (v2 only)`,

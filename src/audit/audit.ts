@@ -24,6 +24,8 @@ export interface AuditInput {
   strict?: boolean;
   /** cgroup v1 host: the cpuset hierarchy's mount directory the targets lie in. */
   v1CpusetDir?: string;
+  /** ScanSpec.listCap: how many threads each list of the report keeps (all are counted). */
+  listCap?: number;
 }
 
 /** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
@@ -40,6 +42,7 @@ export function audit(input: AuditInput): CheckReport {
     exclusive: excl.map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })),
     fence: scope,
     ...(input.v1CpusetDir ? { v1CpusetDir: input.v1CpusetDir } : {}),
+    ...(input.listCap !== undefined ? { listCap: input.listCap } : {}),
   };
   const all = excl.reduce((acc, a) => acc.union(a.cpus), CpuSet.EMPTY);
   const scan = scanThreads(input.root, spec);

@@ -31,7 +31,14 @@ export class ThreadList {
   constructor(readonly cap: number) {}
   add(make: () => ThreadInfo): void {
     this.count++;
+    this.keep(make);
+  }
+  /** Keep an entry already counted (a cgroup's threads are counted at once), while there is room. */
+  keep(make: () => ThreadInfo): void {
     if (this.items.length < this.cap) this.items.push(make());
+  }
+  get full(): boolean {
+    return this.items.length >= this.cap;
   }
 }
 
@@ -42,6 +49,12 @@ const SHORT_LIST_CAP = 100;
 /** What the thread scan needs to know: exclusive workloads and their cgroups. */
 export interface ScanSpec {
   exclusive: { name: string; target: string; cpus: CpuSet }[];
+  /**
+   * How many threads each list keeps (default 1,000; a workload's `outside` and the workqueue
+   * workers at most 100). Every one is counted either way; the agent, which exports the counts and
+   * logs the summary, keeps a few.
+   */
+  listCap?: number;
   /** Which violations the policy promised to prevent (`violations`) and which not (`unfenced`). Default: strict. */
   fence?: FenceScope;
   /**
@@ -179,14 +192,16 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
   const fence = spec.fence ?? { strict: true, batchTargets: [] };
   const inBatch = (cg: string | null) => cg !== null && fence.batchTargets.some((t) => cgroupUnder(cg, t));
 
+  const cap = spec.listCap ?? LIST_CAP;
+  const shortCap = Math.min(cap, SHORT_LIST_CAP);
   const res: ScanResult = {
     processes: 0,
     threads: 0,
-    perWorkload: spec.exclusive.map(() => ({ threads: 0, outside: new ThreadList(SHORT_LIST_CAP) })),
-    violations: new ThreadList(LIST_CAP),
-    unfenced: new ThreadList(LIST_CAP),
-    kernelViolations: new ThreadList(LIST_CAP),
-    unboundWorkers: new ThreadList(SHORT_LIST_CAP),
+    perWorkload: spec.exclusive.map(() => ({ threads: 0, outside: new ThreadList(shortCap) })),
+    violations: new ThreadList(cap),
+    unfenced: new ThreadList(cap),
+    kernelViolations: new ThreadList(cap),
+    unboundWorkers: new ThreadList(shortCap),
     perCpu: { count: 0, onExclusive: 0, sample: [] },
   };
   const buf = Buffer.allocUnsafe(16384);
@@ -230,18 +245,28 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
   } catch (err) {
     throw new Error(`cannot read ${procDir}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
+  // A cgroup whose processes are judged whole has its threads counted once, from its
+  // cgroup.threads (every thread of a domain cgroup's processes is listed there): one read for the
+  // cgroup instead of one per process. Null: not readable (a fixture tree), count per process.
+  const cgroupThreads = new Map<string, number | null>();
+  const firstCount = (g: string): number | null => {
+    if (cgroupThreads.has(g)) return cgroupThreads.get(g) === null ? null : 0;
+    const text = readTrimSync(path.join(cgroupDir(root, g), 'cgroup.threads'));
+    let n: number | null = null;
+    if (text !== null) {
+      n = 0;
+      for (let k = text.indexOf('\n'); k >= 0; k = text.indexOf('\n', k + 1)) n++;
+      if (text) n++;
+    }
+    cgroupThreads.set(g, n);
+    return n;
+  };
+
   for (const p of pids) {
     const c0 = p.charCodeAt(0);
     if (c0 < 48 || c0 > 57) continue;
     const pid = Number(p);
     const base = `${procDir}/${p}`;
-    let tids: string[];
-    try {
-      tids = readdirSync(`${base}/task`);
-    } catch {
-      continue; // exited
-    }
-    res.processes++;
     let kernel: boolean | null = null;
     let cg: string | null | undefined;
     const procCgroup = (): string | null => {
@@ -255,39 +280,64 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
       return cg;
     };
     const g0 = procCgroup();
-    if (fencedOff(g0)) {
-      // No thread of it can run on an exclusive CPU: skip reading each thread's status.
-      res.threads += tids.length;
+    let tids: string[] | null = null;
+    const taskIds = (): string[] | null => {
+      if (tids === null) {
+        try {
+          tids = readdirSync(`${base}/task`);
+        } catch {} // exited
+      }
+      return tids;
+    };
+    // How a process's cgroup decides all its threads at once, if it does:
+    // - 'off': its cgroup may not use any exclusive CPU (a fenced batch container);
+    // - a workload's index: its cgroup allows only that workload's CPUs;
+    // - 'unfenced': with strict: false, a process the policy does not fence: what may run on the
+    //   exclusive CPUs is what its cgroup allows (a thread can widen its own affinity within it at
+    //   any time). Threaded cgroups and the root (per-CPU kernel threads cannot leave it:
+    //   PF_NO_SETAFFINITY) are read thread by thread; an unbound kernel thread someone moved out
+    //   of the root is judged as its cgroup's.
+    let whole: 'off' | 'unfenced' | number | null = null;
+    const e = !v1 && g0 !== null && g0 !== '/' ? cgroupCpus(g0) : null;
+    if (fencedOff(g0)) whole = 'off';
+    else if (e && g0) {
+      const owner = ownerOf(g0);
+      if (owner >= 0 && e.cpus.isSubsetOf(spec.exclusive[owner]!.cpus)) whole = owner;
+      else if (owner < 0 && !fence.strict && !inBatch(g0) && !e.threaded && e.cpus.overlaps(all)) {
+        whole = 'unfenced';
+      }
+    }
+    if (whole !== null && g0 !== null) {
+      // Counted from the cgroup where it lists them (not a threaded one: its threads may sit below).
+      let n = e !== null && !e.threaded ? firstCount(g0) : null;
+      if (n === null) {
+        const ids = taskIds();
+        if (ids === null) continue; // exited
+        n = ids.length;
+      }
+      res.processes++;
+      res.threads += n;
+      if (typeof whole === 'number') res.perWorkload[whole]!.threads += n;
+      if (whole === 'unfenced') {
+        res.unfenced.count += n;
+        if (!res.unfenced.full) {
+          for (const t of taskIds() ?? []) {
+            res.unfenced.keep(() => ({
+              pid,
+              tid: Number(t),
+              comm: threadName(`${base}/task/${t}`),
+              cpus: e!.list,
+              cgroup: g0,
+            }));
+          }
+        }
+      }
       continue;
     }
-    // Per-CPU kernel threads cannot leave the root cgroup (PF_NO_SETAFFINITY), so outside it the
-    // cgroup decides two more cases whole: a workload's process whose cgroup allows only its CPUs,
-    // and, with strict: false, a process the policy does not fence (what may run on the exclusive
-    // CPUs is what its cgroup allows: a thread can widen its own affinity within it at any time).
-    // (An unbound kernel thread someone moved out of the root is then judged as its cgroup's.)
-    const e = !v1 && g0 !== null && g0 !== '/' ? cgroupCpus(g0) : null;
-    if (e && g0) {
-      const owner = ownerOf(g0);
-      if (owner >= 0 && e.cpus.isSubsetOf(spec.exclusive[owner]!.cpus)) {
-        res.threads += tids.length;
-        res.perWorkload[owner]!.threads += tids.length;
-        continue;
-      }
-      if (owner < 0 && !fence.strict && !inBatch(g0) && !e.threaded && e.cpus.overlaps(all)) {
-        res.threads += tids.length;
-        for (const t of tids) {
-          res.unfenced.add(() => ({
-            pid,
-            tid: Number(t),
-            comm: threadName(`${base}/task/${t}`),
-            cpus: e.list,
-            cgroup: g0,
-          }));
-        }
-        continue;
-      }
-    }
-    for (const t of tids) {
+    const ids = taskIds();
+    if (ids === null) continue; // exited
+    res.processes++;
+    for (const t of ids) {
       if (!readStatus(`${base}/task/${t}/status`)) continue;
       res.threads++;
       const tid = Number(t);

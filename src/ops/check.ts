@@ -14,6 +14,8 @@ export interface CheckRequest extends OpContext {
   policySource?: PolicySource;
   /** See PlanRequest.observeRaid. */
   observeRaid?: boolean;
+  /** AuditInput.listCap. */
+  listCap?: number;
 }
 
 export async function check(req: CheckRequest): Promise<CheckReport> {
@@ -41,5 +43,6 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     strict: built.policy.strict,
     extraFindings: extra,
     ...(v1 ? { v1CpusetDir: path.join(cgroupMount(req.root), v1.hierarchies.cpuset!) } : {}),
+    ...(req.listCap !== undefined ? { listCap: req.listCap } : {}),
   });
 }

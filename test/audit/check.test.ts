@@ -230,6 +230,38 @@ describe('audit', () => {
     expect(strict.violations.filter((t) => t.pid === 900)).toEqual([]);
   });
 
+  it('counts a cgroup decided whole once, from its cgroup.threads, and keeps as many as asked', async () => {
+    await put('sys/fs/cgroup/system.slice/cpuset.cpus.effective', '0-7\n');
+    await put('sys/fs/cgroup/system.slice/cgroup.type', 'domain\n');
+    // Two processes, five threads; the second's task/ is not even read (no such directory here).
+    await put('sys/fs/cgroup/system.slice/cgroup.threads', '900\n901\n902\n950\n951\n');
+    await proc(900, {
+      ppid: 1,
+      name: 'nginx',
+      cgroup: '/system.slice',
+      threads: [
+        [900, '0-7'],
+        [901, '0-7'],
+        [902, '0-7'],
+      ],
+    });
+    await put('proc/950/cgroup', '0::/system.slice\n');
+    const base = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0, strict: false });
+    expect(base.counts.unfenced).toBe(5);
+    expect(base.stats).toMatchObject({ processes: 8, threads: 12 });
+    expect(base.unfenced.map((t) => t.tid)).toEqual([900, 901, 902]);
+    const few = audit({
+      root,
+      allocation: [kafka],
+      partitions: false,
+      pendingChanges: 0,
+      strict: false,
+      listCap: 2,
+    });
+    expect(few.unfenced.map((t) => t.tid)).toEqual([900, 901]);
+    expect(few.counts.unfenced).toBe(5);
+  });
+
   it("reports each workload's pressure stall information", async () => {
     await put(
       'sys/fs/cgroup/kafka.slice/cpu.pressure',
