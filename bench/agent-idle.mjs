@@ -122,6 +122,10 @@ function linkProcInCgroup() {
     }
     writeFileSync(join(dir, e, 'cgroup'), `0::${standinCgroup}\n`);
   }
+  // What the kernel lists in the cgroup's own files (the stand-ins start no thread later).
+  const tids = started.flatMap((pid) => readdirSync(`/proc/${pid}/task`));
+  writeFileSync(join(cg, standinCgroup, 'cgroup.procs'), `${started.join('\n')}\n`);
+  writeFileSync(join(cg, standinCgroup, 'cgroup.threads'), `${tids.join('\n')}\n`);
 }
 /** <root>/proc of a legacy run: a link per live /proc entry, and a mount table of its own. */
 function linkProc() {

@@ -194,6 +194,35 @@ describe('isolate agent', () => {
     });
   });
 
+  it('compacts between audits too, when resident memory has grown 2 MiB above what the last compaction left', async () => {
+    const { root, policyPath } = setup();
+    const MiB = 2 ** 20;
+    let rss = 50 * MiB;
+    // MiB above 50 after each round (the first is followed by the audit and its compaction).
+    const growth = [0, 1, 3, 1.5, 0.5];
+    const events: string[] = [];
+    const { logs } = await drive(
+      {
+        ...base(root, policyPath),
+        checkIntervalMs: 3_600_000,
+        rss: () => rss,
+        compactHeap: () => {
+          events.push('compact');
+          rss = 50 * MiB;
+          return true;
+        },
+      },
+      (_r, n) => {
+        events.push(`round ${n}`);
+        rss = (50 + (growth[n - 1] ?? 0)) * MiB;
+        return n >= growth.length;
+      },
+    );
+    expect(events).toEqual(['round 1', 'compact', 'round 2', 'round 3', 'compact', 'round 4', 'round 5']);
+    const grew = logs.filter((l) => l.msg === 'heap compacted as it grew');
+    expect(grew.map((l) => l.fields)).toEqual([{ rssBeforeMiB: 53, rssAfterMiB: 50 }]);
+  });
+
   it('keeps the old policy when the new one is invalid, and takes a valid one', async () => {
     const { root, cg, policyPath } = setup();
     const metrics = await createMetrics();
