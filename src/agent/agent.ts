@@ -382,6 +382,16 @@ function logCheck(o: AgentOptions, report: CheckReport): void {
  */
 const AGENT_LIST_CAP = 20;
 
+/**
+ * The audit plans with the topology the rounds keep, but reads every process's command line again:
+ * sharing the rounds' memory of processes (proc-scan.ts) would take the births the probe looks for.
+ */
 function hostCheck(o: AgentOptions, policy: PolicyHolder): Promise<CheckReport> {
-  return check({ root: o.root, policySource: policy.current!, observeRaid: false, listCap: AGENT_LIST_CAP });
+  return check({
+    root: o.root,
+    policySource: policy.current!,
+    observeRaid: false,
+    listCap: AGENT_LIST_CAP,
+    topology: topologyFor(o.root),
+  });
 }

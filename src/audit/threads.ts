@@ -241,7 +241,10 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
 
   let pids: string[];
   try {
-    pids = readdirSync(procDir);
+    // In PID order, as the kernel lists /proc (a fixture tree's directory may not): reports list
+    // threads in the same order everywhere, and a cgroup's second process comes before its later ones.
+    pids = readdirSync(procDir).filter((p) => p.charCodeAt(0) >= 48 && p.charCodeAt(0) <= 57);
+    pids.sort((a, b) => Number(a) - Number(b));
   } catch (err) {
     throw new Error(`cannot read ${procDir}: ${(err as NodeJS.ErrnoException).code ?? err}`);
   }
@@ -262,14 +265,30 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     return n;
   };
 
+  // The PIDs of a cgroup decided whole, from its cgroup.procs, read when a second process of it shows
+  // up (a cgroup of one process costs no extra read): the rest of its processes are then judged
+  // without reading their /proc/<pid>/cgroup. A process that moves meanwhile is judged where it was
+  // a moment before, as with any snapshot.
+  const knownCgroup = new Map<number, string>();
+  const sightings = new Map<string, number>();
+  const learnProcs = (g: string) => {
+    const n = (sightings.get(g) ?? 0) + 1;
+    sightings.set(g, n);
+    if (n !== 2) return;
+    const text = readTrimSync(path.join(cgroupDir(root, g), 'cgroup.procs'));
+    for (const line of text ? text.split('\n') : []) {
+      const id = Number(line);
+      if (id > 0) knownCgroup.set(id, g);
+    }
+  };
+
   for (const p of pids) {
-    const c0 = p.charCodeAt(0);
-    if (c0 < 48 || c0 > 57) continue;
     const pid = Number(p);
     const base = `${procDir}/${p}`;
     let kernel: boolean | null = null;
     let cg: string | null | undefined;
     const procCgroup = (): string | null => {
+      if (cg === undefined) cg = knownCgroup.get(pid);
       if (cg === undefined) {
         // readTrimSync, not readFileSync: that allocates a 64 KiB buffer for every file the kernel
         // reports as empty (all of /proc), one per process here, which the agent's allocator settings
@@ -310,6 +329,7 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     if (whole !== null && g0 !== null) {
       // Counted from the cgroup where it lists them (not a threaded one: its threads may sit below).
       let n = e !== null && !e.threaded ? firstCount(g0) : null;
+      if (e !== null && !e.threaded) learnProcs(g0);
       if (n === null) {
         const ids = taskIds();
         if (ids === null) continue; // exited

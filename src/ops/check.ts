@@ -4,6 +4,7 @@ import { audit } from '../audit/audit.js';
 import { cgroupMount } from '../cgroup/fsutil.js';
 import type { CheckReport } from '../audit/report.js';
 import type { Finding } from '../model/finding.js';
+import type { Topology } from '../model/topology.js';
 import { buildPlan } from './plan.js';
 import type { PolicySource } from './policy-source.js';
 import type { OpContext } from './ports.js';
@@ -16,6 +17,8 @@ export interface CheckRequest extends OpContext {
   observeRaid?: boolean;
   /** AuditInput.listCap. */
   listCap?: number;
+  /** See PlanRequest.topology (the agent's). */
+  topology?: Topology;
 }
 
 export async function check(req: CheckRequest): Promise<CheckReport> {
@@ -25,6 +28,7 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     ...(req.policySource ? { policySource: req.policySource } : {}),
     ...(req.observeRaid === false ? { observeRaid: false } : {}),
     ...(req.notice ? { notice: req.notice } : {}),
+    ...(req.topology ? { topology: req.topology } : {}),
   });
   const extra: Finding[] = [];
   const v1 = built.observed.v1;
