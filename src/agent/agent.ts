@@ -132,7 +132,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       }
 
       if (o.once) {
-        const report = await hostCheck(o, policy);
+        const report = await hostCheck(o, policy, processScan);
         logCheck(o, report);
         return round?.ok === false && report.status === 'OK'
           ? EXIT_STATUS.WARNING
@@ -142,7 +142,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         nextCheck = Date.now() + o.checkIntervalMs;
         // Logged like `isolate check` (status and summary), so the journal of an agent host says what
         // each audit found, not only the metrics; an audit that cannot run is UNKNOWN, as there.
-        const report = await hostCheck(o, policy).catch((err: unknown) => {
+        const report = await hostCheck(o, policy, processScan).catch((err: unknown) => {
           o.log('warn', 'check', {
             status: 'UNKNOWN',
             summary: err instanceof Error ? err.message : String(err),
@@ -383,15 +383,21 @@ function logCheck(o: AgentOptions, report: CheckReport): void {
 const AGENT_LIST_CAP = 20;
 
 /**
- * The audit plans with the topology the rounds keep, but reads every process's command line again:
- * sharing the rounds' memory of processes (proc-scan.ts) would take the births the probe looks for.
+ * The audit plans with what the round before it knew: the topology, and which processes to read
+ * again (a view of the rounds' memory that leaves the probe's births alone, proc-scan.ts).
  */
-function hostCheck(o: AgentOptions, policy: PolicyHolder): Promise<CheckReport> {
+function hostCheck(
+  o: AgentOptions,
+  policy: PolicyHolder,
+  processScan: ProcessScanMemo,
+): Promise<CheckReport> {
+  const view = processScan.view();
   return check({
     root: o.root,
     policySource: policy.current!,
     observeRaid: false,
     listCap: AGENT_LIST_CAP,
     topology: topologyFor(o.root),
+    ...(view ? { processScan: view } : {}),
   });
 }

@@ -4,7 +4,13 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { CgroupLayout, ObservedCgroupFs, ObservedGroup, ObservedState } from '../model/observed.js';
 import { unavailableCgroupFs } from '../model/observed.js';
-import { type ProcessMatcher, type ProcessScanMemo, readLastPid, tgidOf } from './proc-scan.js';
+import {
+  type ProcessMatcher,
+  type ProcessScanMemo,
+  type ProcessScanner,
+  readLastPid,
+  tgidOf,
+} from './proc-scan.js';
 import { detectCgroupLayout } from './layout.js';
 import {
   cgroupDir,
@@ -28,7 +34,7 @@ export interface ObserveRequest {
   units: string[];
   processMatchers: Record<string, ProcessMatcher>;
   /** The agent's memory of PIDs that matched nothing (see proc-scan.ts); absent: read every PID. */
-  processScan?: ProcessScanMemo;
+  processScan?: ProcessScanner;
 }
 
 // Long command lines are cut: matchers look at the start.
@@ -366,7 +372,7 @@ function matchPid(procDir: string, pid: string, compiled: CompiledMatcher[]): st
 export async function matchProcesses(
   root: string,
   matchers: Record<string, ProcessMatcher>,
-  memo?: ProcessScanMemo,
+  memo?: ProcessScanner,
 ): Promise<ProcScan> {
   const names = Object.keys(matchers);
   const matched: Record<string, number[]> = {};

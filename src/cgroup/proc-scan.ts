@@ -82,7 +82,16 @@ export interface ScanTarget {
   matchers: Record<string, ProcessMatcher>;
 }
 
-export class ProcessScanMemo {
+/** What a scan of /proc (observe.ts matchProcesses) asks of a memory of earlier scans. */
+export interface ProcessScanner {
+  begin(root: string, matchers: Record<string, ProcessMatcher>): void;
+  list(procDir: string): { names: Iterable<string>; complete: boolean };
+  skip(pid: number): boolean;
+  saw(pid: number, matched: boolean): void;
+  end(present: ReadonlySet<number>): void;
+}
+
+export class ProcessScanMemo implements ProcessScanner {
   /** PID → scans in a row in which it matched nothing. */
   private quiet = new Map<number, { scans: number; since: number }>();
   /** The first scan after (re)start: what it finds was there before the agent, not born young. */
@@ -205,6 +214,29 @@ export class ProcessScanMemo {
     for (const pid of this.quiet.keys()) if (!present.has(pid)) this.quiet.delete(pid);
     for (const pid of this.matched) if (!present.has(pid)) this.matched.delete(pid);
     for (const pid of this.young) if (!present.has(pid)) this.young.delete(pid);
+  }
+
+  /**
+   * A scan that reads what the last round would read again — the PIDs not trusted yet and those
+   * that matched — and changes nothing here: the host audit plans with it right after a round,
+   * without reading every PID again or taking the births the probe is there to find. Other
+   * matchers than the round's: every PID is read. Null before a first round.
+   */
+  view(): ProcessScanner | null {
+    if (this.first || !this.scanned) return null;
+    const signature = this.signature;
+    const again = [...this.young, ...this.matched].map(String);
+    let same = true;
+    return {
+      begin: (root, matchers) => {
+        same = `${root}\0${JSON.stringify(matchers)}` === signature;
+      },
+      list: (procDir) =>
+        same ? { names: again, complete: false } : { names: readdirSync(procDir), complete: true },
+      skip: () => false,
+      saw: () => {},
+      end: () => {},
+    };
   }
 
   /** Whether the last scan found this PID matching a workload (so it is already being placed). */

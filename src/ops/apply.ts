@@ -11,7 +11,7 @@ import {
   rollbackLast,
 } from '../apply/engine.js';
 import { readBaseline, readJournal } from '../apply/journal.js';
-import type { ProcessScanMemo } from '../cgroup/proc-scan.js';
+import type { ProcessScanner } from '../cgroup/proc-scan.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
@@ -30,7 +30,7 @@ export interface ApplyRequest extends OpContext {
   /** See PlanRequest.topology. */
   topology?: Topology;
   /** See PlanRequest.processScan. */
-  processScan?: ProcessScanMemo;
+  processScan?: ProcessScanner;
   /** Apply exactly this saved plan (refused when the host changed since). */
   planFile?: string;
   force?: boolean;

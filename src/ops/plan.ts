@@ -1,7 +1,7 @@
 // `plan` as a function: read the policy, sysfs, the cgroup tree and (when the policy asks for a RAID
 // setting) the RAID controllers under --root, then plan. `apply`, `check` and the agent call it too,
 // so they always agree; a saved plan carries everything `apply --plan` needs.
-import type { ProcessScanMemo } from '../cgroup/proc-scan.js';
+import type { ProcessScanner } from '../cgroup/proc-scan.js';
 import type { ObservedState } from '../model/observed.js';
 import { cgroupTarget, describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
@@ -54,7 +54,7 @@ export interface PlanRequest {
   /** Fall back to the bundled default policy (a dry run only: nothing is changed or judged). */
   allowBundledPolicy?: boolean;
   /** The agent's memory of processes that matched no workload (read every PID without it). */
-  processScan?: ProcessScanMemo;
+  processScan?: ProcessScanner;
 }
 
 export interface BuiltPlan {
@@ -218,7 +218,7 @@ export function samePlan(saved: SavedPlan, now: Plan): boolean {
 export async function observe(
   root: string,
   policy: Policy,
-  processScan?: ProcessScanMemo,
+  processScan?: ProcessScanner,
 ): Promise<ObservedState> {
   const paths = new Set<string>();
   const units: string[] = [];

@@ -52,6 +52,28 @@ describe('process scan memory', () => {
     expect(await scan()).toEqual([10, 20]);
   });
 
+  it("a view (the host audit's) reads what a round would read again, and changes nothing the rounds and the probe rely on", async () => {
+    let now = 0;
+    const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 1, youngMs: 0 }, () => now);
+    expect(memo.view()).toBeNull(); // before a first round: the audit reads every PID
+    lastPid(20);
+    expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20]);
+    now += 1000;
+    expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20]); // 10 now trusted
+    // 10 execs into Kafka (seen at the next full scan, as by the rounds); 30 is born after the round.
+    proc(10, ['java', 'kafka.Kafka', 'other.properties']);
+    proc(30, ['java', 'kafka.Kafka', 'third.properties']);
+    lastPid(30);
+    const view = memo.view()!;
+    expect((await matchProcesses(root, kafka, view)).matched.kafka).toEqual([20]);
+    // The probe still finds the birth the audit did not take.
+    expect(await probeNewMatch(memo)).toBe(30);
+    // Other matchers than the rounds': every PID is read.
+    expect(
+      (await matchProcesses(root, { other: { cmdline: 'sshd|kafka' } }, memo.view()!)).matched.other,
+    ).toEqual([10, 20, 30]);
+  });
+
   it('reads a new PID in its first rounds: a start script that execs Kafka right after fork is found', async () => {
     let now = 0;
     const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3, youngMs: 0 }, () => now);
