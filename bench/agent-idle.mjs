@@ -290,7 +290,9 @@ try {
   };
   const [status, , children] = timed.trim().split('\n');
   const [u, sys] = (children ?? '').split(/\s+/);
-  console.log(`one \`isolate check\` of this host: ${((sec(u) + sec(sys)) * 1000).toFixed(0)} ms CPU; ${status}`);
+  console.log(
+    `one \`isolate check\` of this host: ${((sec(u) + sec(sys)) * 1000).toFixed(0)} ms CPU; ${status}`,
+  );
 } finally {
   agent?.kill('SIGTERM');
   for (const pid of started) {
