@@ -328,8 +328,9 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     }
     if (whole !== null && g0 !== null) {
       // Counted from the cgroup where it lists them (not a threaded one: its threads may sit below).
-      let n = e !== null && !e.threaded ? firstCount(g0) : null;
-      if (e !== null && !e.threaded) learnProcs(g0);
+      const listsAll = e !== null && !e.threaded;
+      let n = listsAll ? firstCount(g0) : null;
+      if (listsAll) learnProcs(g0);
       if (n === null) {
         const ids = taskIds();
         if (ids === null) continue; // exited

@@ -82,6 +82,11 @@ export interface ScanTarget {
   matchers: Record<string, ProcessMatcher>;
 }
 
+/** What a memory of scans is valid for: a change of root or matchers makes it another scan. */
+function scanSignature(root: string, matchers: Record<string, ProcessMatcher>): string {
+  return `${root}\0${JSON.stringify(matchers)}`;
+}
+
 /** What a scan of /proc (observe.ts matchProcesses) asks of a memory of earlier scans. */
 export interface ProcessScanner {
   begin(root: string, matchers: Record<string, ProcessMatcher>): void;
@@ -122,7 +127,7 @@ export class ProcessScanMemo implements ProcessScanner {
 
   /** Start a scan for these matchers; a change of matchers forgets everything. */
   begin(root: string, matchers: Record<string, ProcessMatcher>): void {
-    const signature = `${root}\0${JSON.stringify(matchers)}`;
+    const signature = scanSignature(root, matchers);
     if (signature !== this.signature) {
       this.signature = signature;
       this.quiet.clear();
@@ -229,7 +234,7 @@ export class ProcessScanMemo implements ProcessScanner {
     let same = true;
     return {
       begin: (root, matchers) => {
-        same = `${root}\0${JSON.stringify(matchers)}` === signature;
+        same = scanSignature(root, matchers) === signature;
       },
       list: (procDir) =>
         same ? { names: again, complete: false } : { names: readdirSync(procDir), complete: true },
