@@ -13,6 +13,9 @@
 // where this machine keeps them (see below).
 // AGENT_BIN=out/isolate measures the packaged executable (after `npm run package`) instead of
 // `node dist/cli.js` under the Node running this script.
+// AGENT_COMPARE=PATH runs a second executable (e.g. a build before a change) side by side in the same
+// window, on its own copy of the host root: both see the same stand-ins and the same machine noise,
+// which between two runs a few minutes apart is larger than most changes (0.50-0.63 % for one build).
 // AGENT_SMAPS=1 also prints where the resident memory lies, mapping by mapping (/proc/PID/smaps).
 // AGENT_RSS_TRACE=1 prints every per-second RSS sample. The agent runs with systemd/isolate.service's
 // GLIBC_TUNABLES and NODE_OPTIONS (AGENT_UNIT_ENV=0: without). AGENT_WARMUP_S: seconds between the
@@ -197,6 +200,9 @@ if (!(warmupS >= 0)) throw new Error(`AGENT_WARMUP_S=${process.env.AGENT_WARMUP_
 
 const started = [];
 let agent;
+const compareBin = process.env.AGENT_COMPARE || undefined;
+let compared;
+let compareRoot;
 try {
   const out = execFileSync(bin, ['--fanout', String(procs), String(threads - 1)], { encoding: 'utf8' });
   for (const l of out.split('\n')) if (/^\d+$/.test(l)) started.push(Number(l));
@@ -217,15 +223,40 @@ try {
     // Extra agent flags, e.g. AGENT_ARGS="--check-interval 1h" to measure the loop alone.
     ...(process.env.AGENT_ARGS ?? '').split(' ').filter(Boolean),
   ]);
+  if (compareBin) {
+    // The same host, copied before either agent writes to it (its proc/ links still lead to the live
+    // entries); the second agent gets another metrics port.
+    compareRoot = `${root}-compare`;
+    cpSync(root, compareRoot, { recursive: true, verbatimSymlinks: true });
+  }
   agent = spawn(cmd, args, {
     stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
     env: { ...process.env, ...unitEnv, ISOLATE_LOG: 'off' },
   });
+  if (compareBin) {
+    const [cmdB, ...argsB] = inHost([
+      compareBin,
+      ...args
+        .slice(args.indexOf('agent'))
+        .map((a) =>
+          a.startsWith(root)
+            ? compareRoot + a.slice(root.length)
+            : a === '127.0.0.1:19465'
+              ? '127.0.0.1:19466'
+              : a,
+        ),
+    ]);
+    compared = spawn(cmdB, argsB, {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, ...unitEnv, ISOLATE_LOG: 'off' },
+    });
+  }
   // Start-up and first convergence (AGENT_WARMUP_S, default 10 s): the start-up audit, the compacting
   // GC after it and V8's memory reducer fall before the window when it is 60 s or more.
   await new Promise((r) => setTimeout(r, warmupS * 1000));
   const t0 = cpuTicks(agent.pid);
   const n0 = cpuNs(agent.pid);
+  const b0 = compared ? { ticks: cpuTicks(compared.pid), ns: cpuNs(compared.pid) } : null;
   const w0 = Date.now();
   // Resident memory moves with the GC (a full GC, then V8's memory reducer handing pooled pages back):
   // sampled every second of the window, not only at its end.
@@ -256,6 +287,13 @@ try {
   console.log(
     `agent over ${seconds} s at a 1 s interval, from ${warmupS} s after its start: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %)`,
   );
+  if (b0) {
+    const cpuB = (cpuTicks(compared.pid) - b0.ticks) / hz / wall;
+    const preciseB = (cpuNs(compared.pid) - b0.ns) / 1e9 / wall;
+    console.log(
+      `side by side, ${compareBin}: CPU ${(cpuB * 100).toFixed(2)} % of one core (schedstat: ${(preciseB * 100).toFixed(2)} %), resident memory ${(rssKb(compared.pid) / 1024).toFixed(1)} MB`,
+    );
+  }
   const part = (f) => (statusKb(agent.pid, f) / 1024).toFixed(1);
   const sorted = [...rssSamples, rss].sort((a, b) => a - b);
   console.log(
@@ -295,6 +333,7 @@ try {
   );
 } finally {
   agent?.kill('SIGTERM');
+  compared?.kill('SIGTERM');
   for (const pid of started) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -307,4 +346,5 @@ try {
     await new Promise((r) => setTimeout(r, 200));
   }
   rmSync(root, { recursive: true, force: true });
+  if (compareRoot) rmSync(compareRoot, { recursive: true, force: true });
 }

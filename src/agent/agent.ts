@@ -2,7 +2,7 @@
 // same application layer as the CLI. The real state is observed every round; nothing is assumed
 // from what was last written, so drift of any kind (a hand-made write, systemd rewriting on
 // daemon-reload, a unit restarted into a fresh cgroup, a new YARN container) is corrected.
-import { type FSWatcher, watch } from 'node:fs';
+import { existsSync, type FSWatcher, watch } from 'node:fs';
 import type { CheckReport } from '../audit/report.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
 import { probeNewMatch } from '../cgroup/observe.js';
@@ -15,6 +15,7 @@ import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
 import { apply } from '../ops/apply.js';
 import { check } from '../ops/check.js';
+import { PlanMemo } from '../ops/plan.js';
 import type { Topology } from '../model/topology.js';
 import { readTopology, topologyStamp } from '../topology/read.js';
 import { afterFailure, type Backoff, due, NO_BACKOFF } from './backoff.js';
@@ -71,6 +72,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
 
   // Kept across rounds: PIDs that matched no workload are not re-read every second (proc-scan.ts).
   const processScan = new ProcessScanMemo();
+  // And the last plan that changed nothing: a round that observes the same host plans the same.
+  const planMemo = new PlanMemo();
   let backoff: Backoff = NO_BACKOFF;
   let nextRaid = 0;
   let nextCheck = 0;
@@ -108,7 +111,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       let round: RoundResult | null = null;
       if (o.once || due(backoff, now)) {
         const raidDue = o.once || now >= nextRaid;
-        round = await reconcile(o, policy, raidDue, processScan);
+        round = await reconcile(o, policy, raidDue, processScan, planMemo);
         if (raidDue && round.ok) nextRaid = now + o.raidIntervalMs;
         backoff = round.ok ? NO_BACKOFF : afterFailure(backoff, now, o.intervalMs, o.maxBackoffMs);
         o.metrics?.failures(backoff.failures);
@@ -282,6 +285,7 @@ async function reconcile(
   policy: PolicyHolder,
   raidDue: boolean,
   processScan: ProcessScanMemo,
+  planMemo: PlanMemo,
 ): Promise<RoundResult> {
   const t0 = performance.now();
   try {
@@ -291,6 +295,7 @@ async function reconcile(
       observeRaid: raidDue,
       topology: topologyFor(o.root),
       processScan,
+      planMemo,
       log: o.log,
       notice: (m) => o.log('warn', m),
     });
@@ -335,7 +340,9 @@ function watchWorkloads(
   for (const w of a.workloads) {
     for (const name of WATCHED_FILES) {
       const file = `${cgroupDir(o.root, w.target)}/${name}`;
-      if (watchers.has(file)) continue;
+      // Not there yet (a workload that does not run, a controller not enabled): a failed watch
+      // costs an exception every round, a look costs one access(2).
+      if (watchers.has(file) || !existsSync(file)) continue;
       try {
         const watcher = watch(file, { persistent: false }, (event) => {
           // The cgroup went away (a unit restarted into a fresh one): watch its successor next round.
@@ -351,7 +358,7 @@ function watchWorkloads(
         });
         watchers.set(file, watcher);
       } catch {
-        // Not there yet (the cgroup is created by a later round, or v1): try again next round.
+        // Gone between the look and the watch, or not watchable: try again next round.
       }
     }
   }

@@ -17,7 +17,14 @@ import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
 import type { Topology } from '../model/topology.js';
 import { executorsFor } from './executors.js';
-import { buildPlan, type ExecutorOptions, firstDifference, readSavedPlan, samePlan } from './plan.js';
+import {
+  buildPlan,
+  type ExecutorOptions,
+  firstDifference,
+  type PlanMemo,
+  readSavedPlan,
+  samePlan,
+} from './plan.js';
 import type { PolicySource } from './policy-source.js';
 import type { OpContext } from './ports.js';
 
@@ -31,6 +38,8 @@ export interface ApplyRequest extends OpContext {
   topology?: Topology;
   /** See PlanRequest.processScan. */
   processScan?: ProcessScanner;
+  /** See PlanRequest.planMemo. */
+  planMemo?: PlanMemo;
   /** Apply exactly this saved plan (refused when the host changed since). */
   planFile?: string;
   force?: boolean;
@@ -80,6 +89,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     ...(req.observeRaid === false ? { observeRaid: false } : {}),
     ...(req.topology ? { topology: req.topology } : {}),
     ...(req.processScan ? { processScan: req.processScan } : {}),
+    ...(req.planMemo ? { planMemo: req.planMemo } : {}),
   };
   const chosen = {
     ...(req.policySource ? { policySource: req.policySource } : {}),
