@@ -11,7 +11,7 @@ import {
   readLastPid,
   tgidOf,
 } from './proc-scan.js';
-import { detectCgroupLayout } from './layout.js';
+import { type CgroupMounts, detectCgroupLayout } from './layout.js';
 import {
   cgroupDir,
   cgroupMount,
@@ -35,6 +35,8 @@ export interface ObserveRequest {
   processMatchers: Record<string, ProcessMatcher>;
   /** The agent's memory of PIDs that matched nothing (see proc-scan.ts); absent: read every PID. */
   processScan?: ProcessScanner;
+  /** The mount table as the caller already read it this round (absent: read here). */
+  mounts?: CgroupMounts;
 }
 
 // Long command lines are cut: matchers look at the start.
@@ -114,7 +116,7 @@ let lastRelease: { root: string; release: string | null } | null = null;
 
 async function observeCgroupFs(root: string, req: ObserveRequest): Promise<ObservedCgroupFs> {
   const mount = cgroupMount(root);
-  const layout = await detectLayout(root);
+  const layout = req.mounts?.layout ?? (await detectLayout(root));
   if (layout !== 'unified') return unavailableCgroupFs(layout, layoutRefusal(mount, layout)!);
 
   const [controllersText, subtreeText, topLevel, kernel] = await Promise.all([

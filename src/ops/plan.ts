@@ -280,7 +280,10 @@ export async function observe(
     }
   }
   const { observeHost } = await import('../cgroup/observe.js');
-  const scan = processScan ? { processScan } : {};
+  const { detectCgroupLayout } = await import('../cgroup/layout.js');
+  // The mount table, read once: the cgroup v2 observer and the v1 choice below both go by it.
+  const mounts = await detectCgroupLayout(root);
+  const scan = { mounts, ...(processScan ? { processScan } : {}) };
   let observed = await observeHost(root, { paths: [...paths], units, processMatchers, ...scan });
   // A unit found somewhere unexpected: make sure its ancestors are known too, for subtree_control.
   const missing = Object.values(observed.cgroup.units)
@@ -318,9 +321,7 @@ export async function observe(
     observed.systemd = systemd;
   }
   // cpuset on a v1 hierarchy (legacy, or hybrid): the v1 backend observes, plans and applies.
-  const { detectCgroupLayout } = await import('../cgroup/layout.js');
-  const layout = await detectCgroupLayout(root);
-  if (layout.cpuset === 'v1') {
+  if (mounts.cpuset === 'v1') {
     const { observeV1 } = await import('../cgroupv1/observe.js');
     const groups = policy.workloads.flatMap((w) => {
       if (w.match.kind === 'process') return [];
@@ -330,7 +331,7 @@ export async function observe(
         { hierarchy: 'cpu', path: p },
       ];
     });
-    observed.v1 = await observeV1(root, layout, {
+    observed.v1 = await observeV1(root, mounts, {
       workloads: policy.workloads.map((w) => ({
         name: w.name,
         match: w.match,

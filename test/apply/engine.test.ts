@@ -1,6 +1,6 @@
 // Engine logic (journal, order, rollback, recovery, lock) against an in-memory backend. Kernel
 // semantics of the cgroupfs backend are proven in test/vm on a real kernel.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { ApplyFailedError, applyChanges, EXIT, rollbackLast } from '../../src/ap
 import { type ChangeExecutor, StepError } from '../../src/apply/executor.js';
 import { CgroupFsExecutor, sameValue } from '../../src/cgroup/cgroupfs.js';
 import { errnoMeaning } from '../../src/cgroup/errno.js';
-import { journalPath, readJournal, writeJournal } from '../../src/apply/journal.js';
+import { journalParses, journalPath, readJournal, writeJournal } from '../../src/apply/journal.js';
 import { acquireLock, lockPath } from '../../src/apply/lock.js';
 import { UserError } from '../../src/model/errors.js';
 import type { Change, RaidSetting } from '../../src/model/plan.js';
@@ -282,6 +282,39 @@ describe('journal', () => {
     await applyChanges({ root, changes: [ch('a', 'x', null, '1')], executors: { raid: m } });
     const j = JSON.parse(await readFile(journalPath(root), 'utf8'));
     expect(j.version).toBe(1);
+  });
+
+  it('a settled, unchanged file is not parsed again; any write is seen; each reader gets its own copy', async () => {
+    const m = new MemExec();
+    await applyChanges({ root, changes: [ch('a', 'x', null, '1')], executors: { raid: m } });
+    const file = journalPath(root);
+    const parses = () => journalParses.count;
+    // Changed just now: read every time (a second write within the kernel's clock tick would keep
+    // its times), until it has settled.
+    let before = parses();
+    await readJournal(root);
+    await readJournal(root);
+    expect(parses() - before).toBe(2);
+    await new Promise((r) => setTimeout(r, 2100));
+    const first = await readJournal(root);
+    before = parses();
+    // What a caller does to its copy is not what the next reader gets.
+    first!.entries[0]!.status = 'undone';
+    first!.state = 'rolled-back';
+    const second = await readJournal(root);
+    expect([second?.state, second?.entries[0]?.status]).toEqual(['applied', 'done']);
+    expect(parses()).toBe(before);
+    // Rewritten in place, same size, its modification time set back: the change time still moved.
+    const { mtime, atime } = await stat(file);
+    await writeFile(file, (await readFile(file, 'utf8')).replace('"applied"', '"applyin"'));
+    await utimes(file, atime, mtime);
+    expect((await readJournal(root))?.state).toBe('applyin');
+    // Replaced by another apply (writeJournal: a new file): read again.
+    await writeJournal(root, { ...second!, state: 'rolled-back' });
+    expect((await readJournal(root))?.state).toBe('rolled-back');
+    // Gone: none, without an error.
+    await rm(file);
+    expect(await readJournal(root)).toBeNull();
   });
 });
 
