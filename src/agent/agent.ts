@@ -5,7 +5,7 @@
 import { existsSync, type FSWatcher, watch } from 'node:fs';
 import type { CheckReport } from '../audit/report.js';
 import { cgroupDir } from '../cgroup/fsutil.js';
-import { probeNewMatch } from '../cgroup/observe.js';
+import { bornSince, probeBirths } from '../cgroup/observe.js';
 import { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import { readPsi } from '../cgroup/psi.js';
 import { UserError } from '../model/errors.js';
@@ -244,14 +244,23 @@ function startProbe(o: AgentOptions, memo: ProcessScanMemo, nudge: () => void): 
   let busy = false;
   const tick = () => {
     if (busy) return;
+    // Nearly every tick finds nothing born: decided without a promise. (A timer's exception would
+    // end the agent; the round reads /proc itself and reports what fails there.)
+    let pids: number[];
+    try {
+      pids = bornSince(memo);
+    } catch {
+      return;
+    }
+    if (pids.length === 0) return;
     busy = true;
-    probeNewMatch(memo)
+    probeBirths(memo, pids)
       .then((pid) => {
         if (pid === null) return;
         o.log('debug', 'new matching process; reconciling now', { process: pid });
         nudge();
       })
-      .catch(() => {}) // the round reads /proc itself and reports what fails there
+      .catch(() => {})
       .finally(() => {
         busy = false;
       });

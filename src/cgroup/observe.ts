@@ -422,11 +422,23 @@ export async function matchProcesses(
  * is left to the next round, which reads every young PID anyway.
  */
 export async function probeNewMatch(memo: ProcessScanMemo): Promise<number | null> {
+  return probeBirths(memo, bornSince(memo));
+}
+
+/**
+ * The PIDs a probe would look at now: born since its last look, or seen born but not matching yet.
+ * Synchronous, for the agent's timer: nearly every probe finds none, and then costs one read.
+ */
+export function bornSince(memo: ProcessScanMemo): number[] {
   const target = memo.target();
-  if (!target) return null;
+  return target ? memo.births(readLastPid(target.procDir)) : [];
+}
+
+/** The first of `pids` that a workload's matcher selects and no round has placed yet, or null. */
+export async function probeBirths(memo: ProcessScanMemo, pids: number[]): Promise<number | null> {
+  const target = memo.target();
+  if (!target || pids.length === 0) return null;
   const procDir = target.procDir;
-  const pids = memo.births(readLastPid(procDir));
-  if (pids.length === 0) return null;
   const compiled = await compileMatchers(target.root, target.matchers);
   const self = target.root === '/' ? process.pid : -1;
   for (const pid of pids) {
