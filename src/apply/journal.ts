@@ -70,7 +70,7 @@ export async function readJournal(root: string): Promise<Journal | null> {
  * The journals last read, by file, with the stat they were read under. The agent asks for the
  * journal every round (an interrupted apply must be undone before it plans), and it changes only
  * when an apply runs: one stat then replaces a read, a UTF-8 check, a parse and a check of every
- * entry (a twentieth of the agent's CPU on the bench host, bench/agent-idle.mjs). Any write changes
+ * entry (~5 % of the agent's CPU in a `perf` profile of bench/agent-idle.mjs). Any write changes
  * the file's change time, which nothing can set back; but the kernel stamps it with a clock that
  * ticks every few milliseconds, so — as git does with its index — a file changed less than
  * `SETTLED_MS` before it was read is not remembered: a second write within the same tick would
