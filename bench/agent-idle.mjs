@@ -254,6 +254,16 @@ try {
   // Start-up and first convergence (AGENT_WARMUP_S, default 10 s): the start-up audit, the compacting
   // GC after it and V8's memory reducer fall before the window when it is 60 s or more.
   await new Promise((r) => setTimeout(r, warmupS * 1000));
+  // An agent that could not start (a port still held by an agent of an interrupted run) says why on
+  // the stderr above; say so here too rather than fail reading its /proc entry.
+  for (const [what, child] of [
+    ['agent', agent],
+    ['side-by-side agent', compared],
+  ]) {
+    if (child && child.exitCode !== null) {
+      throw new Error(`the ${what} exited during the warm-up (code ${child.exitCode}); see its error above`);
+    }
+  }
   const t0 = cpuTicks(agent.pid);
   const n0 = cpuNs(agent.pid);
   const b0 = compared ? { ticks: cpuTicks(compared.pid), ns: cpuNs(compared.pid) } : null;
