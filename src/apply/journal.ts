@@ -19,6 +19,14 @@ export type JournalState =
   /** Undo stopped on an error; the entries still `done` are in place. */
   | 'rollback-failed';
 
+const JOURNAL_STATES: readonly JournalState[] = [
+  'applying',
+  'applied',
+  'rolling-back',
+  'rolled-back',
+  'rollback-failed',
+];
+
 export interface JournalEntry {
   seq: number;
   change: Change;
@@ -122,6 +130,9 @@ async function readJournalText(file: string): Promise<Journal | null> {
   if (!j || typeof j !== 'object' || j.version !== 1 || !Array.isArray(j.entries)) {
     throw unreadable('not a version 1 journal with an entries list');
   }
+  // An unknown state would read as "nothing to recover": an interrupted apply left as it was.
+  if (!JOURNAL_STATES.includes(j.state))
+    throw unreadable(`state ${JSON.stringify(j.state)} is not one isolate writes`);
   for (const [i, e] of j.entries.entries()) {
     const c = e?.change as Partial<Change> | undefined;
     if (

@@ -306,9 +306,14 @@ describe('journal', () => {
     expect(parses()).toBe(before);
     // Rewritten in place, same size, its modification time set back: the change time still moved.
     const { mtime, atime } = await stat(file);
-    await writeFile(file, (await readFile(file, 'utf8')).replace('"applied"', '"applyin"'));
+    await writeFile(file, (await readFile(file, 'utf8')).replace('"to": "1"', '"to": "2"'));
     await utimes(file, atime, mtime);
-    expect((await readJournal(root))?.state).toBe('applyin');
+    expect((await readJournal(root))?.entries[0]?.change.to).toBe('2');
+    // A state isolate never writes is refused, not taken for "nothing to recover".
+    await writeFile(file, (await readFile(file, 'utf8')).replace('"applied"', '"applyin"'));
+    await expect(readJournal(root)).rejects.toThrow(
+      /is unreadable \(state "applyin" is not one isolate writes\)/,
+    );
     // Replaced by another apply (writeJournal: a new file): read again.
     await writeJournal(root, { ...second!, state: 'rolled-back' });
     expect((await readJournal(root))?.state).toBe('rolled-back');
