@@ -171,6 +171,13 @@ const statusKb = (pid, field) =>
   Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 const rssKb = (pid) => statusKb(pid, 'VmRSS');
 const hz = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+/** A process's CPU time so far, both ways, to take a window's share of a core from. */
+const cpuMark = (pid) => ({ ticks: cpuTicks(pid), ns: cpuNs(pid) });
+/** Its share of one core since `mark`: tick-sampled (utime + stime) and precise (schedstat). */
+const cpuShare = (pid, mark, wall) => ({
+  ticks: (cpuTicks(pid) - mark.ticks) / hz / wall,
+  precise: (cpuNs(pid) - mark.ns) / 1e9 / wall,
+});
 
 // The program measured: the packaged executable, or this Node with dist/cli.js (and AGENT_NODE_ARGS,
 // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it).
@@ -228,12 +235,6 @@ try {
     // entries); the second agent gets another metrics port.
     compareRoot = `${root}-compare`;
     cpSync(root, compareRoot, { recursive: true, verbatimSymlinks: true });
-  }
-  agent = spawn(cmd, args, {
-    stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-    env: { ...process.env, ...unitEnv, ISOLATE_LOG: 'off' },
-  });
-  if (compareBin) {
     const [cmdB, ...argsB] = inHost([
       compareBin,
       ...args
@@ -251,6 +252,10 @@ try {
       env: { ...process.env, ...unitEnv, ISOLATE_LOG: 'off' },
     });
   }
+  agent = spawn(cmd, args, {
+    stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
+    env: { ...process.env, ...unitEnv, ISOLATE_LOG: 'off' },
+  });
   // Start-up and first convergence (AGENT_WARMUP_S, default 10 s): the start-up audit, the compacting
   // GC after it and V8's memory reducer fall before the window when it is 60 s or more.
   await new Promise((r) => setTimeout(r, warmupS * 1000));
@@ -264,9 +269,8 @@ try {
       throw new Error(`the ${what} exited during the warm-up (code ${child.exitCode}); see its error above`);
     }
   }
-  const t0 = cpuTicks(agent.pid);
-  const n0 = cpuNs(agent.pid);
-  const b0 = compared ? { ticks: cpuTicks(compared.pid), ns: cpuNs(compared.pid) } : null;
+  const a0 = cpuMark(agent.pid);
+  const b0 = compared ? cpuMark(compared.pid) : null;
   const w0 = Date.now();
   // Resident memory moves with the GC (a full GC, then V8's memory reducer handing pooled pages back):
   // sampled every second of the window, not only at its end.
@@ -284,8 +288,7 @@ try {
   await new Promise((r) => setTimeout(r, seconds * 1000));
   clearInterval(sampler);
   const wall = (Date.now() - w0) / 1000;
-  const cpu = (cpuTicks(agent.pid) - t0) / hz / wall;
-  const cpuPrecise = (cpuNs(agent.pid) - n0) / 1e9 / wall;
+  const { ticks: cpu, precise: cpuPrecise } = cpuShare(agent.pid, a0, wall);
   const rss = rssKb(agent.pid) / 1024;
   const threadsNow = Number(
     execFileSync('sh', ['-c', 'ls /proc/*/task | grep -c "^[0-9]"'], { encoding: 'utf8' }).trim(),
@@ -298,10 +301,9 @@ try {
     `agent over ${seconds} s at a 1 s interval, from ${warmupS} s after its start: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %)`,
   );
   if (b0) {
-    const cpuB = (cpuTicks(compared.pid) - b0.ticks) / hz / wall;
-    const preciseB = (cpuNs(compared.pid) - b0.ns) / 1e9 / wall;
+    const b = cpuShare(compared.pid, b0, wall);
     console.log(
-      `side by side, ${compareBin}: CPU ${(cpuB * 100).toFixed(2)} % of one core (schedstat: ${(preciseB * 100).toFixed(2)} %), resident memory ${(rssKb(compared.pid) / 1024).toFixed(1)} MB`,
+      `side by side, ${compareBin}: CPU ${(b.ticks * 100).toFixed(2)} % of one core (schedstat: ${(b.precise * 100).toFixed(2)} %), resident memory ${(rssKb(compared.pid) / 1024).toFixed(1)} MB`,
     );
   }
   const part = (f) => (statusKb(agent.pid, f) / 1024).toFixed(1);

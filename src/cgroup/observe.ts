@@ -416,25 +416,21 @@ export async function matchProcesses(
 }
 
 /**
- * Between rounds: a PID born since the last look that a workload's process matcher selects and that
- * is not already known (a new thread of a placed process shows its process's command line too), or
- * null. Reads nothing when no task was born, and at most PROBE_MAX_BIRTHS PIDs; what it cannot judge
- * is left to the next round, which reads every young PID anyway.
- */
-export async function probeNewMatch(memo: ProcessScanMemo): Promise<number | null> {
-  return probeBirths(memo, bornSince(memo));
-}
-
-/**
- * The PIDs a probe would look at now: born since its last look, or seen born but not matching yet.
- * Synchronous, for the agent's timer: nearly every probe finds none, and then costs one read.
+ * Between rounds, the PIDs to look at: born since the probe's last look (the kernel's PID counter),
+ * or seen born but not matching yet. Synchronous, for the agent's timer: nearly every probe finds
+ * none, and then costs one read.
  */
 export function bornSince(memo: ProcessScanMemo): number[] {
   const target = memo.target();
   return target ? memo.births(readLastPid(target.procDir)) : [];
 }
 
-/** The first of `pids` that a workload's matcher selects and no round has placed yet, or null. */
+/**
+ * The first of `pids` (from bornSince) that a workload's process matcher selects and that is not
+ * already known (a new thread of a placed process shows its process's command line too), or null.
+ * At most PROBE_MAX_BIRTHS PIDs are born between looks; what it cannot judge is left to the next
+ * round, which reads every young PID anyway.
+ */
 export async function probeBirths(memo: ProcessScanMemo, pids: number[]): Promise<number | null> {
   const target = memo.target();
   if (!target || pids.length === 0) return null;

@@ -284,15 +284,15 @@ export async function observe(
   const { detectCgroupLayout } = await import('../cgroup/layout.js');
   // The mount table, read once: the cgroup v2 observer and the v1 choice below both go by it.
   const mounts = await detectCgroupLayout(root);
-  const scan = { mounts, ...(processScan ? { processScan } : {}) };
-  let observed = await observeHost(root, { paths: [...paths], units, processMatchers, ...scan });
+  const known = { mounts, ...(processScan ? { processScan } : {}) };
+  let observed = await observeHost(root, { paths: [...paths], units, processMatchers, ...known });
   // A unit found somewhere unexpected: make sure its ancestors are known too, for subtree_control.
   const missing = Object.values(observed.cgroup.units)
     .filter((p): p is string => p !== null)
     .flatMap((p) => ancestors(p))
     .filter((p) => !observed.cgroup.groups[p]);
   if (missing.length > 0 && observed.cgroup.layout === 'unified') {
-    observed = await observeHost(root, { paths: [...paths, ...missing], units, processMatchers, ...scan });
+    observed = await observeHost(root, { paths: [...paths, ...missing], units, processMatchers, ...known });
   }
   // The units behind every cgroup the plan may touch (targets, their ancestors, strict's top level).
   const { observeSystemd } = await import('../systemd/observe.js');

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { matchProcesses, probeNewMatch } from '../../src/cgroup/observe.js';
+import { bornSince, matchProcesses, probeBirths } from '../../src/cgroup/observe.js';
 import { PROBE_MAX_BIRTHS, ProcessScanMemo } from '../../src/cgroup/proc-scan.js';
 
 let root: string;
@@ -18,6 +18,8 @@ const proc = (pid: number, cmdline: string[]) => {
   );
 };
 const kafka = { kafka: { cmdline: 'kafka\\.Kafka' } };
+/** One probe tick of the agent's (agent.ts startProbe): the PIDs born since the last, then judged. */
+const probe = (memo: ProcessScanMemo) => probeBirths(memo, bornSince(memo));
 /** The kernel's PID counter as /proc/loadavg shows it (its last field). */
 const lastPid = (pid: number) => writeFileSync(join(root, 'proc/loadavg'), `0.00 0.01 0.05 1/93 ${pid}\n`);
 /** A thread: /proc/<tid> shows its process's command line; status names the process. */
@@ -67,7 +69,7 @@ describe('process scan memory', () => {
     const view = memo.view()!;
     expect((await matchProcesses(root, kafka, view)).matched.kafka).toEqual([20]);
     // The probe still finds the birth the audit did not take.
-    expect(await probeNewMatch(memo)).toBe(30);
+    expect(await probe(memo)).toBe(30);
     // Other matchers than the rounds': every PID is read.
     expect(
       (await matchProcesses(root, { other: { cmdline: 'sshd|kafka' } }, memo.view()!)).matched.other,
@@ -156,21 +158,21 @@ describe('process scan memory', () => {
     expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20]);
     proc(30, ['java', 'kafka.Kafka', 'b.properties']);
     expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20, 30]);
-    expect(await probeNewMatch(memo)).toBeNull();
+    expect(await probe(memo)).toBeNull();
   });
 
   it('probes the PIDs born since the last look: a new broker, even one that execs after fork', async () => {
     const memo = new ProcessScanMemo({ fullScanMs: 30_000, youngScans: 3, youngMs: 0 }, () => 0);
-    expect(await probeNewMatch(memo)).toBeNull(); // before any round: nothing to probe with
+    expect(await probe(memo)).toBeNull(); // before any round: nothing to probe with
     lastPid(20);
     await matchProcesses(root, kafka, memo);
-    expect(await probeNewMatch(memo)).toBeNull(); // nothing born
+    expect(await probe(memo)).toBeNull(); // nothing born
     proc(21, ['/bin/sh', 'kafka-server-start.sh']);
     lastPid(21);
-    expect(await probeNewMatch(memo)).toBeNull(); // not Kafka yet
+    expect(await probe(memo)).toBeNull(); // not Kafka yet
     proc(21, ['java', 'kafka.Kafka', 'server.properties']); // exec, no new PID
-    expect(await probeNewMatch(memo)).toBe(21);
-    expect(await probeNewMatch(memo)).toBeNull(); // reported once
+    expect(await probe(memo)).toBe(21);
+    expect(await probe(memo)).toBeNull(); // reported once
   });
 
   it('a new thread of a placed broker is not news; a thread of an unknown matching process is', async () => {
@@ -179,10 +181,10 @@ describe('process scan memory', () => {
     await matchProcesses(root, kafka, memo);
     thread(22, 20, ['java', 'kafka.Kafka', 'server.properties']);
     lastPid(22);
-    expect(await probeNewMatch(memo)).toBeNull();
+    expect(await probe(memo)).toBeNull();
     thread(24, 23, ['java', 'kafka.Kafka', 'other.properties']);
     lastPid(24);
-    expect(await probeNewMatch(memo)).toBe(24);
+    expect(await probe(memo)).toBe(24);
   });
 
   it('leaves a burst of births larger than PROBE_MAX_BIRTHS to the next round', async () => {
@@ -192,7 +194,7 @@ describe('process scan memory', () => {
     await matchProcesses(root, kafka, memo);
     proc(20 + PROBE_MAX_BIRTHS + 1, ['java', 'kafka.Kafka', 'b.properties']);
     lastPid(20 + PROBE_MAX_BIRTHS + 1);
-    expect(await probeNewMatch(memo)).toBeNull();
+    expect(await probe(memo)).toBeNull();
     now += 1000;
     expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20, 20 + PROBE_MAX_BIRTHS + 1]);
   });
