@@ -7,36 +7,34 @@ import type { Change } from '../model/plan.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
 
-export type JournalState =
+/** Every state a journal is written in: the type is read off this list, so the check in readJournalFile knows them all. */
+const JOURNAL_STATES = [
   /** Writes are being made; seen at start-up it means the apply was interrupted. */
-  | 'applying'
-  /** Every change is in place; `isolate rollback` can undo them. */
-  | 'applied'
-  /** Undo in progress (after a failure, an interruption, or `isolate rollback`). */
-  | 'rolling-back'
-  /** Everything was undone. */
-  | 'rolled-back'
-  /** Undo stopped on an error; the entries still `done` are in place. */
-  | 'rollback-failed';
-
-const JOURNAL_STATES: readonly JournalState[] = [
   'applying',
+  /** Every change is in place; `isolate rollback` can undo them. */
   'applied',
+  /** Undo in progress (after a failure, an interruption, or `isolate rollback`). */
   'rolling-back',
+  /** Everything was undone. */
   'rolled-back',
+  /** Undo stopped on an error; the entries still `done` are in place. */
   'rollback-failed',
-];
+] as const;
+export type JournalState = (typeof JOURNAL_STATES)[number];
+
+/**
+ * pending: recorded, write maybe made (a crash here leaves it unknown; undo is idempotent);
+ * done: written and verified; undone: restored; skipped: benign no-op (e.g. the PID exited).
+ */
+const ENTRY_STATUSES = ['pending', 'done', 'undone', 'skipped'] as const;
 
 export interface JournalEntry {
   seq: number;
   change: Change;
   /** Live value read just before the write (null: absent). */
   previous: string | null;
-  /**
-   * pending: recorded, write maybe made (a crash here leaves it unknown; undo is idempotent);
-   * done: written and verified; undone: restored; skipped: benign no-op (e.g. the PID exited).
-   */
-  status: 'pending' | 'done' | 'undone' | 'skipped';
+  /** One of ENTRY_STATUSES, above. */
+  status: (typeof ENTRY_STATUSES)[number];
   /** Why the entry was skipped, or how the undo differs from an exact restore. */
   note?: string;
 }
@@ -131,7 +129,7 @@ async function readJournalText(file: string): Promise<Journal | null> {
     throw unreadable('not a version 1 journal with an entries list');
   }
   // An unknown state would read as "nothing to recover": an interrupted apply left as it was.
-  if (!JOURNAL_STATES.includes(j.state))
+  if (!(JOURNAL_STATES as readonly string[]).includes(j.state))
     throw unreadable(`state ${JSON.stringify(j.state)} is not one isolate writes`);
   for (const [i, e] of j.entries.entries()) {
     const c = e?.change as Partial<Change> | undefined;
@@ -143,7 +141,7 @@ async function readJournalText(file: string): Promise<Journal | null> {
       typeof c.setting !== 'string' ||
       typeof c.backend !== 'string' ||
       !(e.previous === null || typeof e.previous === 'string') ||
-      !['pending', 'done', 'undone', 'skipped'].includes(e.status)
+      !(ENTRY_STATUSES as readonly string[]).includes(e.status)
     ) {
       throw unreadable(`entries[${i}] is malformed`);
     }
