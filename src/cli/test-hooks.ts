@@ -3,9 +3,10 @@
 // ISOLATE_TEST_PAUSE_AT_STEP creates <root>/run/isolate.paused and waits until it is removed.
 // ISOLATE_TEST_BARE_PLAN=1 lets `apply --plan` take a bare change list (faults no planner would make).
 // Read here, in the shell, and handed to the engine; the engine itself never reads the environment.
-import { access, writeFile } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import path from 'node:path';
 import type { EngineHooks } from '../apply/engine.js';
+import { writeFileAtomic } from '../sys/write.js';
 
 export function testHooksFromEnv(root: string, env: NodeJS.ProcessEnv): EngineHooks | undefined {
   const crashAt = Number(env.ISOLATE_TEST_CRASH_AT_STEP ?? '0');
@@ -26,7 +27,7 @@ export function testHooksFromEnv(root: string, env: NodeJS.ProcessEnv): EngineHo
 /** Create `<root>/run/isolate.paused` and wait (at most 5 min) until someone removes it. */
 async function pause(root: string): Promise<void> {
   const flag = path.join(root, 'run/isolate.paused');
-  await writeFile(flag, `${process.pid}\n`);
+  await writeFileAtomic(flag, `${process.pid}\n`);
   const until = Date.now() + 300_000;
   while (Date.now() < until) {
     try {

@@ -16,9 +16,10 @@
 //   content with a random token, so no name is ever reused.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { link, lstat, mkdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { writeNewFile } from './write.js';
 
 export interface LockHolder {
   pid: number;
@@ -154,7 +155,7 @@ function held(path: string, me: LockHolder, body: string): HeldLock {
 /** Create `path` holding `body`, atomically and only if it does not exist. */
 async function createWith(path: string, body: string, me: LockHolder): Promise<boolean> {
   const tmp = tempName(path, me);
-  await writeFile(tmp, body, { mode: 0o644 });
+  await writeNewFile(tmp, body, 0o644);
   try {
     await link(tmp, path);
     return true;

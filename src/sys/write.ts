@@ -1,5 +1,6 @@
-// The one way isolate writes a file of its own (plans, journals, metrics): atomically and durably,
-// and only over a regular file or into a missing name. isolate runs as root: a rename over a device
+// The one way isolate writes a file of its own (plans, journals, metrics, lock records): atomically
+// and durably over a regular file or into a missing name (writeFileAtomic), or as a new file that must
+// not exist yet (writeNewFile). isolate runs as root: a rename over a device
 // node, a symlink or a FIFO would replace a system file (`--out /dev/stdout` replacing the link), so
 // anything else at the path is refused before a byte is written.
 import { randomBytes } from 'node:crypto';
@@ -101,4 +102,28 @@ export async function writeFileAtomic(file: string, data: string, opts: WriteOpt
   } finally {
     await dh.close();
   }
+}
+
+/**
+ * Create `file`, which must not exist, holding `data` (the lock's private records, linked into place
+ * afterwards). O_EXCL|O_NOFOLLOW: whatever is already at the name — a file, a symlink planted there
+ * (even a dangling one), a FIFO, a device — fails the call with EEXIST instead of being written through
+ * or opened. Not synced: a record that does not survive a crash belongs to a process that is gone.
+ */
+export async function writeNewFile(file: string, data: string, mode = 0o600): Promise<void> {
+  const fh = await open(
+    file,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    mode,
+  );
+  try {
+    // After creation, so the umask cannot narrow it.
+    await fh.chmod(mode);
+    await fh.writeFile(data);
+  } catch (err) {
+    await fh.close();
+    await unlink(file).catch(() => {});
+    throw err;
+  }
+  await fh.close();
 }

@@ -25,7 +25,7 @@ import {
   readTrimSync,
   readTextFile,
 } from '../../src/sys/read.js';
-import { writeFileAtomic } from '../../src/sys/write.js';
+import { writeFileAtomic, writeNewFile } from '../../src/sys/write.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'isolate-files-'));
 
@@ -62,6 +62,36 @@ describe('writeFileAtomic', () => {
     expect(existsSync(join(d, 'x'))).toBe(false);
     await writeFileAtomic(join(d, 'var/lib/isolate/plan.json'), 'x', { createParents: true });
     expect(readFileSync(join(d, 'var/lib/isolate/plan.json'), 'utf8')).toBe('x');
+  });
+});
+
+describe('writeNewFile', () => {
+  it('creates a missing name with exactly the mode asked, whatever the umask', async () => {
+    const d = tmp();
+    const old = process.umask(0o077);
+    try {
+      await writeNewFile(join(d, 'rec'), 'one\n', 0o644);
+    } finally {
+      process.umask(old);
+    }
+    expect(readFileSync(join(d, 'rec'), 'utf8')).toBe('one\n');
+    expect(lstatSync(join(d, 'rec')).mode & 0o777).toBe(0o644);
+  });
+  it('fails on anything already at the name, and writes through nothing', async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'victim'), 'precious\n');
+    writeFileSync(join(d, 'file'), 'theirs\n');
+    symlinkSync(join(d, 'victim'), join(d, 'link'));
+    symlinkSync(join(d, 'nowhere'), join(d, 'dangling'));
+    execFileSync('mkfifo', [join(d, 'fifo')]);
+    for (const name of ['file', 'link', 'dangling', 'fifo']) {
+      await expect(writeNewFile(join(d, name), 'x')).rejects.toMatchObject({ code: 'EEXIST' });
+    }
+    expect(readFileSync(join(d, 'victim'), 'utf8')).toBe('precious\n');
+    expect(readFileSync(join(d, 'file'), 'utf8')).toBe('theirs\n');
+    // A dangling link is not followed to create its target.
+    expect(existsSync(join(d, 'nowhere'))).toBe(false);
+    expect(lstatSync(join(d, 'fifo')).isFIFO()).toBe(true);
   });
 });
 
