@@ -8,10 +8,10 @@ import {
   type WriteResult,
 } from '../apply/executor.js';
 import { changeSubject } from '../model/describe.js';
+import { WriteRefused, writeKernelFile } from '../sys/write.js';
 import { UserError } from '../model/errors.js';
 import { formatBytes, pageAlign, parseBytes } from '../model/units.js';
-import { constants } from 'node:fs';
-import { mkdir, open, rmdir } from 'node:fs/promises';
+import { mkdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Change } from '../model/plan.js';
 import { sameCpuList } from '../model/cpuset.js';
@@ -174,26 +174,24 @@ export class CgroupFsExecutor implements ChangeExecutor {
     return sameValue(change.setting, a, b);
   }
 
-  /** One write(2) of `value` to `file`; errors become StepError with the errno's meaning. */
+  /**
+   * One write(2) of `value` to `file` through the one writer's kernel-file write (which refuses a link,
+   * a FIFO or a device at the name); errors become StepError with the errno's meaning.
+   */
   async write(file: string, value: string, change: Change, what: string): Promise<void> {
-    let fh: Awaited<ReturnType<typeof open>> | undefined;
     try {
-      fh = await open(file, constants.O_WRONLY | constants.O_TRUNC);
       // An empty value is written as "\n" (the kernel strips it: the same empty list): Node's
       // FileHandle.write returns at once for a zero-length buffer without calling write(2), so an
       // undo to "" silently left the old list in place (seen on kernel 6.1: /hadoop-yarn kept
       // 0-1,4-7 after rollback, with no error and no ENOSPC, which the real write gets).
-      const buf = Buffer.from(value === '' ? '\n' : value);
-      // A single write(2): cgroupfs acts on each write call separately.
-      await fh.write(buf, 0, buf.length, null);
+      await writeKernelFile(file, Buffer.from(value === '' ? '\n' : value));
     } catch (err) {
+      if (err instanceof WriteRefused) throw new StepError(`${what}: ${err.message}`);
       const code = errCode(err);
       throw new StepError(
         `${what}: writing "${value}" to ${file} failed: ${code ?? String(err)} (${errnoMeaning(change.setting, code)})`,
         code,
       );
-    } finally {
-      await fh?.close().catch(() => {});
     }
   }
 

@@ -127,3 +127,36 @@ export async function writeNewFile(file: string, data: string, mode = 0o600): Pr
   }
   await fh.close();
 }
+
+/** A write isolate refused before opening the file: what is at the name is not a kernel interface file. */
+export class WriteRefused extends Error {}
+
+/**
+ * One write(2) of `data` to an existing kernel interface file (a cgroupfs file; in a fixture tree a
+ * plain file standing in for one). Those are regular files; a symbolic link, a FIFO or a device at
+ * that name is not one, and opening a device for writing can already act on it (a tape rewinds), so
+ * the name is lstat'ed first and refused (WriteRefused) unless it is a regular file. The open does not
+ * follow a link or wait for a FIFO's reader (O_NOFOLLOW|O_NONBLOCK), and the opened file must be the
+ * one lstat'ed (device and inode), or nothing is written. Truncated on open: a fixture's plain file
+ * then holds the value alone, and the kernel ignores it. Errors of the open and the write (the
+ * kernel's answer: EINVAL, ENOSPC, EBUSY...) are thrown as they are, with their errno code.
+ */
+export async function writeKernelFile(file: string, data: Buffer): Promise<void> {
+  const st = await lstat(file);
+  if (!st.isFile())
+    throw new WriteRefused(`refusing to write to ${file}: it is ${fileKind(st)}, not a kernel file`);
+  const fh = await open(
+    file,
+    constants.O_WRONLY | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+  );
+  try {
+    const opened = await fh.stat();
+    if (opened.dev !== st.dev || opened.ino !== st.ino) {
+      throw new WriteRefused(`refusing to write to ${file}: it was replaced while being opened`);
+    }
+    // A single write(2): cgroupfs acts on each write call separately.
+    await fh.write(data, 0, data.length, null);
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}

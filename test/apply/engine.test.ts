@@ -1,6 +1,7 @@
 // Engine logic (journal, order, rollback, recovery, lock) against an in-memory backend. Kernel
 // semantics of the cgroupfs backend are proven in test/vm on a real kernel.
-import { mkdir, mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -334,14 +335,42 @@ describe('sameValue', () => {
 });
 
 describe('cgroupfs write', () => {
-  it('an empty value reaches write(2) (Node skips zero-length writes): /dev/full answers ENOSPC', async () => {
+  const c = { backend: 'cgroupfs', target: '/x', setting: 'cpuset.cpus', from: '0-7', to: '' } as Change;
+  it('an empty value reaches write(2) (Node skips zero-length writes)', async () => {
     // Node's FileHandle.write returns without a syscall for an empty buffer; an undo of a cpuset list
-    // to "" then silently changed nothing (kernel 6.1, /hadoop-yarn). /dev/full fails every real write.
-    const exec = new CgroupFsExecutor('/');
-    const c = { backend: 'cgroupfs', target: '/x', setting: 'cpuset.cpus', from: '0-7', to: '' } as Change;
-    const err = await exec.write('/dev/full', '', c, 'undo /x cpuset.cpus').catch((e) => e);
+    // to "" then silently changed nothing (kernel 6.1, /hadoop-yarn). The open truncates a plain
+    // file, so only a real write(2) leaves the "\n" the kernel would read as the empty list.
+    const file = path.join(root, 'cpuset.cpus');
+    await writeFile(file, '0-7\n');
+    await new CgroupFsExecutor(root).write(file, '', c, 'undo /x cpuset.cpus');
+    expect(await readFile(file, 'utf8')).toBe('\n');
+  });
+  it('refuses a link, a FIFO or a device at the name before opening it, and writes through nothing', async () => {
+    const exec = new CgroupFsExecutor(root);
+    const victim = path.join(root, 'victim');
+    await writeFile(victim, 'precious\n');
+    await symlink(victim, path.join(root, 'link'));
+    execFileSync('mkfifo', [path.join(root, 'fifo')]);
+    for (const [file, kind] of [
+      [path.join(root, 'link'), 'a symbolic link'],
+      [path.join(root, 'fifo'), 'a FIFO'],
+      ['/dev/full', 'a character device'],
+    ] as const) {
+      const err = await exec.write(file, '2-3', c, 'apply /x cpuset.cpus').catch((e) => e);
+      expect(err).toBeInstanceOf(StepError);
+      expect((err as StepError).message).toBe(
+        `apply /x cpuset.cpus: refusing to write to ${file}: it is ${kind}, not a kernel file`,
+      );
+    }
+    expect(await readFile(victim, 'utf8')).toBe('precious\n');
+  });
+  it("keeps the kernel's errno: a missing file is ENOENT with its meaning", async () => {
+    const err = await new CgroupFsExecutor(root)
+      .write(path.join(root, 'gone/cpuset.cpus'), '2-3', c, 'apply /x cpuset.cpus')
+      .catch((e) => e);
     expect(err).toBeInstanceOf(StepError);
-    expect((err as StepError).code).toBe('ENOSPC');
+    expect((err as StepError).code).toBe('ENOENT');
+    expect((err as StepError).message).toContain(errnoMeaning('cpuset.cpus', 'ENOENT'));
   });
 });
 
