@@ -1,7 +1,8 @@
 // Where NIC interrupts may be delivered: an IRQ on an exclusive core interrupts Kafka.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { CpuSet } from '../model/cpuset.js';
+import { readTrimSync } from '../sys/read.js';
 
 export interface IrqInfo {
   irq: number;
@@ -27,18 +28,14 @@ export function nicIrqs(root: string, exclusive: CpuSet): IrqInfo[] {
       for (const i of readdirSync(path.join(dev, 'msi_irqs'))) irqs.add(Number(i));
     } catch {}
     if (irqs.size === 0) {
-      try {
-        const n = Number(readFileSync(path.join(dev, 'irq'), 'latin1').trim());
-        if (n > 0) irqs.add(n);
-      } catch {}
+      const n = Number(readTrimSync(path.join(dev, 'irq')) ?? 0);
+      if (n > 0) irqs.add(n);
     }
     for (const irq of [...irqs].sort((a, b) => a - b)) {
       let aff: string | null = null;
       for (const f of ['effective_affinity_list', 'smp_affinity_list']) {
-        try {
-          aff = readFileSync(path.join(root, 'proc/irq', String(irq), f), 'latin1').trim();
-          if (aff) break;
-        } catch {}
+        aff = readTrimSync(path.join(root, 'proc/irq', String(irq), f));
+        if (aff) break;
       }
       if (aff === null) continue;
       let overlaps = false;

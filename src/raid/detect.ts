@@ -1,8 +1,9 @@
 // Which RAID controllers the kernel sees (sysfs under --root) and what the host runs as software
 // RAID. No vendor tool is run here.
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HostAdapter, MdArray, RaidTool } from '../model/raid.js';
+import { readBoundedIfPresent, readTrimSync } from '../sys/read.js';
 
 /**
  * `scsi_host/host*\/proc_name` → tool families that manage the driver's cache (raid-cli.md §1 table).
@@ -31,12 +32,9 @@ export async function scsiHosts(root: string): Promise<HostAdapter[]> {
   }
   const out: HostAdapter[] = [];
   for (const host of names.filter((n) => /^host\d+$/.test(n)).sort((a, b) => hostNo(a) - hostNo(b))) {
-    try {
-      const procName = (await readFile(join(dir, host, 'proc_name'), 'utf8')).trim();
-      if (procName !== '') out.push({ host, procName });
-    } catch {
-      // A host without proc_name (virtual adapters) says nothing about RAID.
-    }
+    // A host without proc_name (virtual adapters) says nothing about RAID.
+    const procName = readTrimSync(join(dir, host, 'proc_name'));
+    if (procName) out.push({ host, procName });
   }
   return out;
 }
@@ -75,9 +73,12 @@ export function parseMdstat(content: string): MdArray[] {
   return out;
 }
 
+/** /proc/mdstat: a few lines an array; a host with hundreds of arrays stays far below this. */
+const MDSTAT_MAX_BYTES = 1024 ** 2;
+
 export async function mdArrays(root: string): Promise<MdArray[]> {
   try {
-    return parseMdstat(await readFile(join(root, 'proc/mdstat'), 'utf8'));
+    return parseMdstat(readBoundedIfPresent(join(root, 'proc/mdstat'), { maxBytes: MDSTAT_MAX_BYTES }) ?? '');
   } catch {
     return [];
   }

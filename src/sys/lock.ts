@@ -15,10 +15,11 @@
 //   stale break file, which is broken the same way (one level deeper) — every level is named after
 //   content with a random token, so no name is ever reused.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { link, lstat, mkdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readTrimSync } from './read.js';
 import { writeNewFile } from './write.js';
 
 export interface LockHolder {
@@ -70,14 +71,11 @@ const GARBAGE_GRACE_MS = 10_000;
 
 /** Start time of a process from this machine's /proc, or null. */
 export function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // comm (field 2) may contain spaces and parentheses: count fields after the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return rest[19] ?? null;
-  } catch {
-    return null;
-  }
+  const stat = readTrimSync(`/proc/${pid}/stat`);
+  if (stat === null) return null;
+  // comm (field 2) may contain spaces and parentheses: count fields after the last ')'.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return rest[19] ?? null;
 }
 
 /** Is the process that wrote `h` still running (and not a different process with its PID)? */

@@ -3,12 +3,12 @@
 // unit's cgroup files, which systemd rewrites on every reload. Rollback removes exactly the
 // drop-ins isolate created, then reloads systemd once for all of them (commitUndo).
 import { existsSync, rmSync } from 'node:fs';
-import { mkdir, readFile, rmdir } from 'node:fs/promises';
+import { mkdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type ChangeExecutor, StepError, type UndoResult } from '../apply/executor.js';
 import { CpuSet } from '../model/cpuset.js';
 import { UserError } from '../model/errors.js';
-import { readTrimSync } from '../sys/read.js';
+import { readBoundedIfPresent, readTrimSync } from '../sys/read.js';
 import type { Change } from '../model/plan.js';
 import { cgroupCpuList, sliceDropInPath, sliceDropInText } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
@@ -159,7 +159,11 @@ export class SystemdExecutor implements ChangeExecutor {
    */
   private async undoSlice(change: Change, previous: string | null): Promise<UndoResult> {
     const file = this.sliceDropIn(change.target);
-    const text = await readFile(file, 'utf8').catch(() => null);
+    // Bounded and regular files only: a FIFO or device at isolate's name is not its drop-in.
+    let text: string | null = null;
+    try {
+      text = readBoundedIfPresent(file, { maxBytes: 64 * 1024 });
+    } catch {}
     if (text !== null && !text.startsWith('# Written by isolate')) {
       return { note: `${file} was not written by isolate; left in place` };
     }

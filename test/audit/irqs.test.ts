@@ -1,6 +1,7 @@
 // NIC IRQ affinity as `isolate check` reports it: MSI vectors from the NIC's PCI function, their
 // effective affinity from /proc/irq, and whether they land on an exclusive workload's CPUs.
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,5 +45,20 @@ describe('NIC IRQ affinity', () => {
       { irq: 27, nic: 'eth0', affinity: '2,6', overlapsExclusive: true },
       { irq: 11, nic: 'eth1', affinity: '0', overlapsExclusive: false },
     ]);
+  });
+  it('a FIFO in place of an affinity file reads as empty rather than hanging the audit', () => {
+    // Under --root anything can stand at a /proc path; a blocking read of a FIFO with no writer would
+    // stop `isolate check` (and the agent's audit) for good.
+    const root = host();
+    const fifo = join(root, 'proc/irq/26/effective_affinity_list');
+    rmSync(fifo);
+    execFileSync('mkfifo', [fifo]);
+    const irqs = nicIrqs(root, CpuSet.parse('6-7'));
+    expect(irqs.find((i) => i.irq === 26)).toEqual({
+      irq: 26,
+      nic: 'eth0',
+      affinity: '0-7',
+      overlapsExclusive: true,
+    });
   });
 });
