@@ -116,16 +116,17 @@ export async function writeNewFile(file: string, data: string, mode = 0o600): Pr
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
     mode,
   );
+  let written = false;
   try {
     // After creation, so the umask cannot narrow it.
     await fh.chmod(mode);
     await fh.writeFile(data);
-  } catch (err) {
-    await fh.close();
-    await unlink(file).catch(() => {});
-    throw err;
+    written = true;
+  } finally {
+    await fh.close().catch(() => {});
+    // Never leave a half-written record behind under a name only this process knows.
+    if (!written) await unlink(file).catch(() => {});
   }
-  await fh.close();
 }
 
 /** A write isolate refused before opening the file: what is at the name is not a kernel interface file. */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { type ChangeExecutor, StepError, type UndoResult } from '../apply/executor.js';
 import { CpuSet } from '../model/cpuset.js';
 import { UserError } from '../model/errors.js';
-import { readBoundedIfPresent, readTrimSync } from '../sys/read.js';
+import { ReadRefused, readBoundedIfPresent, readTrimSync } from '../sys/read.js';
 import type { Change } from '../model/plan.js';
 import { cgroupCpuList, sliceDropInPath, sliceDropInText } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
@@ -160,10 +160,13 @@ export class SystemdExecutor implements ChangeExecutor {
   private async undoSlice(change: Change, previous: string | null): Promise<UndoResult> {
     const file = this.sliceDropIn(change.target);
     // Bounded and regular files only: a FIFO or device at isolate's name is not its drop-in.
-    let text: string | null = null;
+    let text: string | null;
     try {
       text = readBoundedIfPresent(file, { maxBytes: 64 * 1024 });
-    } catch {}
+    } catch (err) {
+      const why = err instanceof ReadRefused ? err.reason : String(err);
+      return { note: `${file} is not isolate's drop-in (${why}); left in place` };
+    }
     if (text !== null && !text.startsWith('# Written by isolate')) {
       return { note: `${file} was not written by isolate; left in place` };
     }

@@ -3,7 +3,8 @@
 // its last daemon-reload (plus runtime set-property values at once), and every call is logged, so the
 // number of daemon-reloads a rollback costs is counted, not assumed. Real systemd: test/vm/systemd-strict.
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -359,5 +360,25 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
     expect((err as Error).message).toMatch(
       /the kernel still fences \/sys\/fs\/cgroup\/system\.slice\/cpuset\.cpus\.effective=0-1,4-7 \(parent's 0-7; system\.slice AllowedCPUs=\)/,
     );
+  });
+
+  it("a FIFO at the Slice= drop-in's name is left in place with a note, never read (a blocking read would hang the rollback)", async () => {
+    const exec = new TmpRootSystemd(root);
+    const file = exec.sliceDropIn('kafka.service');
+    await mkdir(path.dirname(file), { recursive: true });
+    execFileSync('mkfifo', [file]);
+    const change = {
+      backend: 'systemd',
+      target: 'kafka.service',
+      setting: 'Slice',
+      from: 'system.slice',
+      to: 'kafka.slice',
+    } as Change;
+    const r = await exec.undo(change, 'system.slice');
+    expect(r).toEqual({
+      note: `${file} is not isolate's drop-in (a FIFO, not a regular file); left in place`,
+    });
+    expect(lstatSync(file).isFIFO()).toBe(true);
+    expect(await calls()).toEqual([]);
   });
 });
