@@ -51,9 +51,9 @@ function once(cmd, args) {
 }
 
 // How a binary came into the page cache decides how many page faults mapping it costs, and on this
-// kind of VM a fault costs 13-18 µs (a loop touching fresh pages): read from start to end, the cache
-// holds it in large folios and the kernel maps more of it per fault; paged in by faults (the first exec
-// after the cache lost it) it does not. Measured with `perf stat -e minor-faults` on 2026-12-02:
+// kind of VM a fault costs 13-18 µs (a loop touching fresh pages): read from start to end first, it
+// costs fewer faults than when paged in by faults (the first exec after the cache lost it) — the kernel
+// maps more of it per fault then (larger page-cache folios from readahead, presumably; not verified). Measured with `perf stat -e minor-faults` on 2026-12-02:
 // `node -e 0` 2,476 faults after a sequential read, 2,782 after an exec came first; `plan --dry-run`
 // 3,430 and 3,789; a binary freshly written by `npm run package` ~3,350-3,420. So both the runtime and
 // the executable (files of this checkout) are first dropped from the cache (dd's iflag=nocache with
