@@ -8,13 +8,13 @@ import {
   type WriteResult,
 } from '../apply/executor.js';
 import { changeSubject } from '../model/describe.js';
-import { WriteRefused, writeKernelFile } from '../sys/write.js';
 import { UserError } from '../model/errors.js';
 import { formatBytes, pageAlign, parseBytes } from '../model/units.js';
 import { mkdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Change } from '../model/plan.js';
 import { sameCpuList } from '../model/cpuset.js';
+import { WriteRefused, writeKernelFile } from '../sys/write.js';
 import { errCode, errnoMeaning } from './errno.js';
 import { cgroupDir, exists, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
 import { writeRefusal } from './observe.js';

@@ -61,6 +61,9 @@ interface Widened {
   setting: string;
 }
 
+/** isolate's Slice= drop-in is five short lines (sliceDropInText); anything far larger at its name is not isolate's. */
+const DROP_IN_MAX_BYTES = 64 * 1024;
+
 export class SystemdExecutor implements ChangeExecutor {
   constructor(readonly root: string) {}
 
@@ -162,7 +165,7 @@ export class SystemdExecutor implements ChangeExecutor {
     // Bounded and regular files only: a FIFO or device at isolate's name is not its drop-in.
     let text: string | null;
     try {
-      text = readBoundedIfPresent(file, { maxBytes: 64 * 1024 });
+      text = readBoundedIfPresent(file, { maxBytes: DROP_IN_MAX_BYTES });
     } catch (err) {
       const why = err instanceof ReadRefused ? err.reason : String(err);
       return { note: `${file} is not isolate's drop-in (${why}); left in place` };
