@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RUNTIME } from '../scripts/bundle-common.mjs';
+import { readThrough } from './page-cache.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const runs = Number(process.argv[2] ?? 40);
@@ -59,12 +60,7 @@ function once(cmd, args) {
 // the executable (files of this checkout) are first dropped from the cache (dd's iflag=nocache with
 // count=0: posix_fadvise DONTNEED of clean pages) and read through once, and every run compares them in
 // the same state, whatever ran before.
-for (const file of [packagedNode, exe]) {
-  const dd = spawnSync('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none']);
-  if (dd.status !== 0) throw new Error(`dd iflag=nocache ${file}: ${dd.stderr}`);
-  const cat = spawnSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] });
-  if (cat.status !== 0) throw new Error(`cat ${file} failed`);
-}
+for (const file of [packagedNode, exe]) readThrough(file);
 
 const warmup = 3;
 const samples = rows.map(() => ({ wall: [], cpu: [] }));

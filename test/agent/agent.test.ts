@@ -295,7 +295,7 @@ describe('isolate agent', () => {
       writeFileSync(join(root, 'proc/loadavg'), `0.00 0.00 0.00 1/80 ${pid}\n`);
     proc(100, '/usr/sbin/sshd -D');
     lastPid(100);
-    // A 2 s interval: the probe looks every 500 ms; without it the second round would come at 2 s with
+    // A 2 s interval: the probe looks 1 s after the first round; without it the second round would come at 2 s with
     // no probe log line, and the test fails on that line, not on timing.
     const r = await drive({ ...base(root, policyPath), intervalMs: 2000 }, (_round, n) => {
       if (n === 1) {
