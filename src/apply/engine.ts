@@ -15,6 +15,7 @@ import {
   foldJournal,
   type Journal,
   type JournalEntry,
+  type JournalState,
   journalDir,
   journalPath,
   newJournal,
@@ -114,10 +115,13 @@ function executorOf(execs: Executors, c: Change): ChangeExecutor {
 }
 
 /** Whether an interrupted apply/rollback left work to finish. */
-export function needsRecovery(j: Journal | null): boolean {
-  return (
-    j !== null && (j.state === 'applying' || j.state === 'rolling-back' || j.state === 'rollback-failed')
-  );
+export function needsRecovery(j: Pick<Journal, 'state'> | null): boolean {
+  return stateNeedsRecovery(j?.state ?? null);
+}
+
+/** Whether a journal in this state (null: none) was left by an interrupted run. */
+export function stateNeedsRecovery(state: JournalState | null): boolean {
+  return state === 'applying' || state === 'rolling-back' || state === 'rollback-failed';
 }
 
 function abortReason(signal: AbortSignal | undefined): string | null {

@@ -7,10 +7,11 @@ import {
   type RecoveryReport,
   type RollbackResult,
   needsRecovery,
+  stateNeedsRecovery,
   recoverIfNeeded,
   rollbackLast,
 } from '../apply/engine.js';
-import { readBaseline, readJournal } from '../apply/journal.js';
+import { readBaseline, readJournal, readJournalState } from '../apply/journal.js';
 import type { ProcessScanner } from '../cgroup/proc-scan.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
@@ -69,7 +70,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   const { root, log } = req;
   // An interrupted apply is undone first: every plan must be made against a whole host.
   // The agent comes here every round: backends are built only when there is something to recover.
-  const journal = await readJournal(root);
+  const journal = stateNeedsRecovery(await readJournalState(root)) ? await readJournal(root) : null;
   const early = needsRecovery(journal)
     ? await recoverIfNeeded({
         root,

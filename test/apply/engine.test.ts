@@ -9,7 +9,13 @@ import { ApplyFailedError, applyChanges, EXIT, rollbackLast } from '../../src/ap
 import { type ChangeExecutor, StepError } from '../../src/apply/executor.js';
 import { CgroupFsExecutor, sameValue } from '../../src/cgroup/cgroupfs.js';
 import { errnoMeaning } from '../../src/cgroup/errno.js';
-import { journalParses, journalPath, readJournal, writeJournal } from '../../src/apply/journal.js';
+import {
+  journalParses,
+  journalPath,
+  readJournal,
+  readJournalState,
+  writeJournal,
+} from '../../src/apply/journal.js';
 import { acquireLock, lockPath } from '../../src/apply/lock.js';
 import { UserError } from '../../src/model/errors.js';
 import type { Change, RaidSetting } from '../../src/model/plan.js';
@@ -304,6 +310,10 @@ describe('journal', () => {
     first!.state = 'rolled-back';
     const second = await readJournal(root);
     expect([second?.state, second?.entries[0]?.status]).toEqual(['applied', 'done']);
+    // The agent's question every round (the state alone) does not parse either, and a caller's
+    // change to its copy is not taken for the journal's state.
+    second!.state = 'applying';
+    expect(await readJournalState(root)).toBe('applied');
     expect(parses()).toBe(before);
     // Rewritten in place, same size, its modification time set back: the change time still moved.
     const { mtime, atime } = await stat(file);
@@ -318,9 +328,11 @@ describe('journal', () => {
     // Replaced by another apply (writeJournal: a new file): read again.
     await writeJournal(root, { ...second!, state: 'rolled-back' });
     expect((await readJournal(root))?.state).toBe('rolled-back');
+    expect(await readJournalState(root)).toBe('rolled-back');
     // Gone: none, without an error.
     await rm(file);
     expect(await readJournal(root)).toBeNull();
+    expect(await readJournalState(root)).toBeNull();
   });
 });
 
