@@ -61,6 +61,21 @@ export function listNames(dir: string): Set<string> | null {
   }
 }
 
+/** A directory's names and, among them, its subdirectories, from one listing; null when unreadable. */
+export function listEntries(dir: string): { names: Set<string>; dirs: string[] } | null {
+  try {
+    const names = new Set<string>();
+    const dirs: string[] = [];
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      names.add(e.name);
+      if (e.isDirectory()) dirs.push(e.name);
+    }
+    return { names, dirs };
+  } catch {
+    return null;
+  }
+}
+
 export async function listDirs(dir: string): Promise<string[]> {
   try {
     const ents = readdirSync(dir, { withFileTypes: true });

@@ -18,6 +18,7 @@ import {
   exists,
   isDir,
   listDirs,
+  listEntries,
   listNames,
   normCgPath,
   ownedBySystemd,
@@ -119,14 +120,13 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
   const layout = req.mounts?.layout ?? (await detectLayout(root));
   if (layout !== 'unified') return unavailableCgroupFs(layout, layoutRefusal(mount, layout)!);
 
-  const [controllersText, subtreeText, topLevel, kernel] = await Promise.all([
-    readTrim(path.join(mount, 'cgroup.controllers')),
-    readTrim(path.join(mount, 'cgroup.subtree_control')),
-    listDirs(mount),
-    kernelRelease(root),
-  ]);
-  const rootControllers = splitWords(controllersText);
-  const rootSubtreeControl = splitWords(subtreeText);
+  // Each directory is listed once a round: the root's listing gives its files and the top level, and
+  // the top-level groups' listings also say which features the kernel has (detectFeatures).
+  const listings = new Map<string, Set<string> | null>();
+  const rootEntries = listEntries(mount);
+  const topLevel = rootEntries ? [...rootEntries.dirs].sort() : [];
+  listings.set('/', rootEntries?.names ?? null);
+  const kernel = await kernelRelease(root);
 
   const units: Record<string, string | null> = {};
   await Promise.all(
@@ -141,14 +141,16 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
   for (const p of Object.values(units)) if (p) wanted.add(p);
 
   const groups: Record<string, ObservedGroup> = {};
-  groups['/'] = await observeGroup(root, '/', ROOT_FILES);
-  await Promise.all(
-    [...wanted].map(async (p) => {
-      groups[p] = await observeGroup(root, p, GROUP_FILES);
-    }),
-  );
+  groups['/'] = observeListed(root, '/', ROOT_FILES, listings.get('/')!);
+  for (const p of wanted) {
+    const names = listNames(cgroupDir(root, p));
+    listings.set(p, names);
+    groups[p] = observeListed(root, p, GROUP_FILES, names);
+  }
+  const rootControllers = splitWords(groups['/'].values['cgroup.controllers'] ?? null);
+  const rootSubtreeControl = splitWords(groups['/'].values['cgroup.subtree_control'] ?? null);
 
-  const features = await detectFeatures(root, topLevel, kernel);
+  const features = await detectFeatures(root, topLevel, kernel, listings);
   let reason: string | undefined;
   if (!rootControllers.includes('cpuset')) {
     reason = cpusetRefusal(mount);
@@ -194,14 +196,14 @@ async function detectFeatures(
   root: string,
   topLevel: string[],
   kernel: string | null,
+  listings: ReadonlyMap<string, Set<string> | null>,
 ): Promise<ObservedCgroupFs['features']> {
   const f = { partition: false, exclusive: false, cpuIdle: false, memoryMin: false };
   let sawCpuset = false;
   let sawCpu = false;
   let sawMemory = false;
   for (const t of topLevel) {
-    const dir = cgroupDir(root, `/${t}`);
-    const has = listNames(dir);
+    const has = listings.get(`/${t}`);
     if (!has) continue;
     if (has.has('cpuset.cpus')) {
       sawCpuset = true;
@@ -236,10 +238,19 @@ export async function observeGroup(
   files: readonly string[] = GROUP_FILES,
 ): Promise<ObservedGroup> {
   const p = normCgPath(cgPath);
-  const dir = cgroupDir(root, p);
   // One listing instead of a failed open per file the kernel does not have (no memory controller
   // enabled, no cpuset.cpus.exclusive before 6.7): a failed open throws, and throwing is what costs.
-  const names = listNames(dir);
+  return observeListed(root, p, files, listNames(cgroupDir(root, p)));
+}
+
+/** observeGroup with the group's directory already listed (null: it does not exist). */
+function observeListed(
+  root: string,
+  p: string,
+  files: readonly string[],
+  names: Set<string> | null,
+): ObservedGroup {
+  const dir = cgroupDir(root, p);
   const g: ObservedGroup = {
     exists: names !== null,
     values: {},
