@@ -34,10 +34,16 @@ const WRITE_POLICY = ['write-back', 'write-through', 'always-write-back', 'unkno
 export async function createMetrics(): Promise<AgentMetrics> {
   const prom = await import('prom-client');
   const registry = new prom.Registry();
-  // The event-loop lag sampler wakes the process every `precision` ms; prom-client's 10 ms default
-  // alone cost the idle agent ~0.6 % of a core (bench/agent-idle.mjs). One sample a second still
-  // catches a loop blocked for longer than a round.
-  prom.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
+  // prom-client's event-loop delay histogram (nodejs_eventloop_lag_{min,max,mean,stddev,p50,p90,p99}
+  // _seconds) records the time between the ticks of its own timer: its sampling period plus the lag,
+  // so at 1 s it reported a lag of ~1 s. And every tick wakes the process: at its 10 ms default that
+  // alone cost the idle agent ~0.6 % of a core, at 1 s it was one of the agent's three wake-ups a
+  // second (bench/agent-idle.mjs). Those gauges are left out; their sampler, which cannot be turned
+  // off, ticks once an hour. nodejs_eventloop_lag_seconds, measured at each scrape, stays.
+  prom.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 3_600_000 });
+  for (const stat of ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99']) {
+    registry.removeSingleMetric(`nodejs_eventloop_lag_${stat}_seconds`);
+  }
   const g = (name: string, help: string, labelNames: string[] = []) =>
     new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[] = []) =>

@@ -75,6 +75,9 @@ describe('metrics endpoint', () => {
       });
       expect(body).toMatch(/^isolate_policy_valid 1$/m);
       expect(body).toMatch(/^process_resident_memory_bytes \d+/m);
+      // The lag measured at the scrape, not the delay histogram's (its period plus the lag).
+      expect(body).toMatch(/^nodejs_eventloop_lag_seconds /m);
+      expect(body).not.toMatch(/^nodejs_eventloop_lag_(min|max|mean|stddev|p50|p90|p99)_seconds/m);
     } finally {
       server.close();
     }
