@@ -233,8 +233,8 @@ const MIN_NUDGE_GAP_MS = 100;
  * The probe for new matching processes looks once between two rounds, half an interval after the
  * round (not under 100 ms): a new broker then waits half an interval at most, not a whole one. Not
  * more often: on the VMs this was measured on, each wake-up of an idle Node.js process costs ~0.3 ms
- * of CPU (an empty 250 ms timer: 0.2 % of a core, a 1 s one 0.08 %), and three more a second were a
- * fifth of the agent's idle cost (bench/agent-idle.mjs).
+ * of CPU (an empty 250 ms timer: 0.2 % of a core, a 1 s one 0.08 %), and the three more a second of
+ * a quarter-interval probe were 11-15 % of the agent's idle cost (bench/agent-idle.mjs, side by side).
  */
 export function probePeriodMs(intervalMs: number): number {
   return Math.max(100, Math.floor(intervalMs / 2));
