@@ -213,7 +213,7 @@ const compareBin = process.env.AGENT_COMPARE || undefined;
 let compared;
 let compareRoot;
 // The executables measured start paged in by their own exec, as after a boot: read through instead
-// (left so by `npm run package`, cp or dpkg) the agent measured 88 MB resident and ~25 % more CPU
+// (`cat`) the agent measured 88 MB resident and more CPU, freshly written by `npm run package` 69-74 MB
 // (page-cache.mjs). AGENT_PAGE_CACHE=keep leaves them as they are.
 if (process.env.AGENT_PAGE_CACHE !== 'keep') {
   for (const file of [process.env.AGENT_BIN, compareBin]) if (file) dropFromPageCache(file);
