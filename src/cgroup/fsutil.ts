@@ -77,15 +77,7 @@ export function listEntries(dir: string): { names: Set<string>; dirs: string[] }
 }
 
 export async function listDirs(dir: string): Promise<string[]> {
-  try {
-    const ents = readdirSync(dir, { withFileTypes: true });
-    return ents
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name)
-      .sort();
-  } catch {
-    return [];
-  }
+  return listEntries(dir)?.dirs.sort() ?? [];
 }
 
 export async function readLinkOrNull(file: string): Promise<string | null> {

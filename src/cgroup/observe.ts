@@ -124,8 +124,7 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
   // the top-level groups' listings also say which features the kernel has (detectFeatures).
   const listings = new Map<string, Set<string> | null>();
   const rootEntries = listEntries(mount);
-  const topLevel = rootEntries ? [...rootEntries.dirs].sort() : [];
-  listings.set('/', rootEntries?.names ?? null);
+  const topLevel = rootEntries?.dirs.sort() ?? [];
   const kernel = await kernelRelease(root);
 
   const units: Record<string, string | null> = {};
@@ -141,7 +140,7 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
   for (const p of Object.values(units)) if (p) wanted.add(p);
 
   const groups: Record<string, ObservedGroup> = {};
-  groups['/'] = observeListed(root, '/', ROOT_FILES, listings.get('/')!);
+  groups['/'] = observeListed(root, '/', ROOT_FILES, rootEntries?.names ?? null);
   for (const p of wanted) {
     const names = listNames(cgroupDir(root, p));
     listings.set(p, names);
