@@ -21,7 +21,12 @@ const file = `${buildDir ?? process.execPath}/main.cjs`;
 const source = buildDir
   ? require('node:fs').readFileSync(file, 'latin1')
   : Buffer.from(sea.getRawAsset('main.cjs')).toString('latin1');
-const cachedData = buildDir ? undefined : Buffer.from(sea.getRawAsset('main.cache'));
+// The asset's first byte is where the cache starts in it: there it is 8-byte aligned, and V8 uses it in
+// place instead of copying it (package.mjs, alignCodeCache). 8 bytes of padding in all.
+const cacheAsset = buildDir ? undefined : sea.getRawAsset('main.cache');
+const cachedData =
+  cacheAsset &&
+  Buffer.from(cacheAsset, new Uint8Array(cacheAsset, 0, 1)[0], cacheAsset.byteLength - 8);
 const script = new vm.Script(source, { filename: file, cachedData });
 if (buildDir) {
   // After the run: the cache then holds every function the plan compiled, not only the top level.
