@@ -25,8 +25,7 @@ const source = buildDir
 // place instead of copying it (package.mjs, alignCodeCache). 8 bytes of padding in all.
 const cacheAsset = buildDir ? undefined : sea.getRawAsset('main.cache');
 const cachedData =
-  cacheAsset &&
-  Buffer.from(cacheAsset, new Uint8Array(cacheAsset, 0, 1)[0], cacheAsset.byteLength - 8);
+  cacheAsset && Buffer.from(cacheAsset, new Uint8Array(cacheAsset, 0, 1)[0], cacheAsset.byteLength - 8);
 const script = new vm.Script(source, { filename: file, cachedData });
 if (buildDir) {
   // After the run: the cache then holds every function the plan compiled, not only the top level.
