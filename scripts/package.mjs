@@ -263,8 +263,9 @@ function paddedCache(cache, start) {
 /** Moves the code cache inside its asset, in the executable, to an 8-byte aligned file offset. */
 function alignCodeCache(exe, cache) {
   const bytes = readFileSync(exe);
-  const at = bytes.indexOf(paddedCache(cache, CACHE_PAD));
-  if (at < 0 || bytes.indexOf(paddedCache(cache, CACHE_PAD), at + 1) >= 0) {
+  const stored = paddedCache(cache, CACHE_PAD);
+  const at = bytes.indexOf(stored);
+  if (at < 0 || bytes.indexOf(stored, at + 1) >= 0) {
     throw new Error(`package: the code cache asset is not found once in ${exe}`);
   }
   // A mapping keeps a file offset's place within its page, so an aligned offset is an aligned address.
