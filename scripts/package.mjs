@@ -252,6 +252,7 @@ async function makeExecutable(node, work, target) {
 // these VMs costs ~120 page faults (~2 ms) of every start (perf: AlignedCachedData). An asset lies
 // wherever the blob's layout puts it, so the asset holds a byte giving the cache's start, padding, the
 // cache, and padding to a fixed size: moving the cache inside the asset changes nothing else.
+// scripts/sea-launcher.cjs reads it back (the start byte, and the 8 bytes of padding in all).
 const CACHE_PAD = 8;
 function paddedCache(cache, start) {
   const asset = Buffer.alloc(cache.length + CACHE_PAD);
