@@ -10,11 +10,16 @@
 // another command line and then execs into a matching one. (Brokers run as systemd units or in a
 // cgroup, matched by `systemdUnit:`/`cgroup:`, never wait.)
 //
+// Those re-reads are spread over the period, a share each round, not made all at once: each settled
+// PID has its own time in the period (its first due time is a fraction of the period set by its PID,
+// then one period after each re-read). Read all at once, 2,000 processes cost ~0.1 s of a core every
+// 2 minutes, so a 60 s window that held the pass came to ~0.6 % of a core instead of ~0.45 %.
+//
 // Two cheaper looks at the kernel's PID counter (the last field of /proc/loadavg: the last PID the
 // kernel handed out, threads included):
 // - a round does not list /proc again (with 20,000 threads the kernel's readdir of /proc walks every
 //   one of them, ~5-8 ms a round) but looks up only the PIDs born since the last round, until the
-//   next full scan or a burst of births;
+//   next full listing (once every `fullScanMs`) or a burst of births;
 // - between rounds the agent probes the PIDs born since the last look (`births`), so a new broker is
 //   placed in a fraction of the interval instead of waiting for the next round.
 import { readdirSync } from 'node:fs';
@@ -23,7 +28,7 @@ import { readKernelFileAgain } from '../sys/read.js';
 import { readHeadSync } from './fsutil.js';
 
 export interface ProcessScanOptions {
-  /** Every PID is read again at least this often. */
+  /** Every PID is read again at least this often (spread over the period), and /proc is listed in full. */
   fullScanMs: number;
   /** A new PID is read in this many scans before it is trusted not to match... */
   youngScans: number;
@@ -31,13 +36,26 @@ export interface ProcessScanOptions {
   youngMs: number;
 }
 
-// A full scan reads every /proc/<pid>/cmdline (~40 ms with 2,000 processes): every 2 min that is
-// 0.03 % of a core; every 30 s it was 0.13 %, a quarter of the agent's budget.
+// Every /proc/<pid>/cmdline once (~40 ms with 2,000 processes, more in a running agent): every 2 min
+// that is ~0.05 % of a core; every 30 s it was 0.13 %, a quarter of the agent's budget.
 export const DEFAULT_PROCESS_SCAN: ProcessScanOptions = {
   fullScanMs: 120_000,
   youngScans: 3,
   youngMs: 10_000,
 };
+
+/** Width of a slot of the re-read schedule: a PID is re-read in the first round at or after its slot. */
+const DUE_SLOT_MS = 1000;
+
+/**
+ * When a PID first read at `at` is first re-read: at a point of the period after the current slot
+ * set by the fractional part of PID × the golden ratio, so PIDs handed out one after another (as at
+ * a host's boot) fall evenly over it. Then once a period.
+ */
+function firstDue(pid: number, at: number, period: number): number {
+  const slack = Math.max(0, period - DUE_SLOT_MS);
+  return at + period - slack * ((pid * 0.6180339887498949) % 1);
+}
 
 /** More births than this between two probes is a busy host: the next round reads them all instead. */
 export const PROBE_MAX_BIRTHS = 64;
@@ -97,16 +115,23 @@ export interface ProcessScanner {
 }
 
 export class ProcessScanMemo implements ProcessScanner {
-  /** PID → scans in a row in which it matched nothing. */
-  private quiet = new Map<number, { scans: number; since: number }>();
+  /** PID → scans in a row in which it matched nothing, since when, and the slot of its next re-read. */
+  private quiet = new Map<number, { scans: number; since: number; slot: number }>();
+  /** The re-read schedule: slot (due time / DUE_SLOT_MS) → PIDs due then (stale entries are skipped). */
+  private slots = new Map<number, number[]>();
+  /** The first slot not yet taken; null before a first scan. */
+  private nextSlot: number | null = null;
+  /** PIDs whose re-read falls in this scan. */
+  private due = new Set<number>();
   /** The first scan after (re)start: what it finds was there before the agent, not born young. */
   private first = true;
   private scanAt = 0;
   /** PIDs that matched a workload in the last scan that read them. */
   private matched = new Set<number>();
-  private nextFull = 0;
+  private nextListing = 0;
   private signature = '';
-  private full = true;
+  /** This scan lists all of /proc (once a period: PIDs that ended are forgotten, none is missed). */
+  private listAll = true;
   private listing: {
     lastPid: number;
     /** PIDs born but not visible at the last look: looked up once more. */
@@ -131,25 +156,62 @@ export class ProcessScanMemo implements ProcessScanner {
     if (signature !== this.signature) {
       this.signature = signature;
       this.quiet.clear();
+      this.slots.clear();
+      this.nextSlot = null;
       this.first = true;
       this.matched.clear();
       this.young.clear();
       this.listing = null;
-      this.nextFull = 0;
+      this.nextListing = 0;
     }
     const procDir = this.scanned?.root === root ? this.scanned.procDir : path.join(root, 'proc');
     this.scanned = { root, procDir, matchers };
     const t = this.now();
     this.scanAt = t;
-    this.full = t >= this.nextFull;
-    if (this.full) this.nextFull = t + this.options.fullScanMs;
+    this.listAll = t >= this.nextListing;
+    if (this.listAll) this.nextListing = t + this.options.fullScanMs;
+    this.takeDue(t);
+  }
+
+  /** The PIDs whose re-read is due by `t`: every slot up to t's. */
+  private takeDue(t: number): void {
+    this.due.clear();
+    const last = Math.floor(t / DUE_SLOT_MS);
+    const from = this.nextSlot ?? last;
+    this.nextSlot = last + 1;
+    const take = (slot: number) => {
+      const pids = this.slots.get(slot);
+      if (!pids) return;
+      this.slots.delete(slot);
+      for (const pid of pids) {
+        const q = this.quiet.get(pid);
+        // Stale: the PID matched, ended, or was rescheduled since.
+        if (q?.slot === slot) this.due.add(pid);
+      }
+    };
+    if (last - from > this.slots.size) {
+      // A long pause (a suspended host, a stopped clock): the slots that exist, not every second since.
+      for (const slot of [...this.slots.keys()]) if (slot <= last) take(slot);
+    } else {
+      for (let slot = from; slot <= last; slot++) take(slot);
+    }
+  }
+
+  /** Re-read the PID at `due`, or in the next scan if that slot has been taken already. */
+  private schedule(pid: number, q: { slot: number }, due: number): void {
+    const slot = Math.max(Math.floor(due / DUE_SLOT_MS), this.nextSlot ?? 0);
+    q.slot = slot;
+    const pids = this.slots.get(slot);
+    if (pids) pids.push(pid);
+    else this.slots.set(slot, [pid]);
   }
 
   /**
-   * The PIDs this round must look at. A full listing of `<root>/proc` for a full scan, after a burst
+   * The PIDs this round must look at. A full listing of `<root>/proc` once a period, after a burst
    * of births or when the counter is unknown (`complete`); otherwise only the PIDs that are not
-   * trusted yet (young, or matching) plus the processes born since the last round (each looked up:
-   * a process joins, a thread does not) — a host's thousands of settled PIDs are not even visited.
+   * trusted yet (young, or matching), those due for their re-read, plus the processes born since the
+   * last round (each looked up: a process joins, a thread does not) — a host's thousands of settled
+   * PIDs are not even visited.
    * The counter is read first, so a task born during a listing is looked up by the next round.
    * Throws like readdirSync.
    */
@@ -159,13 +221,13 @@ export class ProcessScanMemo implements ProcessScanner {
     this.probeCursor = lastPid;
     this.pending.clear();
     if (
-      !this.full &&
+      !this.listAll &&
       lastPid !== null &&
       l &&
       lastPid >= l.lastPid &&
       lastPid - l.lastPid <= PROBE_MAX_BIRTHS
     ) {
-      const visit = new Set<number>([...this.young, ...this.matched]);
+      const visit = new Set<number>([...this.young, ...this.matched, ...this.due]);
       const pids = [...l.unseen.keys()];
       for (let pid = l.lastPid + 1; pid <= lastPid; pid++) pids.push(pid);
       for (const pid of pids) {
@@ -190,7 +252,7 @@ export class ProcessScanMemo implements ProcessScanner {
 
   /** Whether this scan may skip reading the PID. */
   skip(pid: number): boolean {
-    if (this.full) return false;
+    if (this.due.has(pid)) return false;
     const q = this.quiet.get(pid);
     const trusted =
       q !== undefined && q.scans >= this.options.youngScans && this.scanAt - q.since >= this.options.youngMs;
@@ -207,8 +269,16 @@ export class ProcessScanMemo implements ProcessScanner {
     } else {
       this.young.add(pid);
       const q = this.quiet.get(pid);
-      if (q) q.scans++;
-      else this.quiet.set(pid, { scans: 1, since: this.first ? Number.NEGATIVE_INFINITY : this.scanAt });
+      if (!q) {
+        const since = this.first ? Number.NEGATIVE_INFINITY : this.scanAt;
+        const fresh = { scans: 1, since, slot: 0 };
+        this.quiet.set(pid, fresh);
+        this.schedule(pid, fresh, firstDue(pid, this.scanAt, this.options.fullScanMs));
+      } else {
+        q.scans++;
+        // Read because it was due (not as a young PID): its next re-read is one period on.
+        if (this.due.has(pid)) this.schedule(pid, q, this.scanAt + this.options.fullScanMs);
+      }
       this.matched.delete(pid);
     }
   }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bornSince, matchProcesses, probeBirths } from '../../src/cgroup/observe.js';
-import { PROBE_MAX_BIRTHS, ProcessScanMemo } from '../../src/cgroup/proc-scan.js';
+import { PROBE_MAX_BIRTHS, ProcessScanMemo, type ProcessScanner } from '../../src/cgroup/proc-scan.js';
 
 let root: string;
 const proc = (pid: number, cmdline: string[]) => {
@@ -217,5 +217,52 @@ describe('process scan memory', () => {
     expect(await scan()).toEqual([20, 30]);
     now = 120_000;
     expect(await scan()).toEqual([10, 20, 30]);
+  });
+
+  it('spreads the re-reads of settled PIDs over the period: a share each round, each PID within the period', async () => {
+    let now = 0;
+    const period = 10_000;
+    const memo = new ProcessScanMemo({ fullScanMs: period, youngScans: 2, youngMs: 0 }, () => now);
+    for (let pid = 100; pid < 300; pid++) proc(pid, ['/usr/bin/sleep', 'infinity']);
+    lastPid(299);
+    // Which PIDs each round read (matchProcesses asks `saw` of every PID it read).
+    let reads: number[] = [];
+    const counting: ProcessScanner = {
+      begin: (r, m) => memo.begin(r, m),
+      list: (d) => memo.list(d),
+      skip: (pid) => memo.skip(pid),
+      saw: (pid, m) => {
+        reads.push(pid);
+        memo.saw(pid, m);
+      },
+      end: (present) => memo.end(present),
+    };
+    const lastRead = new Map<number, number>();
+    const gaps: number[] = [];
+    const perRound: number[] = [];
+    for (; now <= 4 * period; now += 1000) {
+      reads = [];
+      expect((await matchProcesses(root, kafka, counting)).matched.kafka).toEqual([20]);
+      for (const pid of reads) {
+        const before = lastRead.get(pid);
+        if (before !== undefined) gaps.push(now - before);
+        lastRead.set(pid, now);
+      }
+      perRound.push(reads.length);
+    }
+    // The first two rounds read every PID (none trusted yet); after them, never more than a tenth of
+    // the 201 settled PIDs a round (one second of a ten-second period), give or take a slot's rounding,
+    // plus the broker, which is read every round.
+    expect(perRound.slice(0, 2)).toEqual([202, 202]);
+    expect(Math.max(...perRound.slice(2))).toBeLessThanOrEqual(Math.ceil(201 / 10) + 1 + 6);
+    // And every PID is read again within the period: a late exec into Kafka is seen in time.
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(period);
+    expect([...lastRead].filter(([, t]) => t < 3 * period)).toEqual([]);
+    proc(150, ['java', 'kafka.Kafka', 'late.properties']);
+    const found: number[] = [];
+    for (const end = now + period; now <= end && found.length === 0; now += 1000) {
+      if ((await matchProcesses(root, kafka, memo)).matched.kafka?.includes(150)) found.push(now);
+    }
+    expect(found).toHaveLength(1);
   });
 });
