@@ -21,6 +21,8 @@
 // GLIBC_TUNABLES and NODE_OPTIONS (AGENT_UNIT_ENV=0: without). AGENT_WARMUP_S: seconds between the
 // agent's start and the window (default 10).
 // AGENT_PAGE_CACHE=keep: the measured executables are not dropped from the page cache first.
+// Besides the window's average it prints the least and most CPU of any 60 s stretch of it (5 s
+// slices); AGENT_CPU_TRACE=1 prints every slice.
 import { execFileSync, spawn } from 'node:child_process';
 import {
   cpSync,
@@ -205,6 +207,8 @@ const unitEnv =
       );
 
 const warmupS = Number(process.env.AGENT_WARMUP_S ?? 10);
+/** Seconds a slice of the CPU trace lasts (see the window below). */
+const CPU_SLICE_S = 5;
 if (!(warmupS >= 0)) throw new Error(`AGENT_WARMUP_S=${process.env.AGENT_WARMUP_S}: expected seconds`);
 
 const started = [];
@@ -284,6 +288,27 @@ try {
   // sampled every second of the window, not only at its end.
   // AGENT_RSS_TRACE=1 prints each sample (seconds into the window, RSS and its anonymous part, MB).
   const rssSamples = [];
+  // The window's CPU in slices of CPU_SLICE_S seconds (precise, schedstat), for every 60 s stretch of
+  // it: the target is a share over 60 s, and a periodic burst (the audit) lands in some windows only.
+  // AGENT_CPU_TRACE=1 prints each slice.
+  const slices = { a: [], b: [] };
+  let sliceMark = { a: a0.ns, b: b0?.ns, at: w0 };
+  const sliceTimer = setInterval(() => {
+    const now = Date.now();
+    const a = cpuNs(agent.pid);
+    const b = compared ? cpuNs(compared.pid) : undefined;
+    const wallS = (now - sliceMark.at) / 1000;
+    slices.a.push((a - sliceMark.a) / 1e9 / wallS);
+    if (b !== undefined) slices.b.push((b - sliceMark.b) / 1e9 / wallS);
+    if (process.env.AGENT_CPU_TRACE) {
+      const at = ((now - w0) / 1000).toFixed(0);
+      const pct = (v) => `${(v * 100).toFixed(2)} %`;
+      console.log(
+        `cpu t=${at} ${pct(slices.a.at(-1))}${b !== undefined ? ` (side by side: ${pct(slices.b.at(-1))})` : ''}`,
+      );
+    }
+    sliceMark = { a, b, at: now };
+  }, CPU_SLICE_S * 1000);
   const sampler = setInterval(() => {
     rssSamples.push(rssKb(agent.pid) / 1024);
     if (process.env.AGENT_RSS_TRACE) {
@@ -295,6 +320,7 @@ try {
   }, 1000);
   await new Promise((r) => setTimeout(r, seconds * 1000));
   clearInterval(sampler);
+  clearInterval(sliceTimer);
   const wall = (Date.now() - w0) / 1000;
   const { ticks: cpu, precise: cpuPrecise } = cpuShare(agent.pid, a0, wall);
   const rss = rssKb(agent.pid) / 1024;
@@ -308,6 +334,21 @@ try {
   console.log(
     `agent over ${seconds} s at a 1 s interval, from ${warmupS} s after its start: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %)`,
   );
+  const per = 60 / CPU_SLICE_S;
+  /** The least and most CPU of any 60 s stretch of the window (whole slices), or null when shorter. */
+  const windows = (v) => {
+    if (v.length < per) return null;
+    const sums = [];
+    for (let i = 0; i + per <= v.length; i++) sums.push(v.slice(i, i + per).reduce((x, y) => x + y, 0) / per);
+    return `${(Math.min(...sums) * 100).toFixed(2)}–${(Math.max(...sums) * 100).toFixed(2)} %`;
+  };
+  const spread = windows(slices.a);
+  if (spread) {
+    const other = windows(slices.b);
+    console.log(
+      `its 60 s windows (every ${CPU_SLICE_S} s): ${spread} of one core${other ? ` (side by side: ${other})` : ''}`,
+    );
+  }
   if (b0) {
     const b = cpuShare(compared.pid, b0, wall);
     console.log(
