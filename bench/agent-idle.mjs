@@ -261,12 +261,12 @@ try {
     ]);
     compared = spawn(cmdB, argsB, {
       stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, ...unitEnv, ISOLATE_LOG: 'off' },
+      env: { ...process.env, ...unitEnv, ISOLATE_LOG: process.env.AGENT_LOG ?? 'off' },
     });
   }
   agent = spawn(cmd, args, {
     stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-    env: { ...process.env, ...unitEnv, ISOLATE_LOG: 'off' },
+    env: { ...process.env, ...unitEnv, ISOLATE_LOG: process.env.AGENT_LOG ?? 'off' },
   });
   // Start-up and first convergence (AGENT_WARMUP_S, default 10 s): the start-up audit, the compacting
   // GC after it and V8's memory reducer fall before the window when it is 60 s or more.
@@ -355,6 +355,21 @@ try {
       `side by side, ${compareBin}: CPU ${(b.ticks * 100).toFixed(2)} % of one core (schedstat: ${(b.precise * 100).toFixed(2)} %), resident memory ${(rssKb(compared.pid) / 1024).toFixed(1)} MB`,
     );
   }
+  // How long its rounds took (its own histogram, isolate_reconcile_duration_seconds, since its start):
+  // a round that does more work than the others (the process scan's re-reads all at once) also
+  // delays that round's corrections.
+  const slowRounds = async (port) => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const count = (le) =>
+      Number(
+        new RegExp(`^isolate_reconcile_duration_seconds_bucket\\{le="${le}"\\} (\\d+)`, 'm').exec(text)?.[1],
+      );
+    const all = count('\\+Inf');
+    return `${all - count('0.025')} of ${all} over 25 ms, ${all - count('0.05')} over 50 ms, ${all - count('0.1')} over 100 ms`;
+  };
+  console.log(
+    `its rounds: ${await slowRounds(19465)}${compared ? ` (side by side: ${await slowRounds(19466)})` : ''}`,
+  );
   const part = (f) => (statusKb(agent.pid, f) / 1024).toFixed(1);
   const sorted = [...rssSamples, rss].sort((a, b) => a - b);
   console.log(
