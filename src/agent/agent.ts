@@ -48,7 +48,7 @@ export interface AgentOptions {
    * After each thread audit (the first one follows the first round): hand the garbage of that work
    * back to the kernel now (agent/heap.ts). Returns whether it could.
    */
-  compactHeap?: (thorough: boolean) => boolean;
+  compactHeap?: () => boolean;
   /** Resident memory in bytes (tests; default process.memoryUsage.rss). */
   rss?: () => number;
 }
@@ -211,7 +211,7 @@ function heapKeeper(o: AgentOptions): {
   const compact = (afterAudit: boolean) => {
     if (!o.compactHeap) return;
     const before = rss();
-    if (!o.compactHeap(afterAudit)) return;
+    if (!o.compactHeap()) return;
     settled = rss();
     o.log('debug', afterAudit ? 'heap compacted after the thread audit' : 'heap compacted as it grew', {
       rssBeforeMiB: +(before / 2 ** 20).toFixed(1),

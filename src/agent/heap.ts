@@ -8,7 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** V8's `gc` function. */
-type Gc = (options?: { type: 'major'; execution: 'sync'; flavor?: 'last-resort' }) => void;
+type Gc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 
 // V8 takes gc()'s `flavor` from version 12 (Node 22); V8 11 (Node 20) collects nothing at all when
 // given those options, so it gets the plain full GC.
@@ -30,22 +30,12 @@ function v8Gc(): unknown {
   }
 }
 
-/**
- * A full GC that shrinks the heap and returns its free pages now; false when V8 offers no `gc`.
- * `thorough`: V8's 'last-resort' GC, which also shrinks the young generation and releases pooled
- * pages, as the memory reducer's GCs do — after the audit's burst of garbage. Otherwise one full GC:
- * for the rounds' garbage, promoted a little at a time, the last-resort GC cost ~50 ms of CPU each
- * time (~25 ms on the main thread and as much on V8's four workers, per-thread schedstat), a 5 s
- * slice of 1.2-1.4 % of a core every 40-180 s (bench/agent-idle.mjs, AGENT_CPU_TRACE=1).
- */
-export function compactHeap(thorough = true, gc: unknown = v8Gc()): boolean {
+/** A full GC that shrinks the heap and returns its free pages now; false when V8 offers no `gc`. */
+export function compactHeap(gc: unknown = v8Gc()): boolean {
   if (typeof gc !== 'function') return false;
-  if (FLAVORED) {
-    (gc as Gc)(
-      thorough
-        ? { type: 'major', execution: 'sync', flavor: 'last-resort' }
-        : { type: 'major', execution: 'sync' },
-    );
-  } else (gc as Gc)();
+  // 'last-resort': the GC V8 runs before giving up on memory — it also shrinks the young generation and
+  // releases pooled pages, as the memory reducer's GCs do. ~10 ms on a 10 MB heap, once per audit.
+  if (FLAVORED) (gc as Gc)({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  else (gc as Gc)();
   return true;
 }
