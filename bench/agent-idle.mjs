@@ -22,7 +22,8 @@
 // agent's start and the window (default 10).
 // AGENT_PAGE_CACHE=keep: the measured executables are not dropped from the page cache first.
 // Besides the window's average it prints the least and most CPU of any 60 s stretch of it (5 s
-// slices); AGENT_CPU_TRACE=1 prints every slice.
+// slices); AGENT_CPU_TRACE=1 prints every slice. AGENT_LOG=json (with AGENT_STDOUT=1 and, say,
+// ISOLATE_LOG_LEVEL=debug) shows the agent's log, which is off otherwise.
 import { execFileSync, spawn } from 'node:child_process';
 import {
   cpSync,
