@@ -254,10 +254,14 @@ export class ProcessScanMemo implements ProcessScanner {
   skip(pid: number): boolean {
     if (this.due.has(pid)) return false;
     const q = this.quiet.get(pid);
-    const trusted =
-      q !== undefined && q.scans >= this.options.youngScans && this.scanAt - q.since >= this.options.youngMs;
+    const trusted = q !== undefined && this.trusted(q);
     if (trusted) this.young.delete(pid);
     return trusted;
+  }
+
+  /** Quiet for `youngScans` scans and `youngMs`: trusted not to match until it is due again. */
+  private trusted(q: { scans: number; since: number }): boolean {
+    return q.scans >= this.options.youngScans && this.scanAt - q.since >= this.options.youngMs;
   }
 
   /** What reading the PID found (it was read: `skip` said no). */
@@ -267,17 +271,20 @@ export class ProcessScanMemo implements ProcessScanner {
       this.young.delete(pid);
       this.matched.add(pid);
     } else {
-      this.young.add(pid);
       const q = this.quiet.get(pid);
       if (!q) {
         const since = this.first ? Number.NEGATIVE_INFINITY : this.scanAt;
         const fresh = { scans: 1, since, slot: 0 };
         this.quiet.set(pid, fresh);
         this.schedule(pid, fresh, firstDue(pid, this.scanAt, this.options.fullScanMs));
+        this.young.add(pid);
       } else {
         q.scans++;
         // Read because it was due (not as a young PID): its next re-read is one period on.
         if (this.due.has(pid)) this.schedule(pid, q, this.scanAt + this.options.fullScanMs);
+        // A trusted PID read because it was due stays trusted: not young again.
+        if (this.trusted(q)) this.young.delete(pid);
+        else this.young.add(pid);
       }
       this.matched.delete(pid);
     }
