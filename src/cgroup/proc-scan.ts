@@ -12,8 +12,10 @@
 //
 // Those re-reads are spread over the period, a share each round, not made all at once: each settled
 // PID has its own time in the period (its first due time is a fraction of the period set by its PID,
-// then one period after each re-read). Read all at once, 2,000 processes cost ~0.1 s of a core every
-// 2 minutes, so a 60 s window that held the pass came to ~0.6 % of a core instead of ~0.45 %.
+// then one period after each re-read). All at once, with 2,000 processes, the round that made them
+// took 0.13-0.19 s more CPU than the others (bench/agent-idle.mjs, AGENT_CPU_TRACE=1), and its
+// corrections waited for them; spread, a round reads ~17 of them (~0.5 ms). In all they cost about a
+// third more that way (a read on a cold cache costs more): +0.015 % of a core.
 //
 // Two cheaper looks at the kernel's PID counter (the last field of /proc/loadavg: the last PID the
 // kernel handed out, threads included):
@@ -147,7 +149,8 @@ export class ProcessScanMemo implements ProcessScanner {
 
   constructor(
     private readonly options: ProcessScanOptions = DEFAULT_PROCESS_SCAN,
-    private readonly now: () => number = Date.now,
+    // A monotonic clock: a wall clock stepped back (NTP, an operator) would hold every re-read back.
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Start a scan for these matchers; a change of matchers forgets everything. */
