@@ -208,9 +208,9 @@ const unitEnv =
       );
 
 const warmupS = Number(process.env.AGENT_WARMUP_S ?? 10);
+if (!(warmupS >= 0)) throw new Error(`AGENT_WARMUP_S=${process.env.AGENT_WARMUP_S}: expected seconds`);
 /** Seconds a slice of the CPU trace lasts (see the window below). */
 const CPU_SLICE_S = 5;
-if (!(warmupS >= 0)) throw new Error(`AGENT_WARMUP_S=${process.env.AGENT_WARMUP_S}: expected seconds`);
 
 const started = [];
 let agent;
@@ -360,7 +360,11 @@ try {
   // a round that does more work than the others (the process scan's re-reads all at once) also
   // delays that round's corrections.
   const slowRounds = async (port) => {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    // An agent run without metrics (AGENT_ARGS="--no-metrics") has no histogram to read.
+    const text = await fetch(`http://127.0.0.1:${port}/metrics`)
+      .then((r) => r.text())
+      .catch(() => null);
+    if (text === null) return 'unknown (no metrics)';
     const count = (le) =>
       Number(
         new RegExp(`^isolate_reconcile_duration_seconds_bucket\\{le="${le}"\\} (\\d+)`, 'm').exec(text)?.[1],
