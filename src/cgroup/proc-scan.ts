@@ -283,8 +283,14 @@ export class ProcessScanMemo implements ProcessScanner {
         this.young.add(pid);
       } else {
         q.scans++;
-        // Read because it was due (not as a young PID): its next re-read is one period on.
-        if (this.due.has(pid)) this.schedule(pid, q, this.scanAt + this.options.fullScanMs);
+        // Read because it was due (not as a young PID): its next re-read is one period after its
+        // slot, so it keeps its place in the period — after a long pause too, where every PID was due.
+        if (this.due.has(pid)) {
+          let next = q.slot * DUE_SLOT_MS + this.options.fullScanMs;
+          if (next <= this.scanAt)
+            next += Math.ceil((this.scanAt - next + 1) / this.options.fullScanMs) * this.options.fullScanMs;
+          this.schedule(pid, q, next);
+        }
         // A trusted PID read because it was due stays trusted: not young again.
         if (this.trusted(q)) this.young.delete(pid);
         else this.young.add(pid);

@@ -265,4 +265,41 @@ describe('process scan memory', () => {
     }
     expect(found).toHaveLength(1);
   });
+
+  it('after a long pause (a suspended host) reads every PID whose re-read fell in it, then spreads them again', async () => {
+    let now = 0;
+    const period = 10_000;
+    const memo = new ProcessScanMemo({ fullScanMs: period, youngScans: 1, youngMs: 0 }, () => now);
+    for (let pid = 100; pid < 150; pid++) proc(pid, ['/usr/bin/sleep', 'infinity']);
+    lastPid(149);
+    expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20]);
+    now += 1000;
+    await matchProcesses(root, kafka, memo);
+    // An hour later: 3,600 slots went by; a late exec into Kafka is found in the first round.
+    proc(120, ['java', 'kafka.Kafka', 'late.properties']);
+    now += 3_600_000;
+    expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20, 120]);
+    // And the rounds after it read a share again, each PID at its own point of the period: not all
+    // of them together one period after the pause.
+    let read = 0;
+    const counting: ProcessScanner = {
+      begin: (r, m) => memo.begin(r, m),
+      list: (d) => memo.list(d),
+      skip: (pid) => memo.skip(pid),
+      saw: (pid, m) => {
+        read++;
+        memo.saw(pid, m);
+      },
+      end: (present) => memo.end(present),
+    };
+    const perRound: number[] = [];
+    for (const end = now + 2 * period; now < end; ) {
+      now += 1000;
+      read = 0;
+      await matchProcesses(root, kafka, counting);
+      perRound.push(read);
+    }
+    // 51 settled PIDs over a 10 s period, the two brokers read every round.
+    expect(Math.max(...perRound)).toBeLessThanOrEqual(Math.ceil(51 / 10) + 2 + 4);
+  });
 });
