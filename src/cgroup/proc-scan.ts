@@ -12,7 +12,7 @@
 //
 // Those re-reads are spread over the period, a share each round, not made all at once: each settled
 // PID has its own time in the period (its first due time is a fraction of the period set by its PID,
-// then one period after each re-read). All at once, with 2,000 processes, the round that made them
+// then once a period, keeping that place). All at once, with 2,000 processes, the round that made them
 // took 0.13-0.19 s more CPU than the others (bench/agent-idle.mjs, AGENT_CPU_TRACE=1), and its
 // corrections waited for them; spread, a round reads ~17 of them (~0.5 ms). In all they cost about a
 // third more that way (a read on a cold cache costs more): +0.015 % of a core.
