@@ -31,6 +31,18 @@ const thread = (tid: number, tgid: number, cmdline: string[]) => {
   );
 };
 
+/** The memo, with every PID a scan reads appended to `reads` (matchProcesses asks `saw` of each). */
+const recording = (memo: ProcessScanMemo, reads: number[]): ProcessScanner => ({
+  begin: (r, m) => memo.begin(r, m),
+  list: (d) => memo.list(d),
+  skip: (pid) => memo.skip(pid),
+  saw: (pid, m) => {
+    reads.push(pid);
+    memo.saw(pid, m);
+  },
+  end: (present) => memo.end(present),
+});
+
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), 'isolate-procscan-'));
   proc(10, ['/usr/sbin/sshd', '-D']);
@@ -225,23 +237,14 @@ describe('process scan memory', () => {
     const memo = new ProcessScanMemo({ fullScanMs: period, youngScans: 2, youngMs: 0 }, () => now);
     for (let pid = 100; pid < 300; pid++) proc(pid, ['/usr/bin/sleep', 'infinity']);
     lastPid(299);
-    // Which PIDs each round read (matchProcesses asks `saw` of every PID it read).
-    let reads: number[] = [];
-    const counting: ProcessScanner = {
-      begin: (r, m) => memo.begin(r, m),
-      list: (d) => memo.list(d),
-      skip: (pid) => memo.skip(pid),
-      saw: (pid, m) => {
-        reads.push(pid);
-        memo.saw(pid, m);
-      },
-      end: (present) => memo.end(present),
-    };
+    // Which PIDs each round read.
+    const reads: number[] = [];
+    const counting = recording(memo, reads);
     const lastRead = new Map<number, number>();
     const gaps: number[] = [];
     const perRound: number[] = [];
     for (; now <= 4 * period; now += 1000) {
-      reads = [];
+      reads.length = 0;
       expect((await matchProcesses(root, kafka, counting)).matched.kafka).toEqual([20]);
       for (const pid of reads) {
         const before = lastRead.get(pid);
@@ -281,23 +284,14 @@ describe('process scan memory', () => {
     expect((await matchProcesses(root, kafka, memo)).matched.kafka).toEqual([20, 120]);
     // And the rounds after it read a share again, each PID at its own point of the period: not all
     // of them together one period after the pause.
-    let read = 0;
-    const counting: ProcessScanner = {
-      begin: (r, m) => memo.begin(r, m),
-      list: (d) => memo.list(d),
-      skip: (pid) => memo.skip(pid),
-      saw: (pid, m) => {
-        read++;
-        memo.saw(pid, m);
-      },
-      end: (present) => memo.end(present),
-    };
+    const reads: number[] = [];
+    const counting = recording(memo, reads);
     const perRound: number[] = [];
     for (const end = now + 2 * period; now < end; ) {
       now += 1000;
-      read = 0;
+      reads.length = 0;
       await matchProcesses(root, kafka, counting);
-      perRound.push(read);
+      perRound.push(reads.length);
     }
     // 51 settled PIDs over a 10 s period, the two brokers read every round.
     expect(Math.max(...perRound)).toBeLessThanOrEqual(Math.ceil(51 / 10) + 2 + 4);
