@@ -195,11 +195,21 @@ export async function runAgent(o: AgentOptions): Promise<number> {
 }
 
 /**
- * Resident memory above what the last compaction left that makes the agent compact again between
- * audits: the rounds' garbage, promoted out of the 1 MB young generation, otherwise builds up in the
- * old one until V8 collects it (+4 MB over the 10 minutes between audits, bench/agent-idle.mjs).
+ * Resident memory above its working level that makes the agent compact again between audits: the
+ * rounds' garbage, promoted out of the 1 MB young generation, builds up in the old one until V8
+ * collects it (bench/agent-idle.mjs, 2,000 processes: +0.3 MB over the 5 minutes after the level
+ * settled, so this fires seldom if ever between two audits 10 minutes apart).
  */
-export const HEAP_GROWTH_BYTES = 2 * 2 ** 20;
+export const HEAP_GROWTH_BYTES = 2 ** 20;
+
+/**
+ * Rounds after a compaction before resident memory is measured as its working level. A compaction
+ * leaves it ~2 MB lower than the rounds keep it (V8 shrinks the young generation, which then fills
+ * again, ~0.1 MB a round for ~15 rounds on the bench): measured straight after, the next compaction
+ * fired as soon as the generation had refilled — twice more in the two rounds after each audit, and
+ * then every few minutes, each one ~50 ms of CPU on the main thread and V8's workers, for nothing.
+ */
+export const HEAP_SETTLE_ROUNDS = 30;
 
 /** The heap compactions (agent/heap.ts): after each audit, and between audits when it has grown. */
 function heapKeeper(o: AgentOptions): {
@@ -207,21 +217,31 @@ function heapKeeper(o: AgentOptions): {
   compactIfGrown: () => void;
 } {
   const rss = o.rss ?? (() => process.memoryUsage.rss());
-  let settled: number | null = null;
+  // Rounds since the last compaction (null before the first), and the level measured once settled.
+  let roundsSince: number | null = null;
+  let working: number | null = null;
   const compact = (afterAudit: boolean) => {
     if (!o.compactHeap) return;
     const before = rss();
     if (!o.compactHeap()) return;
-    settled = rss();
+    const after = rss();
     o.log('debug', afterAudit ? 'heap compacted after the thread audit' : 'heap compacted as it grew', {
       rssBeforeMiB: +(before / 2 ** 20).toFixed(1),
-      rssAfterMiB: +(settled / 2 ** 20).toFixed(1),
+      rssAfterMiB: +(after / 2 ** 20).toFixed(1),
+      ...(afterAudit || working === null ? {} : { workingMiB: +(working / 2 ** 20).toFixed(1) }),
     });
+    roundsSince = 0;
+    working = null;
   };
   return {
     compact,
     compactIfGrown: () => {
-      if (settled !== null && rss() > settled + HEAP_GROWTH_BYTES) compact(false);
+      if (roundsSince === null) return;
+      if (working === null) {
+        if (++roundsSince >= HEAP_SETTLE_ROUNDS) working = rss();
+        return;
+      }
+      if (rss() > working + HEAP_GROWTH_BYTES) compact(false);
     },
   };
 }

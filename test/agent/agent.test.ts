@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type AgentOptions, type RoundResult, runAgent } from '../../src/agent/agent.js';
+import { type AgentOptions, HEAP_SETTLE_ROUNDS, type RoundResult, runAgent } from '../../src/agent/agent.js';
 import { createMetrics } from '../../src/agent/metrics.js';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { putProcesses } from '../docs/host.js';
@@ -194,33 +194,45 @@ describe('isolate agent', () => {
     });
   });
 
-  it('compacts between audits too, when resident memory has grown 2 MiB above what the last compaction left', async () => {
+  it('compacts between audits too, when resident memory has grown 1 MiB above the level it settled at after the last compaction', async () => {
     const { root, policyPath } = setup();
     const MiB = 2 ** 20;
     let rss = 50 * MiB;
-    // MiB above 50 after each round (the first is followed by the audit and its compaction).
-    const growth = [0, 1, 3, 1.5, 0.5];
-    const events: string[] = [];
+    // MiB above 50 after each round (the first is followed by the audit and its compaction): the
+    // young generation refills to +2.5 over the rounds after a compaction — no reason to compact
+    // again — and the level it settles at is the one growth is measured from.
+    const refill = (n: number) => Math.min(2.5, 0.25 * n);
+    const settled = HEAP_SETTLE_ROUNDS + 1;
+    const growth = [
+      0,
+      ...Array.from({ length: HEAP_SETTLE_ROUNDS }, (_, i) => refill(i + 1)),
+      3, // +0.5 over the settled level
+      3.6, // +1.1
+      refill(1),
+      refill(2),
+    ];
+    const compactions: string[] = [];
+    let round = 0;
     const { logs } = await drive(
       {
         ...base(root, policyPath),
         checkIntervalMs: 3_600_000,
         rss: () => rss,
         compactHeap: () => {
-          events.push('compact');
+          compactions.push(`after round ${round}`);
           rss = 50 * MiB;
           return true;
         },
       },
       (_r, n) => {
-        events.push(`round ${n}`);
+        round = n;
         rss = (50 + (growth[n - 1] ?? 0)) * MiB;
         return n >= growth.length;
       },
     );
-    expect(events).toEqual(['round 1', 'compact', 'round 2', 'round 3', 'compact', 'round 4', 'round 5']);
+    expect(compactions).toEqual(['after round 1', `after round ${settled + 2}`]);
     const grew = logs.filter((l) => l.msg === 'heap compacted as it grew');
-    expect(grew.map((l) => l.fields)).toEqual([{ rssBeforeMiB: 53, rssAfterMiB: 50 }]);
+    expect(grew.map((l) => l.fields)).toEqual([{ rssBeforeMiB: 53.6, rssAfterMiB: 50, workingMiB: 52.5 }]);
   });
 
   it('keeps the old policy when the new one is invalid, and takes a valid one', async () => {
