@@ -197,8 +197,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
 /**
  * Resident memory above its working level that makes the agent compact again between audits: the
  * rounds' garbage, promoted out of the 1 MB young generation, builds up in the old one until V8
- * collects it (bench/agent-idle.mjs, 2,000 processes: +0.3 MB over the 5 minutes after the level
- * settled, so this fires seldom if ever between two audits 10 minutes apart).
+ * collects it (bench/agent-idle.mjs, 2,000 processes: +0.3 to +1.2 MB in the 5 minutes after the
+ * level settled, so about once between two audits 10 minutes apart).
  */
 export const HEAP_GROWTH_BYTES = 2 ** 20;
 
@@ -206,8 +206,8 @@ export const HEAP_GROWTH_BYTES = 2 ** 20;
  * Rounds after a compaction before resident memory is measured as its working level. A compaction
  * leaves it ~2 MB lower than the rounds keep it (V8 shrinks the young generation, which then fills
  * again, ~0.1 MB a round for ~15 rounds on the bench): measured straight after, the next compaction
- * fired as soon as the generation had refilled — twice more in the two rounds after each audit, and
- * then every few minutes, each one ~50 ms of CPU on the main thread and V8's workers, for nothing.
+ * fired on the refill, not on growth — twice more in the two rounds after the start-up audit, each
+ * one ~50 ms of CPU on the main thread and V8's workers (debug log and 5 s CPU slices of the bench).
  */
 export const HEAP_SETTLE_ROUNDS = 30;
 
