@@ -207,6 +207,10 @@ const unitEnv =
           .map((m) => [m[1], m[2]]),
       );
 
+/** The metrics ports of the measured agent and of the one side by side (AGENT_COMPARE). */
+const METRICS_PORT = 19465;
+const COMPARE_METRICS_PORT = 19466;
+
 const warmupS = Number(process.env.AGENT_WARMUP_S ?? 10);
 if (!(warmupS >= 0)) throw new Error(`AGENT_WARMUP_S=${process.env.AGENT_WARMUP_S}: expected seconds`);
 /** Seconds a slice of the CPU trace lasts (see the window below). */
@@ -239,7 +243,7 @@ try {
     '--interval',
     process.env.AGENT_INTERVAL ?? '1s',
     '--metrics-address',
-    '127.0.0.1:19465',
+    `127.0.0.1:${METRICS_PORT}`,
     // Extra agent flags, e.g. AGENT_ARGS="--check-interval 1h" to measure the loop alone.
     ...(process.env.AGENT_ARGS ?? '').split(' ').filter(Boolean),
   ]);
@@ -255,8 +259,8 @@ try {
         .map((a) =>
           a.startsWith(root)
             ? compareRoot + a.slice(root.length)
-            : a === '127.0.0.1:19465'
-              ? '127.0.0.1:19466'
+            : a === `127.0.0.1:${METRICS_PORT}`
+              ? `127.0.0.1:${COMPARE_METRICS_PORT}`
               : a,
         ),
     ]);
@@ -373,7 +377,7 @@ try {
     return `${all - count('0.025')} of ${all} over 25 ms, ${all - count('0.05')} over 50 ms, ${all - count('0.1')} over 100 ms`;
   };
   console.log(
-    `its rounds: ${await slowRounds(19465)}${compared ? ` (side by side: ${await slowRounds(19466)})` : ''}`,
+    `its rounds: ${await slowRounds(METRICS_PORT)}${compared ? ` (side by side: ${await slowRounds(COMPARE_METRICS_PORT)})` : ''}`,
   );
   const part = (f) => (statusKb(agent.pid, f) / 1024).toFixed(1);
   const sorted = [...rssSamples, rss].sort((a, b) => a - b);
