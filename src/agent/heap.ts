@@ -16,18 +16,24 @@ const FLAVORED = Number(process.versions.v8.split('.')[0]) >= 12;
 
 /**
  * The global `gc` under `node --expose-gc`; otherwise the one V8 puts in a context created after the
- * flag is set (the context is garbage once this returns). Not `--expose-gc` for the whole executable:
- * that flag alone made every `isolate plan --dry-run` ~8 ms slower (bench/sea-startup.mjs).
+ * flag is set. Not `--expose-gc` for the whole executable: that flag alone made every `isolate plan
+ * --dry-run` ~8 ms slower (bench/sea-startup.mjs). The context is made once and kept (its `gc`
+ * holds it): made anew for each compaction, its ~170 KB became garbage in the old generation each
+ * time (the agent's allocations sampled through the inspector), a start on the next compaction.
  */
-function v8Gc(): unknown {
+let contextGc: unknown;
+export function v8Gc(): unknown {
   const global = (globalThis as { gc?: unknown }).gc;
   if (typeof global === 'function') return global;
-  try {
-    setFlagsFromString('--expose-gc');
-    return runInNewContext('gc');
-  } catch {
-    return undefined;
+  if (contextGc === undefined) {
+    try {
+      setFlagsFromString('--expose-gc');
+      contextGc = runInNewContext('gc');
+    } catch {
+      contextGc = null;
+    }
   }
+  return contextGc;
 }
 
 /** A full GC that shrinks the heap and returns its free pages now; false when V8 offers no `gc`. */

@@ -2,7 +2,7 @@
 // the gc comes from compactHeap itself (or the global one, if some earlier file exposed it).
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { compactHeap } from '../../src/agent/heap.js';
+import { compactHeap, v8Gc } from '../../src/agent/heap.js';
 
 describe('compactHeap', () => {
   it('is a no-op when given something that is not a gc', () => {
@@ -17,5 +17,11 @@ describe('compactHeap', () => {
     expect(compactHeap()).toBe(true);
     expect(held - getHeapStatistics().used_heap_size).toBeGreaterThan(24 * 2 ** 20);
     expect(garbage).toBeNull();
+  });
+
+  it('takes the same gc every time: the context it comes from is made once, not garbage after each compaction', () => {
+    const gc = v8Gc();
+    expect(typeof gc).toBe('function');
+    expect(v8Gc()).toBe(gc);
   });
 });
