@@ -5,6 +5,7 @@ import type * as Prom from 'prom-client';
 import type { Psi, PsiLine, PsiResource } from '../cgroup/psi.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation } from '../model/raid.js';
+import { GC_DURATION_METRIC, gcDurations } from './gc-durations.js';
 
 export interface AgentMetrics {
   registry: Prom.Registry;
@@ -44,6 +45,11 @@ export async function createMetrics(): Promise<AgentMetrics> {
   for (const stat of ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99']) {
     registry.removeSingleMetric(`nodejs_eventloop_lag_${stat}_seconds`);
   }
+  // The GC durations from V8's GCProfiler, not from prom-client's 'gc' observer (gc-durations.ts says
+  // why). isolate's builds leave that observer out of prom-client (scripts/bundle-common.mjs); run
+  // from source, prom-client's metric is there and is replaced here.
+  registry.removeSingleMetric(GC_DURATION_METRIC);
+  const gc = gcDurations(prom, registry);
   const g = (name: string, help: string, labelNames: string[] = []) =>
     new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[] = []) =>
@@ -126,6 +132,7 @@ export async function createMetrics(): Promise<AgentMetrics> {
     registry,
     policyValid: (v) => policyValid.set(v ? 1 : 0),
     reconciled(seconds, ok, at) {
+      gc.drainIfDue(at);
       duration.observe(seconds);
       reconciles.inc({ outcome: ok ? 'ok' : 'failed' });
       if (ok) lastSuccess.set(at / 1000);

@@ -64,4 +64,11 @@ describe('dist/main.cjs, the bundle every run loads', () => {
     expect(text.match(/require\("(node:)?(https|tls|zlib)"\)/g) ?? []).toEqual([]);
     expect(text).toMatch(/require\("(node:)?http"\)/); // the agent's own /metrics server
   });
+
+  it("leaves out prom-client's 'gc' observer: the agent times GCs with V8's GCProfiler instead", () => {
+    // prom-client's lib/metrics/gc.js observes 'gc' entries, which Node builds for every GC.
+    const text = readFileSync(join(import.meta.dirname, '../../dist/main.cjs'), 'utf8');
+    expect(text).not.toMatch(/entryTypes: \["gc"\]/);
+    expect(text).toMatch(/GCProfiler\(\)/);
+  });
 });
