@@ -195,10 +195,11 @@ export async function runAgent(o: AgentOptions): Promise<number> {
 }
 
 /**
- * Resident memory above its working level that makes the agent compact again between audits: the
- * rounds' garbage, promoted out of the 1 MB young generation, builds up in the old one until V8
- * collects it (bench/agent-idle.mjs, 2,000 processes: +0.3 to +1.2 MB in the 5 minutes after the
- * level settled, so about once between two audits 10 minutes apart).
+ * Resident memory above its working level that makes the agent compact again between audits. On the
+ * bench (bench/agent-idle.mjs, 2,000 processes, 2026-12-03) most of that growth is not in V8's heap
+ * accounting — its committed size, malloced and external memory stayed flat for minutes while the
+ * anonymous memory grew 3-5 KiB/s — yet a compaction hands it back: a build without these reached
+ * 68.8 MB in 10 minutes (README). They come every 2-3.5 minutes there, ~50-80 ms of CPU each.
  */
 export const HEAP_GROWTH_BYTES = 2 ** 20;
 

@@ -4,9 +4,9 @@
 // closures, deprecate() wrappers), and those objects end in the old generation: a script churning
 // young objects under the agent's --max-semi-space-size=1 grew its old space by 420 KB in 71
 // scavenges with a no-op observer (~5.9 KB a GC), by 5 KB without one, and by 30 KB with this profiler
-// (Node 24). In the agent that was ~1 KB/s of old garbage — what makes its heap grow until it
-// compacts (agent.ts heapKeeper), a burst of CPU each time. The profiler keeps its records in native
-// memory until stopped: they are taken when the metrics are scraped, and at least every DRAIN_MS.
+// (Node 24). In the agent that was ~1 KB/s of garbage only a full GC frees (its allocations sampled
+// through the inspector). The profiler keeps its records in native memory until stopped: they are
+// taken when the metrics are scraped, and at least every DRAIN_MS.
 import { GCProfiler } from 'node:v8';
 import type * as Prom from 'prom-client';
 
@@ -31,19 +31,20 @@ export interface GcDurations {
   /** Move what the profiler recorded into the histogram now. */
   drain(): void;
   /** `drain` when DRAIN_MS have passed since the last one (called by the agent each round). */
-  drainIfDue(now: number): void;
+  drainIfDue(): void;
 }
 
 export function gcDurations(
   prom: Pick<typeof Prom, 'Histogram'>,
   registry: Prom.Registry,
-  now: () => number = Date.now,
+  // Monotonic: a wall clock stepped back would hold the drains (and let the records pile up).
+  now: () => number = () => performance.now(),
 ): GcDurations {
   let profiler = new GCProfiler();
   profiler.start();
   let drainedAt = now();
-  const drain = (at: number = now()) => {
-    drainedAt = at;
+  const drain = () => {
+    drainedAt = now();
     const result = profiler.stop();
     profiler = new GCProfiler();
     profiler.start();
@@ -59,12 +60,12 @@ export function gcDurations(
     labelNames: ['kind'],
     buckets: BUCKETS,
     registers: [registry],
-    collect: () => drain(),
+    collect: drain,
   });
   return {
-    drain: () => drain(),
-    drainIfDue: (t) => {
-      if (t - drainedAt >= DRAIN_MS) drain(t);
+    drain,
+    drainIfDue: () => {
+      if (now() - drainedAt >= DRAIN_MS) drain();
     },
   };
 }

@@ -19,7 +19,7 @@ const FLAVORED = Number(process.versions.v8.split('.')[0]) >= 12;
  * flag is set. Not `--expose-gc` for the whole executable: that flag alone made every `isolate plan
  * --dry-run` ~8 ms slower (bench/sea-startup.mjs). The context is made once and kept (its `gc`
  * holds it): made anew for each compaction, its ~170 KB became garbage in the old generation each
- * time (the agent's allocations sampled through the inspector), a start on the next compaction.
+ * time (the agent's allocations sampled through the inspector), which only the next full GC freed.
  */
 let contextGc: unknown;
 export function v8Gc(): unknown {

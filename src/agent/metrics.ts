@@ -132,7 +132,7 @@ export async function createMetrics(): Promise<AgentMetrics> {
     registry,
     policyValid: (v) => policyValid.set(v ? 1 : 0),
     reconciled(seconds, ok, at) {
-      gc.drainIfDue(at);
+      gc.drainIfDue();
       duration.observe(seconds);
       reconciles.inc({ outcome: ok ? 'ok' : 'failed' });
       if (ok) lastSuccess.set(at / 1000);

@@ -127,7 +127,7 @@ export class ProcessScanMemo implements ProcessScanner {
    * PIDs whose re-read falls in this scan. A new Set each scan, never `clear()`: V8 gives a Set or
    * Map that lives in the old generation its new tables there too (on clear and each growth), so
    * one cleared and refilled every round left ~1.4 KB of garbage in the old generation a round,
-   * which only a full GC frees (the agent's heap then grew until it compacted, agent.ts).
+   * which only a full GC frees.
    */
   private due = new Set<number>();
   /** The first scan after (re)start: what it finds was there before the agent, not born young. */
