@@ -196,10 +196,11 @@ export async function runAgent(o: AgentOptions): Promise<number> {
 
 /**
  * Resident memory above its working level that makes the agent compact again between audits. On the
- * bench (bench/agent-idle.mjs, 2,000 processes, 2026-12-03) most of that growth is not in V8's heap
+ * bench (bench/agent-idle.mjs, 2,000 processes, 2026-12-03) much of that growth is not in V8's heap
  * accounting — its committed size, malloced and external memory stayed flat for minutes while the
- * anonymous memory grew 3-5 KiB/s — yet a compaction hands it back: a build without these reached
- * 68.8 MB in 10 minutes (README). They come every 2-3.5 minutes there, ~50-80 ms of CPU each.
+ * anonymous memory grew 3-5 KiB/s, half of it outside V8's pages (smaps) — yet a compaction hands it
+ * back: a build without these reached 68.8 MB in 10 minutes (README). They come every 2-3.5 minutes
+ * there, ~50-80 ms of CPU each.
  */
 export const HEAP_GROWTH_BYTES = 2 ** 20;
 
