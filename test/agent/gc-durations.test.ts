@@ -18,7 +18,6 @@ describe('GC durations', () => {
   it('records each GC the profiler saw, by kind, in seconds, when drained', () => {
     const seen: { kind: string; seconds: number }[] = [];
     class Histogram {
-      constructor(readonly o: { name: string; labelNames: string[]; buckets: number[] }) {}
       observe(labels: { kind: string }, seconds: number) {
         seen.push({ kind: labels.kind, seconds });
       }

@@ -48,9 +48,10 @@ describe('isolate CLI conventions', () => {
 });
 
 describe('dist/main.cjs, the bundle every run loads', () => {
+  const BUNDLE = join(import.meta.dirname, '../../dist/main.cjs');
   it('is ASCII: V8 keeps its source (for the life of the process) one byte a character, not two', () => {
     // A single character above U+007F anywhere, a comment included, doubles the source string's heap.
-    const text = readFileSync(join(import.meta.dirname, '../../dist/main.cjs'), 'latin1');
+    const text = readFileSync(BUNDLE, 'latin1');
     expect(text.length).toBeGreaterThan(100_000);
     expect(text.match(/[^\x00-\x7f][^\n]{0,40}/g) ?? []).toEqual([]);
     // Escaped in strings, still printed as written.
@@ -59,7 +60,7 @@ describe('dist/main.cjs, the bundle every run loads', () => {
 
   it('leaves out what prom-client loads but isolate never uses: no https, tls or zlib in the agent', () => {
     // prom-client's Pushgateway requires http, https (tls, crypto) and zlib when prom-client loads.
-    const text = readFileSync(join(import.meta.dirname, '../../dist/main.cjs'), 'utf8');
+    const text = readFileSync(BUNDLE, 'utf8');
     expect(text).toMatch(/prom-client Pushgateway is not bundled with isolate/);
     expect(text.match(/require\("(node:)?(https|tls|zlib)"\)/g) ?? []).toEqual([]);
     expect(text).toMatch(/require\("(node:)?http"\)/); // the agent's own /metrics server
@@ -67,7 +68,7 @@ describe('dist/main.cjs, the bundle every run loads', () => {
 
   it("leaves out prom-client's 'gc' observer: the agent times GCs with V8's GCProfiler instead", () => {
     // prom-client's lib/metrics/gc.js observes 'gc' entries, which Node builds for every GC.
-    const text = readFileSync(join(import.meta.dirname, '../../dist/main.cjs'), 'utf8');
+    const text = readFileSync(BUNDLE, 'utf8');
     expect(text).not.toMatch(/entryTypes: \["gc"\]/);
     expect(text).toMatch(/GCProfiler\(\)/);
   });
