@@ -20,6 +20,8 @@
 // AGENT_RSS_TRACE=1 prints every per-second RSS sample. The agent runs with systemd/isolate.service's
 // GLIBC_TUNABLES and NODE_OPTIONS (AGENT_UNIT_ENV=0: without). AGENT_WARMUP_S: seconds between the
 // agent's start and the window (default 10).
+// AGENT_SCRAPE_S=15: both agents' /metrics are fetched every 15 s from their start, as Prometheus
+// would (off by default, as in the numbers recorded before it existed).
 // AGENT_PAGE_CACHE=keep: the measured executables are not dropped from the page cache first.
 // Besides the window's average it prints the least and most CPU of any 60 s stretch of it (5 s
 // slices); AGENT_CPU_TRACE=1 prints every slice. AGENT_LOG=json (with AGENT_STDOUT=1 and, say,
@@ -175,6 +177,11 @@ const cpuNs = (pid) => {
 const statusKb = (pid, field) =>
   Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 const rssKb = (pid) => statusKb(pid, 'VmRSS');
+/** "median M, max X" of resident memory samples (MB). */
+const medianMax = (mb) => {
+  const sorted = [...mb].sort((a, b) => a - b);
+  return `median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)}, max ${sorted.at(-1)?.toFixed(1)}`;
+};
 const hz = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 /** A process's CPU time so far, both ways, to take a window's share of a core from. */
 const cpuMark = (pid) => ({ ticks: cpuTicks(pid), ns: cpuNs(pid) });
@@ -218,6 +225,7 @@ const CPU_SLICE_S = 5;
 
 const started = [];
 let agent;
+let scraper;
 const compareBin = process.env.AGENT_COMPARE || undefined;
 let compared;
 let compareRoot;
@@ -273,6 +281,18 @@ try {
     stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
     env: { ...process.env, ...unitEnv, ISOLATE_LOG: process.env.AGENT_LOG ?? 'off' },
   });
+  const scrapeS = Number(process.env.AGENT_SCRAPE_S ?? 0);
+  if (!(scrapeS >= 0)) throw new Error(`AGENT_SCRAPE_S=${process.env.AGENT_SCRAPE_S}: expected seconds`);
+  scraper =
+    scrapeS > 0
+      ? setInterval(() => {
+          for (const port of compared ? [METRICS_PORT, COMPARE_METRICS_PORT] : [METRICS_PORT]) {
+            fetch(`http://127.0.0.1:${port}/metrics`)
+              .then((r) => r.text())
+              .catch(() => {});
+          }
+        }, scrapeS * 1000)
+      : undefined;
   // Start-up and first convergence (AGENT_WARMUP_S, default 10 s): the start-up audit, the compacting
   // GC after it and V8's memory reducer fall before the window when it is 60 s or more.
   await new Promise((r) => setTimeout(r, warmupS * 1000));
@@ -293,6 +313,7 @@ try {
   // sampled every second of the window, not only at its end.
   // AGENT_RSS_TRACE=1 prints each sample (seconds into the window, RSS and its anonymous part, MB).
   const rssSamples = [];
+  const compareRssSamples = [];
   // The window's CPU in slices of CPU_SLICE_S seconds (precise, schedstat), for every 60 s stretch of
   // it: the target is a share over 60 s, and a periodic burst (the audit) lands in some windows only.
   // AGENT_CPU_TRACE=1 prints each slice.
@@ -316,6 +337,7 @@ try {
   }, CPU_SLICE_S * 1000);
   const sampler = setInterval(() => {
     rssSamples.push(rssKb(agent.pid) / 1024);
+    if (compared) compareRssSamples.push(rssKb(compared.pid) / 1024);
     if (process.env.AGENT_RSS_TRACE) {
       const at = ((Date.now() - w0) / 1000).toFixed(0);
       console.log(
@@ -326,6 +348,7 @@ try {
   await new Promise((r) => setTimeout(r, seconds * 1000));
   clearInterval(sampler);
   clearInterval(sliceTimer);
+  clearInterval(scraper);
   const wall = (Date.now() - w0) / 1000;
   const { ticks: cpu, precise: cpuPrecise } = cpuShare(agent.pid, a0, wall);
   const rss = rssKb(agent.pid) / 1024;
@@ -357,7 +380,7 @@ try {
   if (b0) {
     const b = cpuShare(compared.pid, b0, wall);
     console.log(
-      `side by side, ${compareBin}: CPU ${(b.ticks * 100).toFixed(2)} % of one core (schedstat: ${(b.precise * 100).toFixed(2)} %), resident memory ${(rssKb(compared.pid) / 1024).toFixed(1)} MB`,
+      `side by side, ${compareBin}: CPU ${(b.ticks * 100).toFixed(2)} % of one core (schedstat: ${(b.precise * 100).toFixed(2)} %), resident memory ${(rssKb(compared.pid) / 1024).toFixed(1)} MB (over the window: ${medianMax(compareRssSamples)})`,
     );
   }
   // How long its rounds took (its own histogram, isolate_reconcile_duration_seconds, since its start):
@@ -380,10 +403,9 @@ try {
     `its rounds: ${await slowRounds(METRICS_PORT)}${compared ? ` (side by side: ${await slowRounds(COMPARE_METRICS_PORT)})` : ''}`,
   );
   const part = (f) => (statusKb(agent.pid, f) / 1024).toFixed(1);
-  const sorted = [...rssSamples, rss].sort((a, b) => a - b);
   console.log(
     `agent resident memory: ${rss.toFixed(1)} MB (target ≤ 60 MB; anonymous ${part('RssAnon')}, file ${part('RssFile')}; ` +
-      `over the window: median ${sorted[Math.floor(sorted.length / 2)].toFixed(1)}, max ${sorted.at(-1).toFixed(1)})`,
+      `over the window: ${medianMax([...rssSamples, rss])})`,
   );
   // AGENT_SMAPS=1: where the resident memory lies, per mapping (file and section, or [heap]/anonymous).
   if (process.env.AGENT_SMAPS) {
@@ -417,6 +439,7 @@ try {
     `one \`isolate check\` of this host: ${((sec(u) + sec(sys)) * 1000).toFixed(0)} ms CPU; ${status}`,
   );
 } finally {
+  clearInterval(scraper);
   agent?.kill('SIGTERM');
   compared?.kill('SIGTERM');
   for (const pid of started) {

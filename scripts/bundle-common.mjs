@@ -6,8 +6,7 @@ const here = import.meta.dirname;
 /**
  * esbuild options for dependency code isolate never runs but that its dependencies load, each replaced
  * by a stub that fails loudly if ever called (the stubs say what each saved): prom-client's
- * @opentelemetry/api (exemplars) and its Pushgateway. And prom-client's GC-duration metric, by one
- * that does nothing: the agent times GCs its own way (src/agent/gc-durations.ts).
+ * @opentelemetry/api (exemplars) and its Pushgateway.
  */
 export const leftOut = {
   alias: {
@@ -24,11 +23,6 @@ export const leftOut = {
         build.onResolve({ filter: /^\.\/lib\/pushgateway$/ }, (args) =>
           /[\\/]prom-client[\\/]index\.js$/.test(args.importer)
             ? { path: join(here, 'pushgateway-stub.cjs') }
-            : undefined,
-        );
-        build.onResolve({ filter: /^\.\/metrics\/gc$/ }, (args) =>
-          /[\\/]prom-client[\\/]lib[\\/]defaultMetrics\.js$/.test(args.importer)
-            ? { path: join(here, 'gc-metric-stub.cjs') }
             : undefined,
         );
       },

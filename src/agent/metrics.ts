@@ -5,7 +5,6 @@ import type * as Prom from 'prom-client';
 import type { Psi, PsiLine, PsiResource } from '../cgroup/psi.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation } from '../model/raid.js';
-import { GC_DURATION_METRIC, gcDurations } from './gc-durations.js';
 
 export interface AgentMetrics {
   registry: Prom.Registry;
@@ -45,11 +44,11 @@ export async function createMetrics(): Promise<AgentMetrics> {
   for (const stat of ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99']) {
     registry.removeSingleMetric(`nodejs_eventloop_lag_${stat}_seconds`);
   }
-  // The GC durations from V8's GCProfiler, not from prom-client's 'gc' observer (gc-durations.ts says
-  // why). isolate's builds leave that observer out of prom-client (scripts/bundle-common.mjs); run
-  // from source, prom-client's metric is there and is replaced here.
-  registry.removeSingleMetric(GC_DURATION_METRIC);
-  const gc = gcDurations(prom, registry);
+  // nodejs_gc_duration_seconds stays prom-client's: a 'gc' performance observer. Its entries leave
+  // some garbage in the old generation (~6 KB a GC), but V8's GCProfiler, tried instead, is worse: a
+  // stopped profiler keeps recording every GC (heap statistics as JSON, ~4 KB each) until a full GC
+  // frees it, so each scrape's stop-and-restart left one more recording — 300 of them made the same
+  // allocations take ~100× the CPU and the process 1.7 GB (bench/gc-profiler-restarts.mjs).
   const g = (name: string, help: string, labelNames: string[] = []) =>
     new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[] = []) =>
@@ -132,7 +131,6 @@ export async function createMetrics(): Promise<AgentMetrics> {
     registry,
     policyValid: (v) => policyValid.set(v ? 1 : 0),
     reconciled(seconds, ok, at) {
-      gc.drainIfDue();
       duration.observe(seconds);
       reconciles.inc({ outcome: ok ? 'ok' : 'failed' });
       if (ok) lastSuccess.set(at / 1000);

@@ -1,9 +1,10 @@
-// The agent's small parts: flags, PSI parsing, backoff, the metrics endpoint, and `agent --once`.
+// The agent's small parts: flags, PSI parsing, backoff, the metrics endpoint, GC durations, and `agent --once`.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { afterFailure, NO_BACKOFF } from '../../src/agent/backoff.js';
+import { compactHeap } from '../../src/agent/heap.js';
 import { createMetrics, serveMetrics } from '../../src/agent/metrics.js';
 import { parsePsi, readPsi } from '../../src/cgroup/psi.js';
 import { parseAddress, parseDuration } from '../../src/cli/agent.js';
@@ -81,6 +82,21 @@ describe('metrics endpoint', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('GC durations', () => {
+  it("count the process's real GCs by kind in nodejs_gc_duration_seconds", async () => {
+    const m = await createMetrics();
+    const majors = async () => {
+      const text = await m.registry.getSingleMetricAsString('nodejs_gc_duration_seconds');
+      return Number(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    };
+    const before = await majors();
+    expect(compactHeap()).toBe(true);
+    // The observer is told after the GC, on a later turn of the event loop.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await majors()).toBeGreaterThan(before);
   });
 });
 
