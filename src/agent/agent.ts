@@ -163,7 +163,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         }
         heap.compact(true);
       } else {
-        heap.compactIfGrown();
+        heap.compactIfGrown(nextCheck - Date.now());
       }
       if (o.stop.aborted) return 0;
       let sleepMs = Math.max(
@@ -195,12 +195,12 @@ export async function runAgent(o: AgentOptions): Promise<number> {
 }
 
 /**
- * Resident memory above its working level that makes the agent compact again between audits. On the
- * bench (bench/agent-idle.mjs, 2,000 processes, 2026-12-03) much of that growth is not in V8's heap
- * accounting — its committed size, malloced and external memory stayed flat for minutes while the
- * anonymous memory grew 3-5 KiB/s, half of it outside V8's pages (smaps) — yet a compaction hands it
- * back: a build without these reached 68.8 MB in 10 minutes (README). They come every 2-3.5 minutes
- * there, ~50-80 ms of CPU each.
+ * Resident memory above its working level that makes the agent compact again between audits: the
+ * rounds leave garbage in V8's old generation that only a full GC frees, and a build without these
+ * compactions reached 68.8 MB in 10 minutes on the bench (bench/agent-idle.mjs, 2,000 processes;
+ * README). Much of the growth measured then outside V8's heap was the recordings of stopped GC
+ * profilers (metrics.ts); without them it grows ~2 KiB/s and compacts about once between two audits
+ * 10 minutes apart, ~50-80 ms of CPU each time.
  */
 export const HEAP_GROWTH_BYTES = 2 ** 20;
 
@@ -213,10 +213,19 @@ export const HEAP_GROWTH_BYTES = 2 ** 20;
  */
 export const HEAP_SETTLE_ROUNDS = 30;
 
+/**
+ * Nearer the next audit than this, growth waits for the audit's own compaction rather than taking one
+ * more: ~50-80 ms of CPU each, two in the same minute made that 60 s window the bench's worst (0.58 %
+ * against 0.27-0.45 % for the others, 2026-12-03), and resident memory grows ~2-5 KiB/s, so it
+ * passes the working level by 1.6 MiB at most meanwhile.
+ */
+export const AUDIT_NEAR_MS = 120_000;
+
 /** The heap compactions (agent/heap.ts): after each audit, and between audits when it has grown. */
 function heapKeeper(o: AgentOptions): {
   compact: (afterAudit: boolean) => void;
-  compactIfGrown: () => void;
+  /** `msToAudit`: until the next audit, which compacts anyway. */
+  compactIfGrown: (msToAudit: number) => void;
 } {
   const rss = o.rss ?? (() => process.memoryUsage.rss());
   // Rounds since the last compaction (null before the first), and the level measured once settled.
@@ -225,11 +234,14 @@ function heapKeeper(o: AgentOptions): {
   const compact = (afterAudit: boolean) => {
     if (!o.compactHeap) return;
     const before = rss();
+    const started = performance.now();
     if (!o.compactHeap()) return;
+    const ms = Math.round(performance.now() - started);
     const after = rss();
     o.log('debug', afterAudit ? 'heap compacted after the thread audit' : 'heap compacted as it grew', {
       rssBeforeMiB: +(before / 2 ** 20).toFixed(1),
       rssAfterMiB: +(after / 2 ** 20).toFixed(1),
+      ms,
       ...(afterAudit || working === null ? {} : { workingMiB: +(working / 2 ** 20).toFixed(1) }),
     });
     roundsSince = 0;
@@ -237,13 +249,13 @@ function heapKeeper(o: AgentOptions): {
   };
   return {
     compact,
-    compactIfGrown: () => {
+    compactIfGrown: (msToAudit) => {
       if (roundsSince === null) return;
       if (working === null) {
         if (++roundsSince >= HEAP_SETTLE_ROUNDS) working = rss();
         return;
       }
-      if (rss() > working + HEAP_GROWTH_BYTES) compact(false);
+      if (msToAudit >= AUDIT_NEAR_MS && rss() > working + HEAP_GROWTH_BYTES) compact(false);
     },
   };
 }

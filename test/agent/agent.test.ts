@@ -4,7 +4,13 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type AgentOptions, HEAP_SETTLE_ROUNDS, type RoundResult, runAgent } from '../../src/agent/agent.js';
+import {
+  AUDIT_NEAR_MS,
+  type AgentOptions,
+  HEAP_SETTLE_ROUNDS,
+  type RoundResult,
+  runAgent,
+} from '../../src/agent/agent.js';
 import { createMetrics } from '../../src/agent/metrics.js';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { putProcesses } from '../docs/host.js';
@@ -232,7 +238,38 @@ describe('isolate agent', () => {
     );
     expect(compactions).toEqual(['after round 1', `after round ${settled + 2}`]);
     const grew = logs.filter((l) => l.msg === 'heap compacted as it grew');
-    expect(grew.map((l) => l.fields)).toEqual([{ rssBeforeMiB: 53.6, rssAfterMiB: 50, workingMiB: 52.5 }]);
+    expect(grew.map((l) => l.fields)).toEqual([
+      { rssBeforeMiB: 53.6, rssAfterMiB: 50, ms: expect.any(Number), workingMiB: 52.5 },
+    ]);
+  });
+
+  it('leaves growth to the next audit when that audit is near: its compaction comes anyway', async () => {
+    const { root, policyPath } = setup();
+    const MiB = 2 ** 20;
+    let rss = 50 * MiB;
+    // Settles at +2.5, then grows past +1 MiB above it and stays there.
+    const growth = (n: number) => (n <= HEAP_SETTLE_ROUNDS + 1 ? Math.min(2.5, 0.25 * (n - 1)) : 4);
+    const compactions: number[] = [];
+    let round = 0;
+    await drive(
+      {
+        ...base(root, policyPath),
+        // The next audit is always nearer than AUDIT_NEAR_MS (the test ends long before it).
+        checkIntervalMs: AUDIT_NEAR_MS - 1,
+        rss: () => rss,
+        compactHeap: () => {
+          compactions.push(round);
+          rss = 50 * MiB;
+          return true;
+        },
+      },
+      (_r, n) => {
+        round = n;
+        rss = (50 + growth(n)) * MiB;
+        return n >= HEAP_SETTLE_ROUNDS + 6;
+      },
+    );
+    expect(compactions).toEqual([1]);
   });
 
   it('keeps the old policy when the new one is invalid, and takes a valid one', async () => {
