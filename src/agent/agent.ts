@@ -199,8 +199,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
  * rounds leave garbage in V8's old generation that only a full GC frees, and a build without these
  * compactions reached 68.8 MB in 10 minutes on the bench (bench/agent-idle.mjs, 2,000 processes;
  * README). Much of the growth measured then outside V8's heap was the recordings of stopped GC
- * profilers (metrics.ts); without them it grows ~2 KiB/s and compacts about once between two audits
- * 10 minutes apart, ~50-80 ms of CPU each time.
+ * profilers (metrics.ts); without them it grows ~2 KiB/s and compacts once or not at all between two
+ * audits 10 minutes apart (~50-80 ms of CPU each time, 30-37 ms of it on the main thread).
  */
 export const HEAP_GROWTH_BYTES = 2 ** 20;
 
@@ -215,9 +215,9 @@ export const HEAP_SETTLE_ROUNDS = 30;
 
 /**
  * Nearer the next audit than this, growth waits for the audit's own compaction rather than taking one
- * more: ~50-80 ms of CPU each, two in the same minute made that 60 s window the bench's worst (0.58 %
- * against 0.27-0.45 % for the others, 2026-12-03), and resident memory grows ~2-5 KiB/s, so it
- * passes the working level by 1.6 MiB at most meanwhile.
+ * more: ~50-80 ms of CPU each, two in the same minute made that 60 s window the bench's worst (0.58 %;
+ * 0.27-0.35 % for those without a compaction, 2026-12-03), and resident memory grows ~2-5 KiB/s, so
+ * it passes the working level by 1.6 MiB at most meanwhile.
  */
 export const AUDIT_NEAR_MS = 120_000;
 
