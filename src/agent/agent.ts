@@ -161,7 +161,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
             workload: report.counts.outside,
           });
         }
-        heap.compact(true);
+        heap.afterAudit();
       } else {
         heap.compactIfGrown(nextCheck - Date.now());
       }
@@ -223,7 +223,8 @@ export const AUDIT_NEAR_MS = 120_000;
 
 /** The heap compactions (agent/heap.ts): after each audit, and between audits when it has grown. */
 function heapKeeper(o: AgentOptions): {
-  compact: (afterAudit: boolean) => void;
+  /** The start-up audit compacts; a later one only when resident memory has grown as below. */
+  afterAudit: () => void;
   /** `msToAudit`: until the next audit, which compacts anyway. */
   compactIfGrown: (msToAudit: number) => void;
 } {
@@ -247,15 +248,19 @@ function heapKeeper(o: AgentOptions): {
     roundsSince = 0;
     working = null;
   };
+  const grown = () => working !== null && rss() > working + HEAP_GROWTH_BYTES;
+  // Every round, audit or not: the rounds since the last compaction, and the level once settled.
+  const tick = () => {
+    if (roundsSince !== null && working === null && ++roundsSince >= HEAP_SETTLE_ROUNDS) working = rss();
+  };
   return {
-    compact,
+    afterAudit: () => {
+      tick();
+      if (roundsSince === null || grown()) compact(true);
+    },
     compactIfGrown: (msToAudit) => {
-      if (roundsSince === null) return;
-      if (working === null) {
-        if (++roundsSince >= HEAP_SETTLE_ROUNDS) working = rss();
-        return;
-      }
-      if (msToAudit >= AUDIT_NEAR_MS && rss() > working + HEAP_GROWTH_BYTES) compact(false);
+      tick();
+      if (msToAudit >= AUDIT_NEAR_MS && grown()) compact(false);
     },
   };
 }

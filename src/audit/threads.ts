@@ -83,6 +83,13 @@ function threadName(taskDir: string): string {
   return /^Name:\s*(.*)$/m.exec(readTrimSync(`${taskDir}/status`) ?? '')?.[1] ?? '';
 }
 
+/** What a cgroup's effective CPUs decide about every thread of its processes (scanThreads). */
+interface CgroupVerdict {
+  whole: 'off' | 'unfenced' | number | null;
+  e: { cpus: CpuSet; list: string; threaded: boolean } | null;
+  listsAll: boolean;
+}
+
 export interface ScanResult {
   processes: number;
   threads: number;
@@ -101,7 +108,8 @@ export interface ScanResult {
 function threadsUnder(dir: string, out: Set<number>, file = 'cgroup.threads'): boolean {
   const text = readTrimSync(path.join(dir, file));
   if (text === null) return false;
-  for (const line of text.split('\n')) if (line) out.add(Number(line));
+  const lines = text.split('\n');
+  for (let k = 0; k < lines.length; k++) if (lines[k]) out.add(Number(lines[k]));
   let ents: import('node:fs').Dirent[] = [];
   try {
     ents = readdirSync(dir, { withFileTypes: true });
@@ -276,65 +284,77 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     sightings.set(g, n);
     if (n !== 2) return;
     const text = readTrimSync(path.join(cgroupDir(root, g), 'cgroup.procs'));
-    for (const line of text ? text.split('\n') : []) {
-      const id = Number(line);
+    const lines = text ? text.split('\n') : [];
+    // Indexed loops over the thousands of PIDs: see CpuSet.overlaps.
+    for (let k = 0; k < lines.length; k++) {
+      const id = Number(lines[k]);
       if (id > 0) knownCgroup.set(id, g);
     }
   };
 
-  for (const p of pids) {
-    const pid = Number(p);
-    const base = `${procDir}/${p}`;
-    let kernel: boolean | null = null;
-    let cg: string | null | undefined;
-    const procCgroup = (): string | null => {
-      if (cg === undefined) cg = knownCgroup.get(pid);
-      if (cg === undefined) {
-        // readTrimSync, not readFileSync: that allocates a 64 KiB buffer for every file the kernel
-        // reports as empty (all of /proc), one per process here, which the agent's allocator settings
-        // (systemd/isolate.service) then map and unmap each time.
-        const text = readTrimSync(`${base}/cgroup`);
-        cg = text === null ? null : parseCg(text);
-      }
-      return cg;
-    };
-    const g0 = procCgroup();
-    let tids: string[] | null = null;
-    const taskIds = (): string[] | null => {
-      if (tids === null) {
-        try {
-          tids = readdirSync(`${base}/task`);
-        } catch {} // exited
-      }
-      return tids;
-    };
-    // How a process's cgroup decides all its threads at once, if it does:
-    // - 'off': its cgroup may not use any exclusive CPU (a fenced batch container);
-    // - a workload's index: its cgroup allows only that workload's CPUs;
-    // - 'unfenced': with strict: false, a process the policy does not fence: what may run on the
-    //   exclusive CPUs is what its cgroup allows (a thread can widen its own affinity within it at
-    //   any time). Threaded cgroups and the root (per-CPU kernel threads cannot leave it:
-    //   PF_NO_SETAFFINITY) are read thread by thread; an unbound kernel thread someone moved out
-    //   of the root is judged as its cgroup's.
-    let whole: 'off' | 'unfenced' | number | null = null;
-    const e = !v1 && g0 !== null && g0 !== '/' ? cgroupCpus(g0) : null;
+  // How a process's cgroup decides all its threads at once, if it does (`whole`):
+  // - 'off': its cgroup may not use any exclusive CPU (a fenced batch container);
+  // - a workload's index: its cgroup allows only that workload's CPUs;
+  // - 'unfenced': with strict: false, a process the policy does not fence: what may run on the
+  //   exclusive CPUs is what its cgroup allows (a thread can widen its own affinity within it at
+  //   any time). Threaded cgroups and the root (per-CPU kernel threads cannot leave it:
+  //   PF_NO_SETAFFINITY) are read thread by thread; an unbound kernel thread someone moved out
+  //   of the root is judged as its cgroup's.
+  // Decided once per cgroup, not per process: a host's thousands of processes sit in a few dozen
+  // cgroups, and deciding each anew was most of what an audit allocated (~1 MB of ~2.5 on the
+  // bench's 2,000 processes, sampled through the inspector), garbage that then made the agent
+  // compact after every audit.
+  const verdicts = new Map<string, CgroupVerdict>();
+  const verdictOf = (g0: string): CgroupVerdict => {
+    let d = verdicts.get(g0);
+    if (d) return d;
+    const e = !v1 && g0 !== '/' ? cgroupCpus(g0) : null;
+    let whole: CgroupVerdict['whole'] = null;
     if (fencedOff(g0)) whole = 'off';
-    else if (e && g0) {
+    else if (e) {
       const owner = ownerOf(g0);
       if (owner >= 0 && e.cpus.isSubsetOf(spec.exclusive[owner]!.cpus)) whole = owner;
       else if (owner < 0 && !fence.strict && !inBatch(g0) && !e.threaded && e.cpus.overlaps(all)) {
         whole = 'unfenced';
       }
     }
-    if (whole !== null && g0 !== null) {
-      // Counted from the cgroup where it lists them (not a threaded one: its threads may sit below).
-      const listsAll = e !== null && !e.threaded;
-      let n = listsAll ? firstCount(g0) : null;
-      if (listsAll) learnProcs(g0);
+    // Counted from the cgroup where it lists them (not a threaded one: its threads may sit below).
+    d = { whole, e, listsAll: e !== null && !e.threaded };
+    verdicts.set(g0, d);
+    return d;
+  };
+  // A process's cgroup, from its cgroup's cgroup.procs when read already, else its /proc/<pid>/cgroup.
+  const cgroupOfProcess = (pid: number, p: string): string | null => {
+    const known = knownCgroup.get(pid);
+    if (known !== undefined) return known;
+    // readTrimSync, not readFileSync: that allocates a 64 KiB buffer for every file the kernel
+    // reports as empty (all of /proc), one per process here, which the agent's allocator settings
+    // (systemd/isolate.service) then map and unmap each time.
+    const text = readTrimSync(`${procDir}/${p}/cgroup`);
+    return text === null ? null : parseCg(text);
+  };
+  const taskIdsOf = (p: string): string[] | null => {
+    try {
+      return readdirSync(`${procDir}/${p}/task`);
+    } catch {
+      return null; // exited
+    }
+  };
+
+  for (let k = 0; k < pids.length; k++) {
+    const p = pids[k]!;
+    const pid = Number(p);
+    const g0 = cgroupOfProcess(pid, p);
+    const d = g0 === null ? null : verdictOf(g0);
+    if (d !== null && d.whole !== null && g0 !== null) {
+      const { whole, e } = d;
+      let n = d.listsAll ? firstCount(g0) : null;
+      if (d.listsAll) learnProcs(g0);
+      let tids: string[] | null = null;
       if (n === null) {
-        const ids = taskIds();
-        if (ids === null) continue; // exited
-        n = ids.length;
+        tids = taskIdsOf(p);
+        if (tids === null) continue; // exited
+        n = tids.length;
       }
       res.processes++;
       res.threads += n;
@@ -342,7 +362,8 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
       if (whole === 'unfenced') {
         res.unfenced.count += n;
         if (!res.unfenced.full) {
-          for (const t of taskIds() ?? []) {
+          const base = `${procDir}/${p}`;
+          for (const t of tids ?? taskIdsOf(p) ?? []) {
             res.unfenced.keep(() => ({
               pid,
               tid: Number(t),
@@ -355,10 +376,13 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
       }
       continue;
     }
-    const ids = taskIds();
+    const base = `${procDir}/${p}`;
+    let kernel: boolean | null = null;
+    const ids = taskIdsOf(p);
     if (ids === null) continue; // exited
     res.processes++;
-    for (const t of ids) {
+    for (let k = 0; k < ids.length; k++) {
+      const t = ids[k]!;
       if (!readStatus(`${base}/task/${t}/status`)) continue;
       res.threads++;
       const tid = Number(t);
@@ -396,26 +420,24 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
         }
       }
       if (owner < 0 && (needProcCgroup || c.overlaps)) {
-        // Not listed (fixture tree, or a thread born after the cgroup read): ask /proc.
-        const g = procCgroup();
-        if (g) owner = ownerOf(g);
+        // Not listed (fixture tree, or a thread born after the cgroup read): its process's cgroup.
+        if (g0) owner = ownerOf(g0);
       }
       if (owner >= 0) {
         const w = res.perWorkload[owner]!;
         w.threads++;
         if (!c.inside[owner]) {
-          w.outside.add(() => ({ pid, tid, comm: get(K_NAME) ?? '', cpus: list, cgroup: procCgroup() }));
+          w.outside.add(() => ({ pid, tid, comm: get(K_NAME) ?? '', cpus: list, cgroup: g0 }));
         }
         continue;
       }
       if (c.overlaps) {
-        const g = procCgroup();
-        (fence.strict || inBatch(g) ? res.violations : res.unfenced).add(() => ({
+        (fence.strict || inBatch(g0) ? res.violations : res.unfenced).add(() => ({
           pid,
           tid,
           comm: get(K_NAME) ?? '',
           cpus: list,
-          cgroup: g,
+          cgroup: g0,
         }));
       }
     }

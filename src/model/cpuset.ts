@@ -93,11 +93,18 @@ export class CpuSet {
   minus(other: CpuSet): CpuSet {
     return new CpuSet(this.#ids.filter((id) => !other.has(id)));
   }
+  // Indexed loops, not every()/some() or for-of: the agent runs V8's interpreter and baseline
+  // compiler only (cli/agent.ts), where a callback closing over `other` and each step of an iterator
+  // are allocated, and its thread audit asks these of every cgroup and CPU list it meets.
   isSubsetOf(other: CpuSet): boolean {
-    return this.#ids.every((id) => other.has(id));
+    const ids = this.#ids;
+    for (let i = 0; i < ids.length; i++) if (!other.has(ids[i]!)) return false;
+    return true;
   }
   overlaps(other: CpuSet): boolean {
-    return this.#ids.some((id) => other.has(id));
+    const ids = this.#ids;
+    for (let i = 0; i < ids.length; i++) if (other.has(ids[i]!)) return true;
+    return false;
   }
   equals(other: CpuSet): boolean {
     return this.#ids.length === other.#ids.length && this.#ids.every((id, i) => id === other.#ids[i]);

@@ -170,34 +170,51 @@ describe('isolate agent', () => {
     );
   });
 
-  it('hands the heap back after each thread audit (the first follows the first round), and logs it', async () => {
+  it('hands the heap back after the start-up audit, and after a later one only when resident memory has grown', async () => {
     const { root, policyPath } = setup();
-    const events: string[] = [];
-    const { rounds, logs } = await drive(
+    const MiB = 2 ** 20;
+    let rss = 50 * MiB;
+    // Settles at +2.5 MiB after the start-up compaction, stays there through several audits, then
+    // grows past +1 MiB above that level: the first audit after the growth hands it back.
+    const settled = HEAP_SETTLE_ROUNDS + 1;
+    const growth = (n: number) =>
+      n <= settled ? Math.min(2.5, 0.25 * (n - 1)) : n <= settled + 12 ? 2.5 : 3.6;
+    const compactions: { round: number; audits: number }[] = [];
+    const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
+    const audits = () => logs.filter((l) => l.msg === 'check').length;
+    let round = 0;
+    let auditsWhileFlat = 0;
+    await drive(
       {
         ...base(root, policyPath),
+        // An audit every few 20 ms rounds.
         checkIntervalMs: 60,
+        rss: () => rss,
         compactHeap: () => {
-          events.push('compact');
+          compactions.push({ round, audits: audits() });
+          rss = 50 * MiB;
           return true;
         },
       },
       (_r, n) => {
-        events.push('round');
-        return n >= 8;
+        if (n === settled + 1) auditsWhileFlat = -audits();
+        if (n === settled + 13) auditsWhileFlat += audits();
+        round = n;
+        rss = (50 + growth(n)) * MiB;
+        return n >= settled + 24 || compactions.length >= 2;
       },
+      logs,
     );
-    expect(events.slice(0, 2)).toEqual(['round', 'compact']);
-    const compactions = events.filter((e) => e === 'compact').length;
-    // At 20 ms rounds and a 60 ms audit cadence: more than the first, far fewer than the rounds.
-    expect(compactions).toBeGreaterThanOrEqual(2);
-    expect(compactions).toBeLessThan(rounds.length);
+    // The audits while memory stayed at its settled level compacted nothing.
+    expect(auditsWhileFlat).toBeGreaterThanOrEqual(2);
+    expect(compactions.map((c) => c.audits)).toEqual([1, expect.any(Number)]);
+    expect(compactions[0]!.round).toBe(1);
+    // The second: after the growth, right after an audit (not in a round between audits: the next
+    // audit is nearer than AUDIT_NEAR_MS).
+    expect(compactions[1]!.round).toBeGreaterThan(settled + 12);
     const logged = logs.filter((l) => l.msg === 'heap compacted after the thread audit');
-    expect(logged).toHaveLength(compactions);
-    expect(logged[0]!.fields).toMatchObject({
-      rssBeforeMiB: expect.any(Number),
-      rssAfterMiB: expect.any(Number),
-    });
+    expect(logged).toHaveLength(2);
+    expect(logged[1]!.fields).toMatchObject({ rssBeforeMiB: 53.6, rssAfterMiB: 50 });
   });
 
   it('compacts between audits too, when resident memory has grown 1 MiB above the level it settled at after the last compaction', async () => {
