@@ -163,7 +163,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         }
         heap.afterAudit();
       } else {
-        heap.compactIfGrown(nextCheck - Date.now());
+        heap.compactIfGrown();
       }
       if (o.stop.aborted) return 0;
       let sleepMs = Math.max(
@@ -214,19 +214,17 @@ export const HEAP_GROWTH_BYTES = 2 ** 20;
 export const HEAP_SETTLE_ROUNDS = 30;
 
 /**
- * Nearer the next audit than this, growth waits for the audit's own compaction rather than taking one
- * more: ~50-80 ms of CPU each, two in the same minute made that 60 s window the bench's worst (0.58 %;
- * 0.27-0.35 % for those without a compaction, 2026-12-03), and resident memory grows ~2-5 KiB/s, so
- * it passes the working level by 1.6 MiB at most meanwhile.
+ * The heap compactions (agent/heap.ts): after the start-up audit, and later, after an audit or between
+ * audits, when resident memory has grown. A later audit no longer grows it by itself: its scan decides
+ * each cgroup once (audit/threads.ts) and allocates ~1 MB, which the young generation's collections
+ * free; compacting after every audit anyway cost 30-50 ms of CPU (main thread and V8's workers) in the
+ * audit's 60 s window. (Growth found within 2 minutes of an audit used to wait for that audit's
+ * compaction, so that one window would not hold two; with one compaction either way, it does not wait.)
  */
-export const AUDIT_NEAR_MS = 120_000;
-
-/** The heap compactions (agent/heap.ts): after each audit, and between audits when it has grown. */
 function heapKeeper(o: AgentOptions): {
-  /** The start-up audit compacts; a later one only when resident memory has grown as below. */
+  /** The start-up audit compacts; a later one only when resident memory has grown, as any round. */
   afterAudit: () => void;
-  /** `msToAudit`: until the next audit, which compacts anyway. */
-  compactIfGrown: (msToAudit: number) => void;
+  compactIfGrown: () => void;
 } {
   const rss = o.rss ?? (() => process.memoryUsage.rss());
   // Rounds since the last compaction (null before the first), and the level measured once settled.
@@ -258,9 +256,9 @@ function heapKeeper(o: AgentOptions): {
       tick();
       if (roundsSince === null || grown()) compact(true);
     },
-    compactIfGrown: (msToAudit) => {
+    compactIfGrown: () => {
       tick();
-      if (msToAudit >= AUDIT_NEAR_MS && grown()) compact(false);
+      if (grown()) compact(false);
     },
   };
 }
