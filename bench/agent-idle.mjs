@@ -227,6 +227,12 @@ const started = [];
 let agent;
 let scraper;
 const compareBin = process.env.AGENT_COMPARE || undefined;
+// AGENT_COMPARE_DELAY_S=N starts the side-by-side agent N s after the first (the window then starts
+// AGENT_WARMUP_S after the second): with the same executable for both, whether an agent's cost per
+// round changes with its age, apart from the machine's own drift.
+const compareDelayS = Number(process.env.AGENT_COMPARE_DELAY_S ?? 0);
+if (!(compareDelayS >= 0))
+  throw new Error(`AGENT_COMPARE_DELAY_S=${process.env.AGENT_COMPARE_DELAY_S}: expected seconds`);
 let compared;
 let compareRoot;
 // The executables measured start paged in by their own exec, as after a boot: read through instead
@@ -272,10 +278,13 @@ try {
               : a,
         ),
     ]);
-    compared = spawn(cmdB, argsB, {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, ...unitEnv, ISOLATE_LOG: process.env.AGENT_LOG ?? 'off' },
-    });
+    const spawnCompared = () =>
+      spawn(cmdB, argsB, {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, ...unitEnv, ISOLATE_LOG: process.env.AGENT_LOG ?? 'off' },
+      });
+    if (compareDelayS > 0) setTimeout(() => (compared = spawnCompared()), compareDelayS * 1000);
+    else compared = spawnCompared();
   }
   agent = spawn(cmd, args, {
     stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
@@ -295,7 +304,7 @@ try {
       : undefined;
   // Start-up and first convergence (AGENT_WARMUP_S, default 10 s): the start-up audit, the compacting
   // GC after it and V8's memory reducer fall before the window when it is 60 s or more.
-  await new Promise((r) => setTimeout(r, warmupS * 1000));
+  await new Promise((r) => setTimeout(r, (warmupS + (compared || !compareBin ? 0 : compareDelayS)) * 1000));
   // An agent that could not start (a port still held by an agent of an interrupted run) says why on
   // the stderr above; say so here too rather than fail reading its /proc entry.
   for (const [what, child] of [
