@@ -1,5 +1,5 @@
 // The one safe writer and the bounded reader, on their own: what they refuse and what they leave.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { buildSync } from 'esbuild';
 import {
   existsSync,
@@ -192,6 +192,28 @@ describe('readHeadSync, readTrimSync: the agent kernel-file readers', () => {
     writeFileSync(join(d, 'long'), `${long}\n`);
     expect(readTrimSync(join(d, 'long'))).toBe(long);
     expect(readTrimSync(join(d, 'absent'))).toBeNull();
+  });
+  it('read a kernel seq_file longer than its page-sized buffer whole: a short read ends a file only when far below a page', () => {
+    // A sleeping child's smaps: a seq_file of ~15 KB that the kernel hands out a page at a time, each
+    // page cut short at a record boundary. Its mappings stay put while it sleeps (the numbers in them
+    // may move: shared pages' Pss), so the lines' names are compared.
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      const f = `/proc/${child.pid}/smaps`;
+      const names = (text: string) => text.split('\n').map((l) => l.split(/\s/)[0]);
+      // Once it has loaded (exec and the dynamic loader map its libraries first): two reads agree.
+      let whole = readFileSync(f, 'utf8').trim();
+      for (let i = 0; i < 100; i++) {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+        const again = readFileSync(f, 'utf8').trim();
+        if (names(again).join() === names(whole).join()) break;
+        whole = again;
+      }
+      expect(whole.length).toBeGreaterThan(3 * 4096);
+      expect(names(readTrimSync(f)!)).toEqual(names(whole));
+    } finally {
+      child.kill();
+    }
   });
   it('a FIFO under the root never blocks a round: empty or null, at once', () => {
     const d = tmp();
