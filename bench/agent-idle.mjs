@@ -16,6 +16,7 @@
 // AGENT_COMPARE=PATH runs a second executable (e.g. a build before a change) side by side in the same
 // window, on its own copy of the host root: both see the same stand-ins and the same machine noise,
 // which between two runs a few minutes apart is larger than most changes (0.50-0.63 % for one build).
+// AGENT_COMPARE_DELAY_S=N starts that second executable N s after the first.
 // AGENT_SMAPS=1 also prints where the resident memory lies, mapping by mapping (/proc/PID/smaps).
 // AGENT_RSS_TRACE=1 prints every per-second RSS sample. The agent runs with systemd/isolate.service's
 // GLIBC_TUNABLES and NODE_OPTIONS (AGENT_UNIT_ENV=0: without). AGENT_WARMUP_S: seconds between the

@@ -216,7 +216,7 @@ export const HEAP_SETTLE_ROUNDS = 30;
 /**
  * The heap compactions (agent/heap.ts): after the start-up audit, and later, after an audit or between
  * audits, when resident memory has grown. A later audit no longer grows it by itself: its scan decides
- * each cgroup once (audit/threads.ts) and allocates ~1 MB, which the young generation's collections
+ * each cgroup once (audit/threads.ts) and allocates ~1.3 MB, which the young generation's collections
  * free; compacting after every audit anyway cost 30-50 ms of CPU (main thread and V8's workers) in the
  * audit's 60 s window. (Growth found within 2 minutes of an audit used to wait for that audit's
  * compaction, so that one window would not hold two; with one compaction either way, it does not wait.)
