@@ -141,7 +141,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
           ? EXIT_STATUS.WARNING
           : EXIT_STATUS[report.status];
       }
-      if (Date.now() >= nextCheck) {
+      const audited = Date.now() >= nextCheck;
+      if (audited) {
         nextCheck = Date.now() + o.checkIntervalMs;
         // Logged like `isolate check` (status and summary), so the journal of an agent host says what
         // each audit found, not only the metrics; an audit that cannot run is UNKNOWN, as there.
@@ -161,10 +162,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
             workload: report.counts.outside,
           });
         }
-        heap.afterAudit();
-      } else {
-        heap.compactIfGrown();
       }
+      heap.afterRound(audited);
       if (o.stop.aborted) return 0;
       let sleepMs = Math.max(
         0,
@@ -222,9 +221,8 @@ export const HEAP_SETTLE_ROUNDS = 30;
  * compaction, so that one window would not hold two; with one compaction either way, it does not wait.)
  */
 function heapKeeper(o: AgentOptions): {
-  /** The start-up audit compacts; a later one only when resident memory has grown, as any round. */
-  afterAudit: () => void;
-  compactIfGrown: () => void;
+  /** After each round: the start-up audit compacts; later, any round once resident memory has grown. */
+  afterRound: (audited: boolean) => void;
 } {
   const rss = o.rss ?? (() => process.memoryUsage.rss());
   // Rounds since the last compaction (null before the first), and the level measured once settled.
@@ -246,19 +244,12 @@ function heapKeeper(o: AgentOptions): {
     roundsSince = 0;
     working = null;
   };
-  const grown = () => working !== null && rss() > working + HEAP_GROWTH_BYTES;
-  // Every round, audit or not: the rounds since the last compaction, and the level once settled.
-  const tick = () => {
-    if (roundsSince !== null && working === null && ++roundsSince >= HEAP_SETTLE_ROUNDS) working = rss();
-  };
   return {
-    afterAudit: () => {
-      tick();
-      if (roundsSince === null || grown()) compact(true);
-    },
-    compactIfGrown: () => {
-      tick();
-      if (grown()) compact(false);
+    afterRound: (audited) => {
+      // Every round, audit or not: the rounds since the last compaction, and the level once settled.
+      if (roundsSince !== null && working === null && ++roundsSince >= HEAP_SETTLE_ROUNDS) working = rss();
+      const grown = working !== null && rss() > working + HEAP_GROWTH_BYTES;
+      if ((audited && roundsSince === null) || grown) compact(audited);
     },
   };
 }

@@ -83,10 +83,17 @@ function threadName(taskDir: string): string {
   return /^Name:\s*(.*)$/m.exec(readTrimSync(`${taskDir}/status`) ?? '')?.[1] ?? '';
 }
 
+/** A cgroup's effective CPUs (parsed and as listed), and whether its threads may sit in sub-cgroups. */
+interface CgroupCpus {
+  cpus: CpuSet;
+  list: string;
+  threaded: boolean;
+}
+
 /** What a cgroup's effective CPUs decide about every thread of its processes (scanThreads). */
 interface CgroupVerdict {
   whole: 'off' | 'unfenced' | number | null;
-  e: { cpus: CpuSet; list: string; threaded: boolean } | null;
+  e: CgroupCpus | null;
   listsAll: boolean;
 }
 
@@ -164,8 +171,8 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
   // costly part of a scan: ~35 µs a thread). A cgroup without cpuset files (the controller not
   // enabled by its parent) is governed by its nearest ancestor that has them. v2 only; null: unknown
   // (no such cgroup, or an empty list, which means "the parent's" on some kernels: no proof).
-  const effective = new Map<string, { cpus: CpuSet; list: string; threaded: boolean } | null>();
-  const cgroupCpus = (g: string): { cpus: CpuSet; list: string; threaded: boolean } | null => {
+  const effective = new Map<string, CgroupCpus | null>();
+  const cgroupCpus = (g: string): CgroupCpus | null => {
     let e = effective.get(g);
     if (e !== undefined) return e;
     e = null;
