@@ -235,6 +235,7 @@ const compareDelayS = Number(process.env.AGENT_COMPARE_DELAY_S ?? 0);
 if (!(compareDelayS >= 0))
   throw new Error(`AGENT_COMPARE_DELAY_S=${process.env.AGENT_COMPARE_DELAY_S}: expected seconds`);
 let compared;
+let compareTimer;
 let compareRoot;
 // The executables measured start paged in by their own exec, as after a boot: read through instead
 // (`cat`) the agent measured 88 MB resident and more CPU, freshly written by `npm run package` 69-74 MB
@@ -284,7 +285,8 @@ try {
         stdio: ['ignore', 'ignore', 'inherit'],
         env: { ...process.env, ...unitEnv, ISOLATE_LOG: process.env.AGENT_LOG ?? 'off' },
       });
-    if (compareDelayS > 0) setTimeout(() => (compared = spawnCompared()), compareDelayS * 1000);
+    if (compareDelayS > 0)
+      compareTimer = setTimeout(() => (compared = spawnCompared()), compareDelayS * 1000);
     else compared = spawnCompared();
   }
   agent = spawn(cmd, args, {
@@ -305,7 +307,7 @@ try {
       : undefined;
   // Start-up and first convergence (AGENT_WARMUP_S, default 10 s): the start-up audit, the compacting
   // GC after it and V8's memory reducer fall before the window when it is 60 s or more.
-  await new Promise((r) => setTimeout(r, (warmupS + (compared || !compareBin ? 0 : compareDelayS)) * 1000));
+  await new Promise((r) => setTimeout(r, (warmupS + (compareBin ? compareDelayS : 0)) * 1000));
   // An agent that could not start (a port still held by an agent of an interrupted run) says why on
   // the stderr above; say so here too rather than fail reading its /proc entry.
   for (const [what, child] of [
@@ -451,6 +453,8 @@ try {
 } finally {
   clearInterval(scraper);
   agent?.kill('SIGTERM');
+  // A run that failed before the delayed start must not start it afterwards.
+  clearTimeout(compareTimer);
   compared?.kill('SIGTERM');
   for (const pid of started) {
     try {
