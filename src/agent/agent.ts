@@ -17,6 +17,7 @@ import { apply } from '../ops/apply.js';
 import { check } from '../ops/check.js';
 import { PlanMemo } from '../ops/plan.js';
 import type { Topology } from '../model/topology.js';
+import { KeptFiles } from '../sys/kept-files.js';
 import { readTopology, topologyStamp } from '../topology/read.js';
 import { afterFailure, type Backoff, due, NO_BACKOFF } from './backoff.js';
 import type { AgentMetrics } from './metrics.js';
@@ -74,6 +75,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   const processScan = new ProcessScanMemo();
   // And the last plan that changed nothing: a round that observes the same host plans the same.
   const planMemo = new PlanMemo();
+  // And the cgroup files and mount table a round reads, open: each round reads them again from offset 0.
+  const keptFiles = new KeptFiles(KEPT_FILES);
   let backoff: Backoff = NO_BACKOFF;
   let nextRaid = 0;
   let nextCheck = 0;
@@ -111,7 +114,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       let round: RoundResult | null = null;
       if (o.once || due(backoff, now)) {
         const raidDue = o.once || now >= nextRaid;
-        round = await reconcile(o, policy, raidDue, processScan, planMemo);
+        round = await reconcile(o, policy, raidDue, { processScan, planMemo, keptFiles });
         if (raidDue && round.ok) nextRaid = now + o.raidIntervalMs;
         backoff = round.ok ? NO_BACKOFF : afterFailure(backoff, now, o.intervalMs, o.maxBackoffMs);
         o.metrics?.failures(backoff.failures);
@@ -189,6 +192,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
     }
   } finally {
     for (const w of watchers.values()) w.close();
+    keptFiles.closeAll();
     await o.notify?.stopping();
   }
 }
@@ -321,6 +325,14 @@ function startProbe(
   return { stop: () => clearTimeout(t) };
 }
 
+/**
+ * Files the agent keeps open (sys/kept-files.ts): the mount table and ~20 files in each observed
+ * cgroup, which on a systemd host is every top-level unit and slice plus the workloads' cgroups and
+ * their ancestors. Past that, the oldest kept one is closed for each new one; far under the 1,024
+ * descriptors a service gets by default.
+ */
+const KEPT_FILES = 512;
+
 /** Re-read sysfs only when the online lists change (hotplug), or every TOPOLOGY_REFRESH_MS anyway. */
 const TOPOLOGY_REFRESH_MS = 300_000;
 let cachedTopology: { root: string; stamp: string; at: number; topology: Topology } | null = null;
@@ -339,12 +351,18 @@ function topologyFor(root: string): Topology {
   return cachedTopology.topology;
 }
 
+/** What the agent keeps from one round to the next to make the next one cheaper (never what it wrote). */
+interface RoundMemory {
+  processScan: ProcessScanMemo;
+  planMemo: PlanMemo;
+  keptFiles: KeptFiles;
+}
+
 async function reconcile(
   o: AgentOptions,
   policy: PolicyHolder,
   raidDue: boolean,
-  processScan: ProcessScanMemo,
-  planMemo: PlanMemo,
+  memory: RoundMemory,
 ): Promise<RoundResult> {
   const t0 = performance.now();
   try {
@@ -353,11 +371,10 @@ async function reconcile(
       policySource: policy.current!,
       observeRaid: raidDue,
       topology: topologyFor(o.root),
-      processScan,
-      planMemo,
+      ...memory,
       log: o.log,
       notice: (m) => o.log('warn', m),
-    });
+    }).finally(() => memory.keptFiles.endRound());
     const applied = out.steps.filter((s) => s.status === 'applied').map((s) => s.change);
     for (const c of applied) {
       o.log('info', 'corrected', {

@@ -12,6 +12,7 @@ import {
   tgidOf,
 } from './proc-scan.js';
 import { type CgroupMounts, detectCgroupLayout } from './layout.js';
+import type { KeptFiles } from '../sys/kept-files.js';
 import {
   cgroupDir,
   cgroupMount,
@@ -38,6 +39,8 @@ export interface ObserveRequest {
   processScan?: ProcessScanner;
   /** The mount table as the caller already read it this round (absent: read here). */
   mounts?: CgroupMounts;
+  /** The agent's open cgroup files, read again each round (absent: each file opened and closed). */
+  keptFiles?: KeptFiles;
 }
 
 // Long command lines are cut: matchers look at the start.
@@ -140,11 +143,12 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
   for (const p of Object.values(units)) if (p) wanted.add(p);
 
   const groups: Record<string, ObservedGroup> = {};
-  groups['/'] = observeListed(root, '/', ROOT_FILES, rootEntries?.names ?? null);
+  const kept = req.keptFiles;
+  groups['/'] = observeListed(root, '/', ROOT_FILES, rootEntries?.names ?? null, kept);
   for (const p of wanted) {
     const names = listNames(cgroupDir(root, p));
     listings.set(p, names);
-    groups[p] = observeListed(root, p, GROUP_FILES, names);
+    groups[p] = observeListed(root, p, GROUP_FILES, names, kept);
   }
   const rootControllers = splitWords(groups['/'].values['cgroup.controllers'] ?? null);
   const rootSubtreeControl = splitWords(groups['/'].values['cgroup.subtree_control'] ?? null);
@@ -242,12 +246,17 @@ export async function observeGroup(
   return observeListed(root, p, files, listNames(cgroupDir(root, p)));
 }
 
-/** observeGroup with the group's directory already listed (null: it does not exist). */
+/**
+ * observeGroup with the group's directory already listed (null: it does not exist). The listing says
+ * which files there are (a controller enabled or disabled adds or removes its files); `kept` reads
+ * them through descriptors the agent keeps open.
+ */
 function observeListed(
   root: string,
   p: string,
   files: readonly string[],
   names: Set<string> | null,
+  kept?: KeptFiles,
 ): ObservedGroup {
   const dir = cgroupDir(root, p);
   const g: ObservedGroup = {
@@ -257,15 +266,17 @@ function observeListed(
     ownedBySystemd: ownedBySystemd(p),
   };
   if (names === null) return g;
+  const read = kept ? (file: string) => kept.read(file)?.trim() ?? null : readTrimSync;
   for (const f of files) {
-    const v = names.has(f) ? readTrimSync(`${dir}/${f}`) : null;
+    const v = names.has(f) ? read(`${dir}/${f}`) : null;
     if (v !== null) g.values[f] = v;
   }
-  const events = names.has('cgroup.events') ? readTrimSync(`${dir}/cgroup.events`) : null;
+  const events = names.has('cgroup.events') ? read(`${dir}/cgroup.events`) : null;
   g.populated = events ? /^populated 1$/m.test(events) : false;
   if (p !== '/' && names.has('cgroup.procs')) {
     // Only whether it is empty: the first line is enough, however many processes YARN started.
-    const procs = readHeadSync(`${dir}/cgroup.procs`, 64);
+    const file = `${dir}/cgroup.procs`;
+    const procs = kept ? kept.read(file, 64) : readHeadSync(file, 64);
     if (procs !== null) g.hasProcs = procs.trim().length > 0;
   }
   return g;

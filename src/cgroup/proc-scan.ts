@@ -26,7 +26,7 @@
 //   placed in a fraction of the interval instead of waiting for the next round.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { readKernelFileAgain } from '../sys/read.js';
+import { readKernelFileAgain } from '../sys/kept-files.js';
 import { readHeadSync } from './fsutil.js';
 
 export interface ProcessScanOptions {

@@ -13,6 +13,7 @@ import {
 } from '../apply/engine.js';
 import { readBaseline, readJournal, readJournalState } from '../apply/journal.js';
 import type { ProcessScanner } from '../cgroup/proc-scan.js';
+import type { KeptFiles } from '../sys/kept-files.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
@@ -39,6 +40,8 @@ export interface ApplyRequest extends OpContext {
   topology?: Topology;
   /** See PlanRequest.processScan. */
   processScan?: ProcessScanner;
+  /** See PlanRequest.keptFiles. */
+  keptFiles?: KeptFiles;
   /** See PlanRequest.planMemo. */
   planMemo?: PlanMemo;
   /** Apply exactly this saved plan (refused when the host changed since). */
@@ -90,6 +93,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     ...(req.observeRaid === false ? { observeRaid: false } : {}),
     ...(req.topology ? { topology: req.topology } : {}),
     ...(req.processScan ? { processScan: req.processScan } : {}),
+    ...(req.keptFiles ? { keptFiles: req.keptFiles } : {}),
     ...(req.planMemo ? { planMemo: req.planMemo } : {}),
   };
   const chosen = {

@@ -21,6 +21,7 @@ import {
   SYSTEMD_PROPERTY,
   unitOfCgroup,
 } from '../model/systemd.js';
+import type { KeptFiles } from '../sys/kept-files.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { readTopology } from '../topology/read.js';
@@ -55,6 +56,8 @@ export interface PlanRequest {
   allowBundledPolicy?: boolean;
   /** The agent's memory of processes that matched no workload (read every PID without it). */
   processScan?: ProcessScanner;
+  /** The agent's open cgroup files and mount table, read again each round (else opened and closed). */
+  keptFiles?: KeptFiles;
   /** The agent's last converged plan, reused while nothing it was made from has changed. */
   planMemo?: PlanMemo;
 }
@@ -83,7 +86,10 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
         : {}),
     };
   }
-  const observed = await observe(req.root, policy, req.processScan);
+  const observed = await observe(req.root, policy, {
+    ...(req.processScan ? { processScan: req.processScan } : {}),
+    ...(req.keptFiles ? { keptFiles: req.keptFiles } : {}),
+  });
   if (executorOptions.raid && req.observeRaid !== false) {
     const { observeRaid } = await import('../raid/observe.js');
     observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid });
@@ -262,7 +268,7 @@ export function samePlan(saved: SavedPlan, now: Plan): boolean {
 export async function observe(
   root: string,
   policy: Policy,
-  processScan?: ProcessScanner,
+  memory: { processScan?: ProcessScanner; keptFiles?: KeptFiles } = {},
 ): Promise<ObservedState> {
   const paths = new Set<string>();
   const units: string[] = [];
@@ -283,8 +289,8 @@ export async function observe(
   const { observeHost } = await import('../cgroup/observe.js');
   const { detectCgroupLayout } = await import('../cgroup/layout.js');
   // The mount table, read once: the cgroup v2 observer and the v1 choice below both go by it.
-  const mounts = await detectCgroupLayout(root);
-  const known = { mounts, ...(processScan ? { processScan } : {}) };
+  const mounts = await detectCgroupLayout(root, memory.keptFiles);
+  const known = { mounts, ...memory };
   let observed = await observeHost(root, { paths: [...paths], units, processMatchers, ...known });
   // A unit found somewhere unexpected: make sure its ancestors are known too, for subtree_control.
   const missing = Object.values(observed.cgroup.units)

@@ -162,57 +162,6 @@ export function readTextFile(file: string, opts: ReadOptions): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-// Descriptors kept by readKernelFileAgain, by path (the agent polls four files).
-const keptFds = new Map<string, number>();
-const MAX_KEPT_FDS = 16;
-
-/**
- * A kernel-generated file (procfs, sysfs) that a long-running reader polls: opened once, then read
- * from offset 0 each time, which makes the kernel print it afresh — an open and a close less per
- * look, for the files the agent reads several times a second. At most `maxBytes` (≤ 64 KiB) are
- * returned; null when it cannot be read (a failed read drops the descriptor; the next call opens
- * again). Only for files whose inode never changes; a file replaced by rename would be read stale.
- */
-export function readKernelFileAgain(file: string, maxBytes: number): string | null {
-  let fd = keptFds.get(file);
-  if (fd === undefined) {
-    try {
-      if (!statSync(file).isFile()) return null;
-      fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-    } catch {
-      return null;
-    }
-    // As readBoundedBytes: what was opened must still be the regular file that was checked.
-    if (!fstatSync(fd).isFile()) {
-      closeQuietly(fd);
-      return null;
-    }
-    if (keptFds.size >= MAX_KEPT_FDS) {
-      // A reader of many roots (tests, a tool run over fixture trees) keeps only the latest files open.
-      const [oldest, oldFd] = keptFds.entries().next().value as [string, number];
-      keptFds.delete(oldest);
-      closeQuietly(oldFd);
-    }
-    keptFds.set(file, fd);
-  }
-  try {
-    const n = readSync(fd, SCRATCH, 0, Math.min(maxBytes, SCRATCH.length), 0);
-    return SCRATCH.toString('latin1', 0, n);
-  } catch {
-    keptFds.delete(file);
-    closeQuietly(fd);
-    return null;
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed: nothing to release
-  }
-}
-
 /**
  * A kernel-generated file (cgroupfs, sysfs, procfs), trimmed; null when it does not exist or cannot
  * be read. Synchronous on purpose: these files are generated in memory, and the thread-pool round
@@ -239,7 +188,7 @@ export function readTrimSync(file: string): string | null {
  * return 0 was a quarter of each small file's cost in the agent (~4 of ~16 µs for open, read, read,
  * close under its V8 flags, Node 24), ~50 files a round.
  */
-const SHORT_READ_ENDS = 2048;
+export const SHORT_READ_ENDS = 2048;
 
 /**
  * The first `max` bytes of a kernel file (at most 64 KiB), untrimmed; null when it cannot be read.

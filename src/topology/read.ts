@@ -4,7 +4,8 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, normalize, relative } from 'node:path';
 import { UserError } from '../model/errors.js';
-import { ReadRefused, readBoundedIfPresent, readKernelFileAgain } from '../sys/read.js';
+import { readKernelFileAgain } from '../sys/kept-files.js';
+import { ReadRefused, readBoundedIfPresent } from '../sys/read.js';
 import { CpuSet, CpuSetParseError } from '../model/cpuset.js';
 import type { Core, Cpu, Device, NumaNode, Topology } from '../model/topology.js';
 import { byNatural } from '../model/order.js';

@@ -8,6 +8,9 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -21,10 +24,10 @@ import {
   readBoundedBytes,
   readBoundedIfPresent,
   readHeadSync,
-  readKernelFileAgain,
   readTrimSync,
   readTextFile,
 } from '../../src/sys/read.js';
+import { KeptFiles, readKernelFileAgain } from '../../src/sys/kept-files.js';
 import { writeFileAtomic, writeNewFile } from '../../src/sys/write.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'isolate-files-'));
@@ -179,6 +182,81 @@ describe('readKernelFileAgain', () => {
       expect(readKernelFileAgain(join(d, `f${i}`), 16)).toBe(`${i}\n`);
     }
     expect(readKernelFileAgain(f, 256)).toBe('0.10 0.01 0.05 2/93 12345\n');
+  });
+});
+
+describe('KeptFiles: the agent reads each cgroup file again through one descriptor', () => {
+  /** Descriptors this process has open on `file` (from /proc/self/fd): whether a file is kept. */
+  const openOn = (file: string) =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === file;
+      } catch {
+        return false;
+      }
+    }).length;
+
+  it('sees every write made in place, and the file that replaced one by rename or by a new directory', () => {
+    const d = tmp();
+    const g = join(d, 'hadoop-yarn');
+    mkdirSync(g);
+    const f = join(g, 'cpuset.cpus');
+    writeFileSync(f, '2-3,6-7\n');
+    const kept = new KeptFiles(8);
+    expect(kept.read(f)).toBe('2-3,6-7\n');
+    expect(openOn(f)).toBe(1);
+    writeFileSync(f, '0-7\n'); // someone widens it by hand: same inode
+    expect(kept.read(f)).toBe('0-7\n');
+    expect(openOn(f)).toBe(1); // still the one descriptor, not a new one per read
+    // An atomic replace (write a temporary file, rename it over), seen by the next round: the
+    // directory's entries changed, so the path is opened again.
+    writeFileSync(join(g, 'tmp'), '1\n');
+    renameSync(join(g, 'tmp'), f);
+    kept.endRound();
+    expect(kept.read(f)).toBe('1\n');
+    // The directory removed and made again (a unit restarted into a fresh cgroup at the same path).
+    rmSync(g, { recursive: true });
+    kept.endRound();
+    expect(kept.read(f)).toBeNull();
+    mkdirSync(g);
+    writeFileSync(f, '\n');
+    kept.endRound();
+    expect(kept.read(f)).toBe('\n');
+    expect(kept.read(f, 0)).toBe('');
+    expect(kept.read(join(d, 'absent'))).toBeNull();
+    execFileSync('mkfifo', [join(d, 'fifo')]);
+    expect(kept.read(join(d, 'fifo'))).toBeNull(); // never opened, so never blocks
+    expect(kept.size).toBe(1);
+  });
+
+  it('closes after a round what the round did not read, and keeps at most its capacity', () => {
+    const d = tmp();
+    const files = Array.from({ length: 5 }, (_, i) => join(d, `f${i}`));
+    for (const [i, f] of files.entries()) writeFileSync(f, `${i}\n`);
+    const kept = new KeptFiles(4);
+    for (const f of files) kept.read(f);
+    expect(kept.size).toBe(4); // the oldest was closed for the fifth
+    expect(openOn(files[0]!)).toBe(0);
+    expect(kept.read(files[0]!)).toBe('0\n'); // still readable: opened again
+    kept.endRound();
+    expect(kept.size).toBe(4);
+    kept.read(files[0]!);
+    kept.read(files[4]!);
+    kept.endRound(); // a round that read two of them: the others are closed
+    expect(kept.size).toBe(2);
+    expect(files.map(openOn)).toEqual([1, 0, 0, 0, 1]);
+    kept.closeAll();
+    expect(files.map(openOn)).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('reads a file longer than its buffer whole, or up to the limit asked for', () => {
+    const d = tmp();
+    const f = join(d, 'cgroup.procs');
+    const pids = Array.from({ length: 3000 }, (_, i) => `${100000 + i}\n`).join('');
+    writeFileSync(f, pids);
+    const kept = new KeptFiles(2, 4096); // the file is five times the buffer: read whole by its path
+    expect(kept.read(f)).toBe(pids);
+    expect(kept.read(f, 14)).toBe('100000\n100001\n');
   });
 });
 

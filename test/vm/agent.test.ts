@@ -36,6 +36,7 @@ fake_host
 standin kafka.Kafka 4 busy &
 K1=$!
 sh -c "echo \\$\\$ > $CG/hadoop-yarn/container_01/cgroup.procs; exec standin yarn.c1 2 busy" &
+Y1=$!
 ISOLATE_LOG=json isolate agent --policy $P --interval 1s --check-interval 10m --metrics-address 127.0.0.1:9464 > /tmp/agent.log 2>&1 &
 AG=$!
 waitfor() { i=0; while [ $i -lt 300 ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo $i; }
@@ -57,10 +58,21 @@ sec new-kafka; waitfor 'grep -q "^0::/isolate-kafka$" /proc/$K2/cgroup'; endsec 
 # A new YARN container after the agent started.
 mkdir -p $CG/hadoop-yarn/container_02
 sh -c "echo \\$\\$ > $CG/hadoop-yarn/container_02/cgroup.procs; exec standin yarn.c2 2 busy" &
+Y2=$!
 sleep 3
 state running
 sec metrics; wget -q -O - http://127.0.0.1:9464/metrics | grep '^isolate_'; endsec metrics
 sec listen; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" {print $2}'; endsec listen
+# YARN's cgroup removed and made anew at the same path, unfenced (the agent read the old one's files
+# through descriptors it keeps open: they fail once the cgroup is gone, and the path is opened again).
+kill -9 $Y1 $Y2; wait $Y1 $Y2 2>/dev/null
+rmdir $CG/hadoop-yarn/container_01 $CG/hadoop-yarn/container_02 $CG/hadoop-yarn
+mkdir $CG/hadoop-yarn
+sec recreated; waitfor '[ "$(cat $CG/hadoop-yarn/cpuset.cpus)" = "$Y" ]'; endsec recreated
+# What makes a kept descriptor safe: a cgroup v2 path cannot come to name another cgroup by a rename.
+mkdir $CG/isolate-rename-probe
+sec rename; mv $CG/isolate-rename-probe $CG/isolate-renamed 2>/dev/null; echo $?; ls -d $CG/isolate-rename* ; endsec rename
+rmdir $CG/isolate-rename-probe $CG/isolate-renamed 2>/dev/null
 kill -TERM $AG; wait $AG; sec agent-rc; echo $?; endsec agent-rc
 sleep 1
 state stopped
@@ -102,6 +114,16 @@ describe('isolate agent on a real kernel', () => {
   it('corrects a hand-written cpuset and a switched-off partition within two intervals', () => {
     expect(waited('drift-cpus'), s('log')).toBeLessThanOrEqual(20);
     expect(waited('drift-partition'), s('log')).toBeLessThanOrEqual(20);
+  });
+
+  it('fences a cgroup removed and made anew at the same path within two intervals', () => {
+    expect(waited('recreated'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+  });
+
+  it('cannot rename a cgroup (so a kept descriptor never reads another cgroup under the old path)', () => {
+    const [rc, ...left] = s('rename').trim().split('\n');
+    expect(Number(rc)).not.toBe(0);
+    expect(left.map((l) => l.replace(/.*\//, ''))).toEqual(['isolate-rename-probe']);
   });
 
   it('places a newly started Kafka process within three intervals (one, plus /proc scans that are slow under TCG)', () => {
