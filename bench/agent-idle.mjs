@@ -7,7 +7,8 @@
 // that table would contradict the unified fixture tree. Nothing is mounted or unmounted outside it.
 // Targets (issue 10): RSS ≤ 60 MB, CPU ≤ 0.5 % of one core.
 // Run after `npm run build`: node bench/agent-idle.mjs [procs] [threads] [seconds] [matcher: cgroup|process]
-// AGENT_LAYOUT=legacy measures a cgroup v1 host instead (see below).
+// AGENT_LAYOUT=legacy measures a cgroup v1 host instead (see below). AGENT_TREE=systemd adds a
+// systemd host's top level (ten units and slices, every file the agent reads in each) to the tree.
 // AGENT_CGROUP=/system.slice/standin.service: the stand-ins live in that cgroup (unfenced: it allows
 // every CPU), as a real host's processes live in services and containers, not in the root cgroup
 // where this machine keeps them (see below).
@@ -76,6 +77,21 @@ if (!legacy && !standinCgroup) symlinkSync('/proc', join(root, 'proc'));
 cpSync(join(repo, 'test/fixtures/sysfs/qemu-2s-smt2/sys'), join(root, 'sys'), { recursive: true });
 const cg = join(root, 'sys/fs/cgroup');
 mkdirSync(cg, { recursive: true });
+// AGENT_TREE=systemd: the cgroup tree also has a systemd host's top level (below); by default only
+// the workloads' cgroups, which understates what a round reads on a real host (bench/observe-round.mjs).
+const systemdTree = process.env.AGENT_TREE === 'systemd';
+const SYSTEMD_TOP_LEVEL = [
+  'init.scope',
+  'system.slice',
+  'user.slice',
+  'dev-hugepages.mount',
+  'dev-mqueue.mount',
+  'proc-sys-fs-binfmt_misc.mount',
+  'sys-fs-fuse-connections.mount',
+  'sys-kernel-config.mount',
+  'sys-kernel-debug.mount',
+  'sys-kernel-tracing.mount',
+];
 const files = (dir, values) => {
   mkdirSync(dir, { recursive: true });
   for (const [f, v] of Object.entries(values)) writeFileSync(join(dir, f), `${v}\n`);
@@ -102,6 +118,31 @@ if (legacy) {
       writeFileSync(join(cg, g, f), '\n');
     writeFileSync(join(cg, g, 'cpuset.cpus.partition'), 'member\n');
     writeFileSync(join(cg, g, 'cgroup.events'), 'populated 0\nfrozen 0\n');
+  }
+  if (systemdTree) {
+    // A Debian 12 host's top level (systemd 252, kernel 6.1), unfenced, with every file the agent
+    // reads in a cgroup where the cpuset, cpu, memory, io and pids controllers are on.
+    for (const g of SYSTEMD_TOP_LEVEL) {
+      files(join(cg, g), {
+        'cpuset.cpus': '',
+        'cpuset.mems': '',
+        'cpuset.cpus.effective': '0-7',
+        'cpuset.mems.effective': '0-1',
+        'cpuset.cpus.partition': 'member',
+        'memory.min': '0',
+        'memory.low': '0',
+        'memory.high': 'max',
+        'memory.max': 'max',
+        'memory.current': '52183040',
+        'cpu.weight': '100',
+        'cpu.idle': '0',
+        'cgroup.subtree_control': g.endsWith('.slice') ? 'cpuset cpu io memory pids' : '',
+        'cgroup.controllers': 'cpuset cpu io memory pids',
+        'cgroup.type': 'domain',
+        'cgroup.events': 'populated 1\nfrozen 0',
+        'cgroup.procs': '',
+      });
+    }
   }
 }
 if (standinCgroup) {
