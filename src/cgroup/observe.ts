@@ -67,6 +67,15 @@ export const GROUP_FILES = [
   'cgroup.type',
 ] as const;
 
+/**
+ * Files read for a top-level cgroup that is there only as a sibling (not a workload's target, an
+ * ancestor of one or a unit the policy names): the planner fences it (strict) or checks a partition
+ * against it with its cpuset files alone, and never sets its memory or CPU weight. On a systemd host
+ * that is most of the top level (init.scope, the slices, the .mount units): 7 files fewer each, every
+ * round (bench/observe-round.mjs).
+ */
+const SIBLING_FILES = GROUP_FILES.filter((f) => !f.startsWith('memory.') && !f.startsWith('cpu.'));
+
 /** Files read on the root cgroup (it has no cpuset.cpus, memory.max ...). */
 const ROOT_FILES = [
   'cgroup.controllers',
@@ -139,8 +148,9 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
 
   const wanted = new Set<string>();
   for (const p of req.paths) wanted.add(normCgPath(p));
-  for (const t of topLevel) wanted.add(`/${t}`);
   for (const p of Object.values(units)) if (p) wanted.add(p);
+  const asked = new Set(wanted);
+  for (const t of topLevel) wanted.add(`/${t}`);
 
   const groups: Record<string, ObservedGroup> = {};
   const kept = req.keptFiles;
@@ -148,7 +158,7 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
   for (const p of wanted) {
     const names = listNames(cgroupDir(root, p));
     listings.set(p, names);
-    groups[p] = observeListed(root, p, GROUP_FILES, names, kept);
+    groups[p] = observeListed(root, p, asked.has(p) ? GROUP_FILES : SIBLING_FILES, names, kept);
   }
   const rootControllers = splitWords(groups['/'].values['cgroup.controllers'] ?? null);
   const rootSubtreeControl = splitWords(groups['/'].values['cgroup.subtree_control'] ?? null);
