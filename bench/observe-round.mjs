@@ -71,7 +71,7 @@ for (let rep = 0; rep < 10; rep++) {
 const observed = await round(true);
 const us = (m) => (cpu[m] / n).toFixed(0);
 console.log(tree.padEnd(8), String(observed).padStart(3), 'cgroups,', String(files.length).padStart(2),
-  'files each: opened and closed', us('opened').padStart(5), 'µs a round, kept open', us('kept').padStart(5),
+  'files in each (fewer read in siblings): opened and closed', us('opened').padStart(5), 'µs a round, kept open', us('kept').padStart(5),
   'µs (' + Math.round((100 * (cpu.kept - cpu.opened)) / cpu.opened) + ' %)');
 `;
 
