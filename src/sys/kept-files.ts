@@ -14,16 +14,7 @@
 //   the cgroup's life.
 // A reader of many files keeps at most `capacity` descriptors (the oldest is closed first), and one
 // that reads in rounds closes after each round what that round did not read.
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  openSync,
-  readFileSync,
-  readSync,
-  statfsSync,
-  statSync,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statfsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SHORT_READ_ENDS } from './read.js';
 
@@ -48,7 +39,7 @@ interface DirStamp {
   path: string;
   ino: number;
   ctimeMs: number;
-  /** The round it was last looked at (null: it was gone). */
+  /** The round it was last looked at (a directory found gone is kept as null until the round ends). */
   round: number;
 }
 
@@ -71,8 +62,8 @@ export class KeptFiles {
   /**
    * The file's text from its start, whole or its first `maxBytes`; null when it cannot be read. Only
    * regular files are opened (kernel files are regular files): never a FIFO or a device, whose open
-   * alone can block or act. A file longer than the buffer is read whole by its path (a long
-   * mountinfo), not kept short.
+   * alone can block or act. A file longer than the buffer (a long mountinfo) is read on through the
+   * same descriptor, not cut short.
    */
   read(file: string, maxBytes = Number.POSITIVE_INFINITY, encoding: BufferEncoding = 'utf8'): string | null {
     let k = this.kept.get(file);
@@ -88,14 +79,29 @@ export class KeptFiles {
       }
     }
     k!.round = this.round;
-    if (n === this.buffer.length && maxBytes > n) {
-      try {
-        return readFileSync(file, encoding);
-      } catch {
-        return null;
-      }
-    }
+    if (n === this.buffer.length && maxBytes > n) return this.readRest(k!, maxBytes, encoding);
     return this.buffer.toString(encoding, 0, n);
+  }
+
+  /**
+   * A file longer than the buffer: the rest read through the same descriptor (never the path again,
+   * which could name something else by now), up to `maxBytes`; null when a read fails.
+   */
+  private readRest(k: Kept, maxBytes: number, encoding: BufferEncoding): string | null {
+    const chunks = [Buffer.from(this.buffer)];
+    let at = this.buffer.length;
+    try {
+      while (at < maxBytes) {
+        const chunk = Buffer.allocUnsafe(Math.min(this.buffer.length, maxBytes - at));
+        const r = readSync(k.fd, chunk, 0, chunk.length, at);
+        if (r === 0) break;
+        chunks.push(chunk.subarray(0, r));
+        at += r;
+      }
+    } catch {
+      return null;
+    }
+    return Buffer.concat(chunks).toString(encoding);
   }
 
   /** A round is over: what it did not read is closed (a cgroup gone, a workload removed). */
