@@ -326,9 +326,9 @@ function startProbe(
 }
 
 /**
- * Files the agent keeps open (sys/kept-files.ts): the mount table and ~20 files in each observed
- * cgroup, which on a systemd host is every top-level unit and slice plus the workloads' cgroups and
- * their ancestors. Past that, the oldest kept one is closed for each new one; far under the 1,024
+ * Files the agent keeps open (sys/kept-files.ts): the mount table and 10-20 files in each observed
+ * cgroup (the workloads' cgroups and their ancestors; on a systemd host also every top-level unit and
+ * slice, read for their cpuset files). Past that, the oldest kept one is closed for each new one; far under the 1,024
  * descriptors a service gets by default.
  */
 const KEPT_FILES = 512;

@@ -268,7 +268,7 @@ export function samePlan(saved: SavedPlan, now: Plan): boolean {
 export async function observe(
   root: string,
   policy: Policy,
-  memory: { processScan?: ProcessScanner; keptFiles?: KeptFiles } = {},
+  memo: { processScan?: ProcessScanner; keptFiles?: KeptFiles } = {},
 ): Promise<ObservedState> {
   const paths = new Set<string>();
   const units: string[] = [];
@@ -289,8 +289,8 @@ export async function observe(
   const { observeHost } = await import('../cgroup/observe.js');
   const { detectCgroupLayout } = await import('../cgroup/layout.js');
   // The mount table, read once: the cgroup v2 observer and the v1 choice below both go by it.
-  const mounts = await detectCgroupLayout(root, memory.keptFiles);
-  const known = { mounts, ...memory };
+  const mounts = await detectCgroupLayout(root, memo.keptFiles);
+  const known = { mounts, ...memo };
   let observed = await observeHost(root, { paths: [...paths], units, processMatchers, ...known });
   // A unit found somewhere unexpected: make sure its ancestors are known too, for subtree_control.
   const missing = Object.values(observed.cgroup.units)
