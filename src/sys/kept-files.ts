@@ -16,7 +16,7 @@
 // that reads in rounds closes after each round what that round did not read.
 import { closeSync, constants, fstatSync, openSync, readSync, statfsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { SHORT_READ_ENDS } from './read.js';
+import { readFromStart } from './read.js';
 
 /** statfs magic numbers of the filesystems whose files fail to read once removed (see above). */
 const KERNEL_FS = new Set([
@@ -174,15 +174,7 @@ export class KeptFiles {
         const d = this.dirNow(k.dir.path);
         if (!d || d.ino !== k.dir.ino || d.ctimeMs !== k.dir.ctimeMs) return -1;
       }
-      const want = Math.min(maxBytes, this.buffer.length);
-      let n = 0;
-      for (;;) {
-        const r = readSync(k.fd, this.buffer, n, want - n, n);
-        if (r === 0) break;
-        n += r;
-        if (n >= want || r < SHORT_READ_ENDS) break;
-      }
-      return n;
+      return readFromStart(k.fd, this.buffer, Math.min(maxBytes, this.buffer.length));
     } catch {
       return -1;
     }

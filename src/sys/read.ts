@@ -188,7 +188,23 @@ export function readTrimSync(file: string): string | null {
  * return 0 was a quarter of each small file's cost in the agent (~4 of ~16 µs for open, read, read,
  * close under its V8 flags, Node 24), ~50 files a round.
  */
-export const SHORT_READ_ENDS = 2048;
+const SHORT_READ_ENDS = 2048;
+
+/**
+ * Reads a kernel file from its start into `buffer`, at most `want` bytes, until the end by the rule
+ * above; returns the bytes read. Positional reads, so a descriptor kept open (kept-files.ts) reads
+ * from offset 0 again as a fresh one does. Throws like readSync.
+ */
+export function readFromStart(fd: number, buffer: Buffer, want: number): number {
+  let n = 0;
+  for (;;) {
+    const r = readSync(fd, buffer, n, want - n, n);
+    if (r === 0) break;
+    n += r;
+    if (n >= want || r < SHORT_READ_ENDS) break;
+  }
+  return n;
+}
 
 /**
  * The first `max` bytes of a kernel file (at most 64 KiB), untrimmed; null when it cannot be read.
@@ -204,14 +220,7 @@ export function readHeadSync(file: string, max: number): string | null {
     return null;
   }
   try {
-    const want = Math.min(max, SCRATCH.length);
-    let n = 0;
-    for (;;) {
-      const r = readSync(fd, SCRATCH, n, want - n, null);
-      if (r === 0) break;
-      n += r;
-      if (n >= want || r < SHORT_READ_ENDS) break;
-    }
+    const n = readFromStart(fd, SCRATCH, Math.min(max, SCRATCH.length));
     return SCRATCH.toString('utf8', 0, n);
   } catch {
     return null;
