@@ -45,6 +45,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropFromPageCache } from './page-cache.mjs';
 import { PRIVATE_CGROUP2 } from './private-cgroup2.mjs';
+import { SYSTEMD_TOP_LEVEL, systemdUnitFiles } from './systemd-tree.mjs';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const procs = Number(process.argv[2] ?? 2000);
@@ -77,21 +78,9 @@ if (!legacy && !standinCgroup) symlinkSync('/proc', join(root, 'proc'));
 cpSync(join(repo, 'test/fixtures/sysfs/qemu-2s-smt2/sys'), join(root, 'sys'), { recursive: true });
 const cg = join(root, 'sys/fs/cgroup');
 mkdirSync(cg, { recursive: true });
-// AGENT_TREE=systemd: the cgroup tree also has a systemd host's top level (below); by default only
+// AGENT_TREE=systemd: the cgroup tree also has a systemd host's top level (systemd-tree.mjs); by default only
 // the workloads' cgroups, which understates what a round reads on a real host (bench/observe-round.mjs).
 const systemdTree = process.env.AGENT_TREE === 'systemd';
-const SYSTEMD_TOP_LEVEL = [
-  'init.scope',
-  'system.slice',
-  'user.slice',
-  'dev-hugepages.mount',
-  'dev-mqueue.mount',
-  'proc-sys-fs-binfmt_misc.mount',
-  'sys-fs-fuse-connections.mount',
-  'sys-kernel-config.mount',
-  'sys-kernel-debug.mount',
-  'sys-kernel-tracing.mount',
-];
 const files = (dir, values) => {
   mkdirSync(dir, { recursive: true });
   for (const [f, v] of Object.entries(values)) writeFileSync(join(dir, f), `${v}\n`);
@@ -120,29 +109,7 @@ if (legacy) {
     writeFileSync(join(cg, g, 'cgroup.events'), 'populated 0\nfrozen 0\n');
   }
   if (systemdTree) {
-    // A Debian 12 host's top level (systemd 252, kernel 6.1), unfenced, with every file the agent
-    // reads in a cgroup where the cpuset, cpu, memory, io and pids controllers are on.
-    for (const g of SYSTEMD_TOP_LEVEL) {
-      files(join(cg, g), {
-        'cpuset.cpus': '',
-        'cpuset.mems': '',
-        'cpuset.cpus.effective': '0-7',
-        'cpuset.mems.effective': '0-1',
-        'cpuset.cpus.partition': 'member',
-        'memory.min': '0',
-        'memory.low': '0',
-        'memory.high': 'max',
-        'memory.max': 'max',
-        'memory.current': '52183040',
-        'cpu.weight': '100',
-        'cpu.idle': '0',
-        'cgroup.subtree_control': g.endsWith('.slice') ? 'cpuset cpu io memory pids' : '',
-        'cgroup.controllers': 'cpuset cpu io memory pids',
-        'cgroup.type': 'domain',
-        'cgroup.events': 'populated 1\nfrozen 0',
-        'cgroup.procs': '',
-      });
-    }
+    for (const g of SYSTEMD_TOP_LEVEL) files(join(cg, g), systemdUnitFiles(g));
   }
 }
 if (standinCgroup) {

@@ -26,19 +26,13 @@ import { join } from 'node:path';
 import { observeHost } from './src/cgroup/observe.js';
 import { detectCgroupLayout } from './src/cgroup/layout.js';
 import { KeptFiles } from './src/sys/kept-files.js';
+import { SYSTEMD_TOP_LEVEL, systemdUnitFiles } from './bench/systemd-tree.mjs';
 
 const [tree, n] = [process.argv[2], Number(process.argv[3])];
 const WORKLOADS = ['isolate-kafka', 'hadoop-yarn', 'kafka.slice'];
-const SYSTEMD_TOP = ['init.scope', 'system.slice', 'user.slice', 'dev-hugepages.mount', 'dev-mqueue.mount',
-  'proc-sys-fs-binfmt_misc.mount', 'sys-fs-fuse-connections.mount', 'sys-kernel-config.mount',
-  'sys-kernel-debug.mount', 'sys-kernel-tracing.mount'];
-const ALL_FILES = ['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.effective', 'cpuset.mems.effective',
-  'cpuset.cpus.partition', 'memory.min', 'memory.low', 'memory.high', 'memory.max', 'memory.current',
-  'cpu.weight', 'cpu.idle', 'cgroup.subtree_control', 'cgroup.controllers', 'cgroup.type',
-  'cgroup.events', 'cgroup.procs'];
 const BENCH_FILES = ['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.partition', 'cgroup.subtree_control', 'cgroup.events'];
-const groups = tree === 'systemd' ? [...SYSTEMD_TOP, ...WORKLOADS] : [...WORKLOADS, 'system.slice'];
-const files = tree === 'systemd' ? ALL_FILES : BENCH_FILES;
+const groups = tree === 'systemd' ? [...SYSTEMD_TOP_LEVEL, ...WORKLOADS] : [...WORKLOADS, 'system.slice'];
+const files = tree === 'systemd' ? Object.keys(systemdUnitFiles('x.slice')) : BENCH_FILES;
 const root = mkdtempSync(join(tmpdir(), 'isolate-observe-tree-'));
 const cg = join(root, 'sys/fs/cgroup');
 mkdirSync(cg, { recursive: true });
