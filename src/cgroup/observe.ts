@@ -154,11 +154,13 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
 
   const groups: Record<string, ObservedGroup> = {};
   const kept = req.keptFiles;
-  groups['/'] = observeListed(root, '/', ROOT_FILES, rootEntries?.names ?? null, kept);
+  groups['/'] = readListed(root, '/', ROOT_FILES, rootEntries?.names ?? null, kept).group;
   for (const p of wanted) {
-    const names = listNames(cgroupDir(root, p));
+    const files = asked.has(p) ? GROUP_FILES : SIBLING_FILES;
+    const seen = kept ? observeKept(root, p, files, kept) : null;
+    const names = seen ? seen.names : listNames(cgroupDir(root, p));
     listings.set(p, names);
-    groups[p] = observeListed(root, p, asked.has(p) ? GROUP_FILES : SIBLING_FILES, names, kept);
+    groups[p] = seen ? seen.group : observeListed(root, p, files, names);
   }
   const rootControllers = splitWords(groups['/'].values['cgroup.controllers'] ?? null);
   const rootSubtreeControl = splitWords(groups['/'].values['cgroup.subtree_control'] ?? null);
@@ -258,16 +260,26 @@ export async function observeGroup(
 
 /**
  * observeGroup with the group's directory already listed (null: it does not exist). The listing says
- * which files there are (a controller enabled or disabled adds or removes its files); `kept` reads
- * them through descriptors the agent keeps open.
+ * which files there are (a controller enabled or disabled adds or removes its files).
  */
 function observeListed(
   root: string,
   p: string,
   files: readonly string[],
   names: Set<string> | null,
-  kept?: KeptFiles,
 ): ObservedGroup {
+  return readListed(root, p, files, names).group;
+}
+
+/** observeListed, read through `kept` when given, and whether a listed file failed to read. */
+function readListed(
+  root: string,
+  p: string,
+  files: readonly string[],
+  names: Set<string> | null,
+  kept?: KeptFiles,
+  already?: ReadonlyMap<string, string | null>,
+): { group: ObservedGroup; unread: boolean } {
   const dir = cgroupDir(root, p);
   const g: ObservedGroup = {
     exists: names !== null,
@@ -275,13 +287,18 @@ function observeListed(
     populated: false,
     ownedBySystemd: ownedBySystemd(p),
   };
-  if (names === null) return g;
+  let unread = false;
+  if (names === null) return { group: g, unread };
   const read = kept ? (file: string) => kept.read(file)?.trim() ?? null : readTrimSync;
   for (const f of files) {
-    const v = names.has(f) ? read(`${dir}/${f}`) : null;
+    if (!names.has(f)) continue;
+    const text = already?.get(f);
+    const v = text !== undefined ? (text?.trim() ?? null) : read(`${dir}/${f}`);
     if (v !== null) g.values[f] = v;
+    else unread = true;
   }
   const events = names.has('cgroup.events') ? read(`${dir}/cgroup.events`) : null;
+  if (events === null && names.has('cgroup.events')) unread = true;
   g.populated = events ? /^populated 1$/m.test(events) : false;
   if (p !== '/' && names.has('cgroup.procs')) {
     // Only whether it is empty: the first line is enough, however many processes YARN started.
@@ -289,7 +306,41 @@ function observeListed(
     const procs = kept ? kept.read(file, 64) : readHeadSync(file, 64);
     if (procs !== null) g.hasProcs = procs.trim().length > 0;
   }
-  return g;
+  return { group: g, unread };
+}
+
+/**
+ * observeListed for a reader that keeps its files open (the agent), with the directory listed again
+ * only when the cgroup's controllers or type changed (on a regular filesystem: its entries), since a
+ * cgroup's files follow from those (KeptFiles.names). A listed file that no longer reads (the cgroup
+ * removed, a controller turned off, pressure files hidden) makes the listing wrong: listed again and
+ * read again, once.
+ */
+function observeKept(
+  root: string,
+  p: string,
+  files: readonly string[],
+  kept: KeptFiles,
+): { names: Set<string> | null; group: ObservedGroup } {
+  const dir = cgroupDir(root, p);
+  // Read once for the key and reported as read: the same texts, not a second read of each. Not
+  // looked for where the last listing had no such file: a cgroup always has both, and a fixture
+  // tree of regular files that gains one changes its directory's stamp.
+  const last = kept.lastNames(dir);
+  const keyFile = (f: string) => (!last || last.has(f) ? kept.read(`${dir}/${f}`) : null);
+  const controllers = keyFile('cgroup.controllers');
+  const type = keyFile('cgroup.type');
+  const key = `${controllers ?? '-'}\n${type ?? '-'}`;
+  const already = new Map([
+    ['cgroup.controllers', controllers],
+    ['cgroup.type', type],
+  ]);
+  for (let attempt = 0; ; attempt++) {
+    const names = kept.names(dir, key);
+    const { group, unread } = readListed(root, p, files, names, kept, attempt === 0 ? already : undefined);
+    if (attempt > 0 || names === null || !unread) return { names, group };
+    kept.forget(dir);
+  }
 }
 
 /**

@@ -14,7 +14,21 @@
 //   the cgroup's life.
 // A reader of many files keeps at most `capacity` descriptors (the oldest is closed first), and one
 // that reads in rounds closes after each round what that round did not read.
-import { closeSync, constants, fstatSync, openSync, readSync, statfsSync, statSync } from 'node:fs';
+//
+// It also keeps directory listings (`names`), listed again only when what decides a directory's
+// entries changed: the caller's key (for a cgroup, its controllers and type: a cgroup's files follow
+// from those and the kernel), and on a regular filesystem the directory's stamp. Listing a cgroup is
+// five system calls (open, fstat, two getdents, close) against none for a remembered one.
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statfsSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import { readFromStart } from './read.js';
 
@@ -39,7 +53,17 @@ interface DirStamp {
   path: string;
   ino: number;
   ctimeMs: number;
+  /** Taken within RACY_MS of the change it shows: a change in the same clock tick would not show. */
+  racy: boolean;
   /** The round it was last looked at (a directory found gone is kept as null until the round ends). */
+  round: number;
+}
+
+interface Listing {
+  names: Set<string>;
+  key: string;
+  /** Null on a kernel filesystem (its entries follow from the key); else the directory as listed. */
+  dir: DirStamp | null;
   round: number;
 }
 
@@ -49,6 +73,7 @@ export class KeptFiles {
   private readonly kernelDevs = new Map<number, boolean>();
   /** Directories of the kept regular files, each looked at once a round. */
   private readonly dirs = new Map<string, DirStamp | null>();
+  private readonly listings = new Map<string, Listing>();
   private round = 0;
   private readonly buffer: Buffer;
 
@@ -67,12 +92,12 @@ export class KeptFiles {
    */
   read(file: string, maxBytes = Number.POSITIVE_INFINITY, encoding: BufferEncoding = 'utf8'): string | null {
     let k = this.kept.get(file);
-    let n = k ? this.readFrom(k, maxBytes) : -1;
+    let n = k ? this.readFrom(k, maxBytes, true) : -1;
     if (k && n < 0) this.drop(file, k);
     if (n < 0) {
       k = this.open(file) ?? undefined;
       if (!k) return null;
-      n = this.readFrom(k, maxBytes);
+      n = this.readFrom(k, maxBytes, false);
       if (n < 0) {
         this.drop(file, k);
         return null;
@@ -104,8 +129,51 @@ export class KeptFiles {
     return Buffer.concat(chunks).toString(encoding);
   }
 
+  /**
+   * The names in `dir`, listed again only when `key` differs from the last listing's or, on a regular
+   * filesystem, the directory's entries changed since; null when it is not a readable directory. The
+   * caller must `forget` a listing that proved wrong (a listed file that no longer reads).
+   */
+  names(dir: string, key: string): Set<string> | null {
+    const known = this.listings.get(dir);
+    if (known && known.key === key) {
+      const d = known.dir && this.dirNow(dir);
+      if (!known.dir || (d && sameDir(d, known.dir))) {
+        known.round = this.round;
+        return known.names;
+      }
+    }
+    this.listings.delete(dir);
+    let st: ReturnType<typeof statSync>;
+    let names: Set<string>;
+    try {
+      st = statSync(dir, { throwIfNoEntry: false });
+      if (!st?.isDirectory()) return null;
+      names = new Set(readdirSync(dir));
+    } catch {
+      return null;
+    }
+    // The stamp is the stat before the listing: an entry made after that stat changes the
+    // directory's change time, so the next round lists it again.
+    const kernel = this.kernelDevs.get(st.dev) ?? this.judgeDev(dir, st.dev);
+    const stamp = kernel ? null : stampOf(dir, st, this.round);
+    this.listings.set(dir, { names, key, dir: stamp, round: this.round });
+    return names;
+  }
+
+  /** The names of the last listing of `dir`, unchecked (undefined: none kept). */
+  lastNames(dir: string): ReadonlySet<string> | undefined {
+    return this.listings.get(dir)?.names;
+  }
+
+  /** Drop a listing found wrong: the next `names` lists the directory again. */
+  forget(dir: string): void {
+    this.listings.delete(dir);
+  }
+
   /** A round is over: what it did not read is closed (a cgroup gone, a workload removed). */
   endRound(): void {
+    for (const [dir, l] of this.listings) if (l.round !== this.round) this.listings.delete(dir);
     for (const [file, k] of this.kept) if (k.round !== this.round) this.drop(file, k);
     for (const [dir, d] of this.dirs) if (!d || d.round !== this.round) this.dirs.delete(dir);
     this.round++;
@@ -123,7 +191,8 @@ export class KeptFiles {
   private open(file: string): Kept | null {
     let fd: number;
     try {
-      if (!statSync(file).isFile()) return null;
+      // A missing file is common (a workload not started yet): no exception for it.
+      if (!statSync(file, { throwIfNoEntry: false })?.isFile()) return null;
       fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch {
       return null;
@@ -161,18 +230,22 @@ export class KeptFiles {
     const known = this.dirs.get(dir);
     if (known !== undefined && (known === null || known.round === this.round)) return known;
     const st = statSync(dir, { throwIfNoEntry: false });
-    const now = st ? { path: dir, ino: st.ino, ctimeMs: st.ctimeMs, round: this.round } : null;
+    const now = st ? stampOf(dir, st, this.round) : null;
     this.dirs.set(dir, now);
     return now;
   }
 
-  /** Bytes read into the buffer from the file's start; -1 when it must be opened again (or cannot). */
-  private readFrom(k: Kept, maxBytes: number): number {
+  /**
+   * Bytes read into the buffer from the file's start; -1 when it must be opened again (or cannot).
+   * A descriptor `kept` from an earlier round is checked against its directory first; one just opened
+   * is what the path names now.
+   */
+  private readFrom(k: Kept, maxBytes: number, kept: boolean): number {
     try {
-      if (k.dir) {
+      if (kept && k.dir) {
         // Entries created, removed or renamed there since it was opened: open the path again.
         const d = this.dirNow(k.dir.path);
-        if (!d || d.ino !== k.dir.ino || d.ctimeMs !== k.dir.ctimeMs) return -1;
+        if (!d || !sameDir(d, k.dir)) return -1;
       }
       return readFromStart(k.fd, this.buffer, Math.min(maxBytes, this.buffer.length));
     } catch {
@@ -184,6 +257,22 @@ export class KeptFiles {
     this.kept.delete(file);
     closeQuietly(k.fd);
   }
+}
+
+/**
+ * A file's times advance by the kernel's clock tick (1-10 ms), so a stamp taken in the tick of a
+ * change cannot show a second change in that tick; it is trusted once older than this (git's "racily
+ * clean" entries, the same rule).
+ */
+const RACY_MS = 100;
+
+function stampOf(dir: string, st: { ino: number; ctimeMs: number }, round: number): DirStamp {
+  return { path: dir, ino: st.ino, ctimeMs: st.ctimeMs, racy: Date.now() - st.ctimeMs < RACY_MS, round };
+}
+
+/** The directory as it was stamped before: the same inode, no entry changed since, not racy then. */
+function sameDir(now: DirStamp, then: DirStamp): boolean {
+  return !then.racy && now.ino === then.ino && now.ctimeMs === then.ctimeMs;
 }
 
 function closeQuietly(fd: number): void {

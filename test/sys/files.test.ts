@@ -2,10 +2,12 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { buildSync } from 'esbuild';
 import {
+  closeSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   readdirSync,
   readlinkSync,
@@ -185,6 +187,9 @@ describe('readKernelFileAgain', () => {
   });
 });
 
+/** Past the time in which a directory's change time could still hide a second change (RACY_MS). */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+
 describe('KeptFiles: the agent reads each cgroup file again through one descriptor', () => {
   /** Descriptors this process has open on `file` (from /proc/self/fd): whether a file is kept. */
   const openOn = (file: string) =>
@@ -257,6 +262,55 @@ describe('KeptFiles: the agent reads each cgroup file again through one descript
     const kept = new KeptFiles(2, 4096); // the file is five times the buffer: read whole by its path
     expect(kept.read(f)).toBe(pids);
     expect(kept.read(f, 14)).toBe('100000\n100001\n');
+  });
+
+  it('lists a directory again only when its key changes or, on a regular filesystem, its entries do', async () => {
+    const d = tmp();
+    writeFileSync(join(d, 'cpuset.cpus'), '\n');
+    await settle();
+    const kept = new KeptFiles(8);
+    const first = kept.names(d, 'cpuset');
+    expect([...first!]).toEqual(['cpuset.cpus']);
+    kept.endRound();
+    expect(kept.names(d, 'cpuset')).toBe(first); // the same listing: not listed again
+    writeFileSync(join(d, 'memory.max'), 'max\n'); // a controller's files appear
+    kept.endRound();
+    expect([...kept.names(d, 'cpuset')!].sort()).toEqual(['cpuset.cpus', 'memory.max']);
+    // Listed in the clock tick of a change, a listing is not trusted: a second change in that tick
+    // would leave the directory's time as it was.
+    kept.endRound();
+    writeFileSync(join(d, 'memory.low'), '0\n');
+    const racy = kept.names(d, 'cpuset');
+    expect(racy!.has('memory.low')).toBe(true);
+    kept.endRound();
+    expect(kept.names(d, 'cpuset')).not.toBe(racy); // nothing changed since, but listed again
+    await settle();
+    kept.endRound();
+    const second = kept.names(d, 'cpuset');
+    expect(kept.names(d, 'cpuset')).toBe(second);
+    expect(kept.names(d, 'cpuset memory')).not.toBe(second); // another key: listed again
+    kept.forget(d);
+    expect(kept.names(d, 'cpuset memory')).not.toBe(second);
+    expect(kept.names(join(d, 'memory.max'), 'x')).toBeNull(); // not a directory
+    rmSync(d, { recursive: true });
+    kept.endRound();
+    expect(kept.names(d, 'cpuset memory')).toBeNull();
+  });
+
+  it('trusts the key alone on a kernel filesystem, whose directories change without a new stamp', () => {
+    // /proc/self/fd is procfs: descriptors opened after the listing are not in it until the key changes.
+    const kept = new KeptFiles(8);
+    const before = kept.names('/proc/self/fd', 'one')!;
+    const fds = [openSync('/proc/self/status', 'r'), openSync('/proc/self/status', 'r')];
+    try {
+      kept.endRound();
+      expect(kept.names('/proc/self/fd', 'one')).toBe(before);
+      const after = kept.names('/proc/self/fd', 'two')!;
+      expect(fds.every((fd) => after.has(String(fd)))).toBe(true);
+      expect(fds.some((fd) => !before.has(String(fd)))).toBe(true);
+    } finally {
+      for (const fd of fds) closeSync(fd);
+    }
   });
 });
 

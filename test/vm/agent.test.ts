@@ -22,7 +22,7 @@ reserved: { cores: 1 }
 strict: false
 workloads:
   - { name: kafka, class: exclusive, cores: 1, match: { process: { cmdline: 'kafka\\.Kafka' } } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, cpu: { weight: 50 } }
 `;
 
 // Waits are counted in tenths of a second; the agent's interval is 1 s. The full thread audit runs at
@@ -69,6 +69,19 @@ kill -9 $Y1 $Y2; wait $Y1 $Y2 2>/dev/null
 rmdir $CG/hadoop-yarn/container_01 $CG/hadoop-yarn/container_02 $CG/hadoop-yarn
 mkdir $CG/hadoop-yarn
 sec recreated; waitfor '[ "$(cat $CG/hadoop-yarn/cpuset.cpus)" = "$Y" ]'; endsec recreated
+# The cpu controller switched off at the root and on again: YARN's cpu.weight vanishes and comes
+# back at its default (the agent lists a cgroup again only when its controllers change, or a file
+# it listed no longer reads; the agent itself may be the one that switches cpu on again).
+sec weight-before; cat $CG/hadoop-yarn/cpu.weight; endsec weight-before
+sec cpu-off; echo -cpu > $CG/cgroup.subtree_control; echo $?; endsec cpu-off
+sleep 2.5
+echo +cpu > $CG/cgroup.subtree_control 2>/dev/null
+sec weight-restored; waitfor '[ "$(cat $CG/hadoop-yarn/cpu.weight 2>/dev/null)" = 50 ]'; endsec weight-restored
+# Once set, it is not written again: the agent sees the file (its listing followed the controllers).
+sleep 1.5
+sec weight-fixes-1; wget -q -O - http://127.0.0.1:9464/metrics | grep '^isolate_drift_corrections_total.*cpu.weight'; endsec weight-fixes-1
+sleep 3
+sec weight-fixes-2; wget -q -O - http://127.0.0.1:9464/metrics | grep '^isolate_drift_corrections_total.*cpu.weight'; endsec weight-fixes-2
 # What makes a kept descriptor safe: a cgroup v2 path cannot come to name another cgroup by a rename.
 mkdir $CG/isolate-rename-probe
 sec rename; mv $CG/isolate-rename-probe $CG/isolate-renamed 2>/dev/null; echo $?; ls -d $CG/isolate-rename* ; endsec rename
@@ -118,6 +131,15 @@ describe('isolate agent on a real kernel', () => {
 
   it('fences a cgroup removed and made anew at the same path within two intervals', () => {
     expect(waited('recreated'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+  });
+
+  it('sets a cpu.weight again within two intervals after the cpu controller was switched off and on', () => {
+    expect(s('weight-before').trim()).toBe('50');
+    expect(s('cpu-off').trim(), s('log').slice(-3000)).toBe('0');
+    expect(waited('weight-restored'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+    // Then left alone: the same count of cpu.weight corrections 3 s (3 rounds) apart.
+    expect(s('weight-fixes-1').trim()).toMatch(/cpu\.weight.* \d+$/);
+    expect(s('weight-fixes-2').trim()).toBe(s('weight-fixes-1').trim());
   });
 
   it('cannot rename a cgroup (so a kept descriptor never reads another cgroup under the old path)', () => {
