@@ -69,12 +69,14 @@ export const GROUP_FILES = [
 
 /**
  * Files read for a top-level cgroup that is there only as a sibling (not a workload's target, an
- * ancestor of one or a unit the policy names): the planner fences it (strict) or checks a partition
- * against it with its cpuset files alone, and never sets its memory or CPU weight. On a systemd host
- * that is most of the top level (init.scope, the slices, the .mount units): 7 files fewer each, every
- * round (bench/observe-round.mjs).
+ * ancestor of one or a unit the policy names). The planner diffs no more of it (planner/changes.ts)
+ * than the cpuset.cpus of a strict fence and the partition of a strict exclusive service's dedicated
+ * slice (`kafka.slice`, a target the observer is not told of: its CPUs and memory are systemd
+ * properties, its partition a file). On a systemd host siblings are most of the top level
+ * (init.scope, the slices, the .mount units): 4 files each instead of 12, every round
+ * (bench/observe-round.mjs). Their controllers and type also say when to list them again (observeKept).
  */
-const SIBLING_FILES = GROUP_FILES.filter((f) => !f.startsWith('memory.') && !f.startsWith('cpu.'));
+const SIBLING_FILES = ['cpuset.cpus', 'cpuset.cpus.partition', 'cgroup.controllers', 'cgroup.type'] as const;
 
 /** Files read on the root cgroup (it has no cpuset.cpus, memory.max ...). */
 const ROOT_FILES = [
@@ -284,7 +286,6 @@ function readListed(
   const g: ObservedGroup = {
     exists: names !== null,
     values: {},
-    populated: false,
     ownedBySystemd: ownedBySystemd(p),
   };
   let unread = false;
@@ -296,15 +297,6 @@ function readListed(
     const v = text !== undefined ? (text?.trim() ?? null) : read(`${dir}/${f}`);
     if (v !== null) g.values[f] = v;
     else unread = true;
-  }
-  const events = names.has('cgroup.events') ? read(`${dir}/cgroup.events`) : null;
-  if (events === null && names.has('cgroup.events')) unread = true;
-  g.populated = events ? /^populated 1$/m.test(events) : false;
-  if (p !== '/' && names.has('cgroup.procs')) {
-    // Only whether it is empty: the first line is enough, however many processes YARN started.
-    const file = `${dir}/cgroup.procs`;
-    const procs = kept ? kept.read(file, 64) : readHeadSync(file, 64);
-    if (procs !== null) g.hasProcs = procs.trim().length > 0;
   }
   return { group: g, unread };
 }

@@ -96,12 +96,8 @@ export interface ObservedGroup {
   exists: boolean;
   /** Raw file contents, trimmed: `cpuset.cpus`, `cpuset.mems`, `memory.low`, `cgroup.subtree_control`, ... */
   values: Record<string, string>;
-  /** From cgroup.events; a populated cgroup's cpuset must never be emptied. */
-  populated: boolean;
   /** True when systemd created this cgroup (a unit, slice or scope): writes there are undone by daemon-reload. */
   ownedBySystemd: boolean;
-  /** True when the cgroup itself (not a descendant) holds processes: controllers can't be enabled in it. */
-  hasProcs?: boolean;
 }
 
 /** The observation used when no cgroup v2 hierarchy can be read (plan still works, apply refuses). */

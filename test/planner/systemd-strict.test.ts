@@ -37,7 +37,6 @@ const TOP = ['init.scope', 'system.slice', 'user.slice', 'hadoop-yarn'];
 const group = (values: Record<string, string> = {}): ObservedGroup => ({
   exists: true,
   values,
-  populated: true,
   ownedBySystemd: true,
 });
 

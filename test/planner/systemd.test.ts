@@ -57,7 +57,6 @@ describe('planning through systemd', () => {
     host.cgroup.groups['/system.slice/kafka.service'] = {
       exists: true,
       values: {},
-      populated: true,
       ownedBySystemd: true,
     };
     host.cgroup.units['kafka.service'] = '/system.slice/kafka.service';

@@ -10,7 +10,6 @@ export function freshHost(topLevel: string[] = [], partition = true): ObservedSt
     groups[`/${t}`] = {
       exists: true,
       values: {},
-      populated: true,
       ownedBySystemd: t.endsWith('.slice') || t.endsWith('.scope'),
     };
   return {
@@ -43,7 +42,7 @@ export function afterChanges(observed: ObservedState, changes: Change[]): Observ
       fs.rootSubtreeControl = c.to.split(' ');
       continue;
     }
-    fs.groups[c.target] ??= { exists: false, values: {}, populated: false, ownedBySystemd: false };
+    fs.groups[c.target] ??= { exists: false, values: {}, ownedBySystemd: false };
     const g = fs.groups[c.target]!;
     if (c.setting === 'mkdir') {
       g.exists = true;
@@ -51,7 +50,6 @@ export function afterChanges(observed: ObservedState, changes: Change[]): Observ
         fs.topLevel.push(c.target.slice(1));
     } else if (c.setting === 'cgroup.procs') {
       next.processCgroups = { ...(next.processCgroups ?? {}), [Number(c.to)]: c.target };
-      g.populated = true;
     } else {
       g.exists = true;
       g.values[c.setting] = c.to;
