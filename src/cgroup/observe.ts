@@ -305,8 +305,7 @@ function readListed(
  * observeListed for a reader that keeps its files open (the agent), with the directory listed again
  * only when the cgroup's controllers or type changed (on a regular filesystem: its entries), since a
  * cgroup's files follow from those (KeptFiles.names). A listed file that no longer reads (the cgroup
- * removed, a controller turned off, pressure files hidden) makes the listing wrong: listed again and
- * read again, once.
+ * removed, a controller turned off) makes the listing wrong: listed again and read again, once.
  */
 function observeKept(
   root: string,
