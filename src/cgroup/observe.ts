@@ -159,10 +159,9 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
   groups['/'] = readListed(root, '/', ROOT_FILES, rootEntries?.names ?? null, kept).group;
   for (const p of wanted) {
     const files = asked.has(p) ? GROUP_FILES : SIBLING_FILES;
-    const seen = kept ? observeKept(root, p, files, kept) : null;
-    const names = seen ? seen.names : listNames(cgroupDir(root, p));
-    listings.set(p, names);
-    groups[p] = seen ? seen.group : observeListed(root, p, files, names);
+    const seen = kept ? observeKept(root, p, files, kept) : listAndObserve(root, p, files);
+    listings.set(p, seen.names);
+    groups[p] = seen.group;
   }
   const rootControllers = splitWords(groups['/'].values['cgroup.controllers'] ?? null);
   const rootSubtreeControl = splitWords(groups['/'].values['cgroup.subtree_control'] ?? null);
@@ -254,26 +253,28 @@ export async function observeGroup(
   cgPath: string,
   files: readonly string[] = GROUP_FILES,
 ): Promise<ObservedGroup> {
-  const p = normCgPath(cgPath);
-  // One listing instead of a failed open per file the kernel does not have (no memory controller
-  // enabled, no cpuset.cpus.exclusive before 6.7): a failed open throws, and throwing is what costs.
-  return observeListed(root, p, files, listNames(cgroupDir(root, p)));
+  return listAndObserve(root, normCgPath(cgPath), files).group;
 }
 
 /**
- * observeGroup with the group's directory already listed (null: it does not exist). The listing says
- * which files there are (a controller enabled or disabled adds or removes its files).
+ * A cgroup's listing and what it shows. One listing instead of a failed open per file the kernel
+ * does not have (no memory controller enabled, no cpuset.cpus.exclusive before 6.7): a failed open
+ * throws, and throwing is what costs.
  */
-function observeListed(
+function listAndObserve(
   root: string,
   p: string,
   files: readonly string[],
-  names: Set<string> | null,
-): ObservedGroup {
-  return readListed(root, p, files, names).group;
+): { names: Set<string> | null; group: ObservedGroup } {
+  const names = listNames(cgroupDir(root, p));
+  return { names, group: readListed(root, p, files, names).group };
 }
 
-/** observeListed, read through `kept` when given, and whether a listed file failed to read. */
+/**
+ * A cgroup's files as its listing shows them (null: it does not exist; a controller enabled or
+ * disabled adds or removes its files), read through `kept` when given, and whether a listed file
+ * failed to read.
+ */
 function readListed(
   root: string,
   p: string,
@@ -302,7 +303,7 @@ function readListed(
 }
 
 /**
- * observeListed for a reader that keeps its files open (the agent), with the directory listed again
+ * listAndObserve for a reader that keeps its files open (the agent), with the directory listed again
  * only when the cgroup's controllers or type changed (on a regular filesystem: its entries), since a
  * cgroup's files follow from those (KeptFiles.names). A listed file that no longer reads (the cgroup
  * removed, a controller turned off) makes the listing wrong: listed again and read again, once.
