@@ -52,6 +52,8 @@ export interface AgentOptions {
   compactHeap?: () => boolean;
   /** Resident memory in bytes (tests; default process.memoryUsage.rss). */
   rss?: () => number;
+  /** The least time between a thread audit and a heap compaction, either way (HEAVY_GAP_MS; tests). */
+  heavyGapMs?: number;
 }
 
 export interface RoundResult {
@@ -144,7 +146,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
           ? EXIT_STATUS.WARNING
           : EXIT_STATUS[report.status];
       }
-      const audited = Date.now() >= nextCheck;
+      // An audit due within a quiet gap after a compaction waits for the gap's end (heapKeeper).
+      const audited = Date.now() >= nextCheck && heap.auditMayRun(Date.now());
       if (audited) {
         nextCheck = Date.now() + o.checkIntervalMs;
         // Logged like `isolate check` (status and summary), so the journal of an agent host says what
@@ -217,21 +220,42 @@ export const HEAP_GROWTH_BYTES = 2 ** 20;
 export const HEAP_SETTLE_ROUNDS = 30;
 
 /**
+ * The least time between a thread audit and a heap compaction that resident memory's growth asks for,
+ * in either order: the two largest bursts of the agent's CPU (~20-30 ms and ~40-80 ms with 2,000
+ * processes, the latter mostly V8's workers), and in one 60 s window together they were what put that
+ * window over the 0.5 % target (bench/agent-idle.mjs, AGENT_CPU_TRACE=1: the audit's 5 s slice and
+ * the compaction's next to it). A compaction that growth asks for right after an audit waits until
+ * the gap has passed; an audit due within the gap after a compaction waits as long (at most a
+ * minute late, every ten). The start-up audit's compaction does not wait: it is before any window.
+ */
+export const HEAVY_GAP_MS = 60_000;
+
+/**
  * The heap compactions (agent/heap.ts): after the start-up audit, and later, after an audit or between
  * audits, when resident memory has grown. A later audit no longer grows it by itself: its scan decides
  * each cgroup once (audit/threads.ts) and allocates ~1.3 MB, which the young generation's collections
  * free; compacting after every audit anyway cost 30-50 ms of CPU (main thread and V8's workers) in the
- * audit's 60 s window. (Growth found within 2 minutes of an audit used to wait for that audit's
- * compaction, so that one window would not hold two; with one compaction either way, it does not wait.)
+ * audit's 60 s window. Growth found within HEAVY_GAP_MS of an audit waits for the gap's end, so that
+ * no 60 s window holds both.
  */
 function heapKeeper(o: AgentOptions): {
-  /** After each round: the start-up audit compacts; later, any round once resident memory has grown. */
+  /**
+   * After each round: the start-up audit compacts; later, any round once resident memory has grown
+   * and HEAVY_GAP_MS have passed since the last audit.
+   */
   afterRound: (audited: boolean) => void;
+  /** Whether an audit that is due may run now: not within HEAVY_GAP_MS after a compaction. */
+  auditMayRun: (now: number) => boolean;
 } {
   const rss = o.rss ?? (() => process.memoryUsage.rss());
+  // Half the audit interval when that is shorter: with audits every 10 s, a compaction still finds a gap.
+  const gap = o.heavyGapMs ?? Math.min(HEAVY_GAP_MS, o.checkIntervalMs / 2);
   // Rounds since the last compaction (null before the first), and the level measured once settled.
   let roundsSince: number | null = null;
   let working: number | null = null;
+  // When the last compaction ended, and when the last audit did.
+  let compactedAt = -Infinity;
+  let auditedAt = -Infinity;
   const compact = (afterAudit: boolean) => {
     if (!o.compactHeap) return;
     const before = rss();
@@ -247,14 +271,19 @@ function heapKeeper(o: AgentOptions): {
     });
     roundsSince = 0;
     working = null;
+    compactedAt = Date.now();
   };
   return {
     afterRound: (audited) => {
+      const now = Date.now();
+      const startUp = audited && roundsSince === null;
+      if (audited) auditedAt = now;
       // Every round, audit or not: the rounds since the last compaction, and the level once settled.
       if (roundsSince !== null && working === null && ++roundsSince >= HEAP_SETTLE_ROUNDS) working = rss();
-      const grown = working !== null && rss() > working + HEAP_GROWTH_BYTES;
-      if ((audited && roundsSince === null) || grown) compact(audited);
+      const grown = working !== null && now - auditedAt >= gap && rss() > working + HEAP_GROWTH_BYTES;
+      if (startUp || grown) compact(audited);
     },
+    auditMayRun: (now) => now - compactedAt >= gap || roundsSince === null,
   };
 }
 

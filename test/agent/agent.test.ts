@@ -181,8 +181,9 @@ describe('isolate agent', () => {
     await drive(
       {
         ...base(root, policyPath),
-        // An audit every few 20 ms rounds.
+        // An audit every few 20 ms rounds; no gap between an audit and a compaction (see below).
         checkIntervalMs: 60,
+        heavyGapMs: 0,
         rss: () => rss,
         compactHeap: () => {
           compactions.push({ round, audits: audits() });
@@ -234,6 +235,7 @@ describe('isolate agent', () => {
       {
         ...base(root, policyPath),
         checkIntervalMs: 3_600_000,
+        heavyGapMs: 0,
         rss: () => rss,
         compactHeap: () => {
           compactions.push(`after round ${round}`);
@@ -252,6 +254,104 @@ describe('isolate agent', () => {
     expect(grew.map((l) => l.fields)).toEqual([
       { rssBeforeMiB: 53.6, rssAfterMiB: 50, ms: expect.any(Number), workingMiB: 52.5 },
     ]);
+  });
+
+  it('keeps a thread audit and a heap compaction apart by the gap, whichever comes first', async () => {
+    const { root, policyPath } = setup();
+    const MiB = 2 ** 20;
+    const gapMs = 150;
+    // Resident memory grows 0.1 MiB a round from each compaction on: it settles (HEAP_SETTLE_ROUNDS)
+    // and then, 11 rounds later, has grown enough to ask for the next compaction, again and again.
+    let sinceCompaction = 0;
+    const events: { what: 'audit' | 'compaction'; at: number }[] = [];
+    // Each audit when it is logged (drive's logs are pushed to as they come).
+    const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
+    logs.push = (...items) => {
+      for (const l of items) if (l.msg === 'check') events.push({ what: 'audit', at: Date.now() });
+      return Array.prototype.push.apply(logs, items);
+    };
+    await drive(
+      {
+        ...base(root, policyPath),
+        // An audit every 400 ms (about twenty rounds); the gap is under half of that, as by default.
+        checkIntervalMs: 400,
+        heavyGapMs: gapMs,
+        rss: () => (50 + 0.1 * sinceCompaction) * MiB,
+        compactHeap: () => {
+          events.push({ what: 'compaction', at: Date.now() });
+          sinceCompaction = 0;
+          return true;
+        },
+      },
+      () => {
+        sinceCompaction++;
+        return events.filter((e) => e.what === 'compaction').length >= 4;
+      },
+      logs,
+    );
+    expect(events.filter((e) => e.what === 'compaction')).toHaveLength(4);
+    // The start-up audit and its compaction come together; after that, an audit and a compaction that
+    // follow each other are the gap apart, whichever came first.
+    expect(events.slice(0, 2).map((e) => e.what)).toEqual(['audit', 'compaction']);
+    const later = events.slice(2);
+    const apart: number[] = [];
+    for (let i = 1; i < later.length; i++) {
+      if (later[i]!.what !== later[i - 1]!.what) apart.push(later[i]!.at - later[i - 1]!.at);
+    }
+    expect(apart.length, JSON.stringify(later)).toBeGreaterThanOrEqual(3);
+    expect(Math.min(...apart), JSON.stringify(later)).toBeGreaterThanOrEqual(gapMs);
+    // Neither kind starved the other: audits went on between the compactions.
+    expect(later.filter((e) => e.what === 'audit').length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('lets an audit that falls due just after a compaction wait for the gap', async () => {
+    const { root, policyPath } = setup();
+    const MiB = 2 ** 20;
+    const gapMs = 150;
+    // Resident memory grows only late in an audit interval (250 ms after an audit, 400 ms apart), so
+    // each compaction comes shortly before the next audit is due.
+    let sinceCompaction = 0;
+    let lastAudit = Date.now();
+    const events: { what: 'audit' | 'compaction'; at: number }[] = [];
+    const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
+    logs.push = (...items) => {
+      for (const l of items) {
+        if (l.msg === 'check') {
+          lastAudit = Date.now();
+          events.push({ what: 'audit', at: lastAudit });
+        }
+      }
+      return Array.prototype.push.apply(logs, items);
+    };
+    const late = () => sinceCompaction > HEAP_SETTLE_ROUNDS + 1 && Date.now() - lastAudit >= 250;
+    await drive(
+      {
+        ...base(root, policyPath),
+        checkIntervalMs: 400,
+        heavyGapMs: gapMs,
+        rss: () => (late() ? 51.5 : 50) * MiB,
+        compactHeap: () => {
+          events.push({ what: 'compaction', at: Date.now() });
+          sinceCompaction = 0;
+          return true;
+        },
+      },
+      () => {
+        sinceCompaction++;
+        return events.filter((e) => e.what === 'compaction').length >= 3;
+      },
+      logs,
+    );
+    // After each later compaction, the next audit came no sooner than the gap allows, although it was
+    // due ~100 ms after that compaction.
+    const later = events.slice(2);
+    const waits: number[] = [];
+    later.forEach((e, i) => {
+      const next = e.what === 'compaction' ? later.slice(i + 1).find((x) => x.what === 'audit') : undefined;
+      if (next) waits.push(next.at - e.at);
+    });
+    expect(waits.length, JSON.stringify(later)).toBeGreaterThanOrEqual(1);
+    expect(Math.min(...waits), JSON.stringify(later)).toBeGreaterThanOrEqual(gapMs);
   });
 
   it('keeps the old policy when the new one is invalid, and takes a valid one', async () => {
