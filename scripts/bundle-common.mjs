@@ -79,11 +79,19 @@ export function deferBuiltins(code, what) {
  * generation for its life (+6 MB resident): `systemd/isolate.service` sets
  * `NODE_OPTIONS=--max-semi-space-size=1`, which V8 lets win over the minimum (test/systemd/units.test.ts).
  *
+ * `--single-threaded-gc`: V8 collects on the main thread alone. On these two-core machines its parallel
+ * and concurrent helpers did not make a collection any shorter, only dearer: a memory-reducing full GC
+ * of a 20 MB heap took ~47 ms either way, but 82-89 ms of CPU with the helpers against 46-51 ms
+ * without (`node [--single-threaded-gc] bench/gc-cpu.mjs`), and the agent's compactions and
+ * scavenges are the bursts its CPU target is measured in (README). The flag cannot be set once V8
+ * runs (`v8.setFlagsFromString` of the parallel/concurrent flags aborted the process in its next GC),
+ * so every command has it; a dry run makes no GC (above).
+ *
  * Tried, not kept: `--expose-gc` (for src/agent/heap.ts, which makes its own `gc`: the flag alone made
  * a dry run ~8 ms slower), `--no-memory-reducer` (the reducer hands back the pages pooled after
- * start-up, 6 MB of the agent's resident memory), `--max-opt=1|2`, `--single-threaded-gc` (no change).
+ * start-up, 6 MB of the agent's resident memory), `--max-opt=1|2`.
  */
-export const EXEC_ARGV = ['--min-semi-space-size=4'];
+export const EXEC_ARGV = ['--min-semi-space-size=4', '--single-threaded-gc'];
 
 /**
  * The Node.js runtime inside the executable (`npm run package`), pinned by version and sha512: the
