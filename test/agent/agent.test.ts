@@ -256,27 +256,35 @@ describe('isolate agent', () => {
     ]);
   });
 
-  it('keeps a thread audit and a heap compaction apart by the gap, whichever comes first', async () => {
+  /**
+   * The agent with audits every 400 ms (about twenty 20 ms rounds) and a gap under half of that, as
+   * by default; resident memory (MiB) from `rssMiB`, given the rounds since the last compaction and
+   * the time of the last audit. Runs until `compactions` compactions; returns every audit (when it was
+   * logged: drive's logs are pushed to as they come) and compaction, in order.
+   */
+  async function auditsAndCompactions(
+    rssMiB: (sinceCompaction: number, lastAuditAt: number) => number,
+    compactions: number,
+  ) {
     const { root, policyPath } = setup();
-    const MiB = 2 ** 20;
-    const gapMs = 150;
-    // Resident memory grows 0.1 MiB a round from each compaction on: it settles (HEAP_SETTLE_ROUNDS)
-    // and then, 11 rounds later, has grown enough to ask for the next compaction, again and again.
     let sinceCompaction = 0;
+    let lastAuditAt = Date.now();
     const events: { what: 'audit' | 'compaction'; at: number }[] = [];
-    // Each audit when it is logged (drive's logs are pushed to as they come).
     const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
     logs.push = (...items) => {
-      for (const l of items) if (l.msg === 'check') events.push({ what: 'audit', at: Date.now() });
+      for (const l of items) {
+        if (l.msg !== 'check') continue;
+        lastAuditAt = Date.now();
+        events.push({ what: 'audit', at: lastAuditAt });
+      }
       return Array.prototype.push.apply(logs, items);
     };
     await drive(
       {
         ...base(root, policyPath),
-        // An audit every 400 ms (about twenty rounds); the gap is under half of that, as by default.
         checkIntervalMs: 400,
-        heavyGapMs: gapMs,
-        rss: () => (50 + 0.1 * sinceCompaction) * MiB,
+        heavyGapMs: GAP_MS,
+        rss: () => rssMiB(sinceCompaction, lastAuditAt) * 2 ** 20,
         compactHeap: () => {
           events.push({ what: 'compaction', at: Date.now() });
           sinceCompaction = 0;
@@ -285,10 +293,26 @@ describe('isolate agent', () => {
       },
       () => {
         sinceCompaction++;
-        return events.filter((e) => e.what === 'compaction').length >= 4;
+        return events.filter((e) => e.what === 'compaction').length >= compactions;
       },
       logs,
     );
+    return events;
+  }
+  const GAP_MS = 150;
+
+  it('keeps a thread audit and a heap compaction apart by the gap, whichever comes first', async () => {
+    // Once settled after a compaction (HEAP_SETTLE_ROUNDS), resident memory grows with the next audit:
+    // each compaction is asked for in the round of an audit, and waits.
+    let settledAt = Number.POSITIVE_INFINITY;
+    const events = await auditsAndCompactions((since, lastAuditAt) => {
+      if (since <= HEAP_SETTLE_ROUNDS + 1) {
+        settledAt = Number.POSITIVE_INFINITY;
+        return 50;
+      }
+      settledAt = Math.min(settledAt, Date.now());
+      return lastAuditAt > settledAt ? 51.5 : 50;
+    }, 4);
     expect(events.filter((e) => e.what === 'compaction')).toHaveLength(4);
     // The start-up audit and its compaction come together; after that, an audit and a compaction that
     // follow each other are the gap apart, whichever came first.
@@ -299,48 +323,17 @@ describe('isolate agent', () => {
       if (later[i]!.what !== later[i - 1]!.what) apart.push(later[i]!.at - later[i - 1]!.at);
     }
     expect(apart.length, JSON.stringify(later)).toBeGreaterThanOrEqual(3);
-    expect(Math.min(...apart), JSON.stringify(later)).toBeGreaterThanOrEqual(gapMs);
+    expect(Math.min(...apart), JSON.stringify(later)).toBeGreaterThanOrEqual(GAP_MS);
     // Neither kind starved the other: audits went on between the compactions.
     expect(later.filter((e) => e.what === 'audit').length).toBeGreaterThanOrEqual(3);
   });
 
   it('lets an audit that falls due just after a compaction wait for the gap', async () => {
-    const { root, policyPath } = setup();
-    const MiB = 2 ** 20;
-    const gapMs = 150;
     // Resident memory grows only late in an audit interval (250 ms after an audit, 400 ms apart), so
     // each compaction comes shortly before the next audit is due.
-    let sinceCompaction = 0;
-    let lastAudit = Date.now();
-    const events: { what: 'audit' | 'compaction'; at: number }[] = [];
-    const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
-    logs.push = (...items) => {
-      for (const l of items) {
-        if (l.msg === 'check') {
-          lastAudit = Date.now();
-          events.push({ what: 'audit', at: lastAudit });
-        }
-      }
-      return Array.prototype.push.apply(logs, items);
-    };
-    const late = () => sinceCompaction > HEAP_SETTLE_ROUNDS + 1 && Date.now() - lastAudit >= 250;
-    await drive(
-      {
-        ...base(root, policyPath),
-        checkIntervalMs: 400,
-        heavyGapMs: gapMs,
-        rss: () => (late() ? 51.5 : 50) * MiB,
-        compactHeap: () => {
-          events.push({ what: 'compaction', at: Date.now() });
-          sinceCompaction = 0;
-          return true;
-        },
-      },
-      () => {
-        sinceCompaction++;
-        return events.filter((e) => e.what === 'compaction').length >= 3;
-      },
-      logs,
+    const events = await auditsAndCompactions(
+      (since, lastAuditAt) => (since > HEAP_SETTLE_ROUNDS + 1 && Date.now() - lastAuditAt >= 250 ? 51.5 : 50),
+      3,
     );
     // After each later compaction, the next audit came no sooner than the gap allows, although it was
     // due ~100 ms after that compaction.
@@ -351,7 +344,7 @@ describe('isolate agent', () => {
       if (next) waits.push(next.at - e.at);
     });
     expect(waits.length, JSON.stringify(later)).toBeGreaterThanOrEqual(1);
-    expect(Math.min(...waits), JSON.stringify(later)).toBeGreaterThanOrEqual(gapMs);
+    expect(Math.min(...waits), JSON.stringify(later)).toBeGreaterThanOrEqual(GAP_MS);
   });
 
   it('keeps the old policy when the new one is invalid, and takes a valid one', async () => {
