@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
 import { keepConsole, SECTIONS } from './support/guest.js';
-import { systemdStandins } from './support/systemd-guest.js';
+import { KAFKA_UP, systemdStandins } from './support/systemd-guest.js';
 
 const POLICY = `apiVersion: isolate/v1
 kind: HostPolicy
@@ -27,6 +27,7 @@ const UNIT = readFileSync(join(import.meta.dirname, '../../systemd/isolate.servi
 const SCRIPT = String.raw`
 CG=/sys/fs/cgroup
 ${SECTIONS}
+${KAFKA_UP}
 waitfor() { local i=0; while [ $i -lt 300 ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo $i; }
 kpid() { systemctl show -P MainPID kafka.service; }
 # who pid tid Cpus_allowed_list, for Kafka's and every YARN container's threads.
@@ -54,6 +55,7 @@ sec start; systemctl start isolate.service; echo "rc=$?"; echo "active=$(systemc
 sec props; waitfor '[ -n "$(systemctl show -P AllowedCPUs kafka.service)" ] && [ -n "$(systemctl show -P AllowedMemoryNodes kafka.service)" ]'; endsec props
 sec dropins; ls /run/systemd/system.control/kafka.service.d/ 2>/dev/null; endsec dropins
 systemctl start kafka.service
+kafka_up 7
 settle
 threads started
 systemctl daemon-reload
@@ -62,6 +64,7 @@ threads reloaded
 sleep 2
 threads reloaded-later
 systemctl restart kafka.service
+kafka_up 7
 settle
 threads restarted
 Y=$(cat $CG/hadoop-yarn/cpuset.cpus)

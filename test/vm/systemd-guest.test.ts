@@ -24,7 +24,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
 import { keepConsole, SECTIONS } from './support/guest.js';
-import { systemdStandins } from './support/systemd-guest.js';
+import { KAFKA_UP, systemdStandins } from './support/systemd-guest.js';
 
 const SCRIPT = String.raw`
 CG=/sys/fs/cgroup
@@ -32,6 +32,7 @@ K=$CG/system.slice/kafka.service
 Y=$CG/hadoop-yarn
 YPID=
 ${SECTIONS}
+${KAFKA_UP}
 # key=value of a one-line file, "(absent)" when the file does not exist. Builtins only: under TCG every
 # fork costs tens of milliseconds and a state dump runs ~20 times.
 kv() {
@@ -82,6 +83,7 @@ echo "cgroupfs=$(stat -fc %T $CG)"
 echo "node=$(node --version)"
 endsec boot
 sec topology; ISOLATE_LOG=off isolate topology --json; endsec topology
+kafka_up 7
 state s0
 
 # 1. Raw cgroupfs writes while no unit asked systemd for cpuset (what isolate's cgroupfs backend does).
@@ -118,7 +120,7 @@ systemctl daemon-reload; settle
 state sp-reload
 poke; settle
 state sp-unitstart
-systemctl restart kafka.service; settle
+systemctl restart kafka.service; kafka_up 7; settle
 state sp-restart
 # A wrong value written by hand under a unit that has AllowedCPUs=.
 echo 0-7 > $K/cpuset.cpus
@@ -130,7 +132,7 @@ state sp-raw-reload
 systemctl revert kafka.service >/dev/null 2>&1
 systemctl daemon-reload; settle
 state revert-reload
-systemctl restart kafka.service; settle
+systemctl restart kafka.service; kafka_up 7; settle
 state revert-restart
 
 # 4. /hadoop-yarn delegating cpuset to its containers (+cpuset in its own subtree_control).

@@ -26,6 +26,23 @@ export interface SystemdStandinOptions {
 export const NODEMANAGER_UNIT = 'hadoop-yarn-nodemanager.service';
 
 /**
+ * Shell function for a systemd scenario: `kafka_up N` waits (up to 30 s) until kafka.service's main
+ * process runs N threads. `systemctl start/restart` returns once the process is exec'd; under TCG,
+ * with busy stand-ins on every CPU, its threads can come more than a second later, and a scenario
+ * that samples them at once sees the main thread alone. Prints `kafka-up-timeout` if they never come.
+ */
+export const KAFKA_UP = String.raw`kafka_up() {
+  local i=0 p n t
+  while [ $i -lt 300 ]; do
+    p=$(systemctl show -P MainPID kafka.service); n=0
+    if [ "$p" != 0 ]; then for t in /proc/$p/task/*; do [ -e "$t" ] && n=$((n+1)); done; fi
+    [ $n -ge $1 ] && return 0
+    i=$((i+1)); sleep 0.1
+  done
+  echo kafka-up-timeout
+}`;
+
+/**
  * Files and symlinks for runInSystemdVm. The Kafka stand-in's command line is
  * `/usr/local/bin/standin kafka.Kafka N busy`, so `kafka.Kafka` matches as in a real broker's java
  * command line. `yarn-container N [THREADS]` starts a busy process in `/hadoop-yarn/container_N`
