@@ -31,7 +31,7 @@ export const NODEMANAGER_UNIT = 'hadoop-yarn-nodemanager.service';
  * with busy stand-ins on every CPU, its threads can come more than a second later, and a scenario
  * that samples them at once sees the main thread alone. Prints `kafka-up-timeout` if they never come.
  */
-export const KAFKA_UP = String.raw`kafka_up() {
+export const KAFKA_UP = `kafka_up() {
   local i=0 p n t
   while [ $i -lt 300 ]; do
     p=$(systemctl show -P MainPID kafka.service); n=0
