@@ -205,8 +205,9 @@ export async function runAgent(o: AgentOptions): Promise<number> {
  * rounds leave garbage in V8's old generation that only a full GC frees, and a build without these
  * compactions reached 68.8 MB in 10 minutes on the bench (bench/agent-idle.mjs, 2,000 processes;
  * README). Much of the growth measured then outside V8's heap was the recordings of stopped GC
- * profilers (metrics.ts); without them it grows ~2 KiB/s and compacts once or not at all between two
- * audits 10 minutes apart (~50-80 ms of CPU each time, 30-37 ms of it on the main thread).
+ * profilers (metrics.ts); without them it grew ~2 KiB/s and compacted every ~8-9 minutes (~50-80 ms of
+ * CPU each time, 30-56 ms of it on the main thread), most of that the garbage of prom-client's `gc`
+ * performance observer, left out since (metrics.ts collectDefaultMetricsButGc).
  */
 export const HEAP_GROWTH_BYTES = 2 ** 20;
 
