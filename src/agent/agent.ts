@@ -16,6 +16,7 @@ import type { Allocation } from '../model/plan.js';
 import { apply } from '../ops/apply.js';
 import { check } from '../ops/check.js';
 import { PlanMemo } from '../ops/plan.js';
+import { SystemdMemo } from '../ops/systemd-memo.js';
 import type { Topology } from '../model/topology.js';
 import { KeptFiles } from '../sys/kept-files.js';
 import { readTopology, topologyStamp } from '../topology/read.js';
@@ -77,6 +78,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   const processScan = new ProcessScanMemo();
   // And the last plan that changed nothing: a round that observes the same host plans the same.
   const planMemo = new PlanMemo();
+  // And systemd's last answer about the units: asked again when the cgroup tree shows a change.
+  const systemdMemo = new SystemdMemo();
   // And the cgroup files and mount table a round reads, open: each round reads them again from offset 0.
   const keptFiles = new KeptFiles(KEPT_FILES);
   let backoff: Backoff = NO_BACKOFF;
@@ -116,7 +119,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       let round: RoundResult | null = null;
       if (o.once || due(backoff, now)) {
         const raidDue = o.once || now >= nextRaid;
-        round = await reconcile(o, policy, raidDue, { processScan, planMemo, keptFiles });
+        round = await reconcile(o, policy, raidDue, { processScan, planMemo, keptFiles, systemdMemo });
         if (raidDue && round.ok) nextRaid = now + o.raidIntervalMs;
         backoff = round.ok ? NO_BACKOFF : afterFailure(backoff, now, o.intervalMs, o.maxBackoffMs);
         o.metrics?.failures(backoff.failures);
@@ -387,6 +390,7 @@ interface RoundMemory {
   processScan: ProcessScanMemo;
   planMemo: PlanMemo;
   keptFiles: KeptFiles;
+  systemdMemo: SystemdMemo;
 }
 
 async function reconcile(
@@ -420,6 +424,7 @@ async function reconcile(
     }
     o.metrics?.reconciled((performance.now() - t0) / 1000, true, Date.now());
     o.metrics?.corrected(applied);
+    o.metrics?.systemdAsked(memory.systemdMemo.stats.asked);
     if (out.allocation) o.metrics?.allocation(out.allocation);
     if (out.raid) o.metrics?.raid(out.raid);
     return { ok: true, changed: out.changed, ...(out.allocation ? { allocation: out.allocation } : {}) };

@@ -21,6 +21,8 @@ export interface AgentMetrics {
   raid(obs: RaidObservation): void;
   /** Rounds in a row that failed (0 after a round that succeeded). */
   failures(rounds: number): void;
+  /** How many times the rounds have asked systemd so far (ops/systemd-memo.ts). */
+  systemdAsked(total: number): void;
 }
 
 export interface PressureSource {
@@ -74,6 +76,11 @@ export async function createMetrics(): Promise<AgentMetrics> {
     'isolate_consecutive_failures',
     'Reconcile rounds in a row that failed and are retried with backoff (0: the last round succeeded)',
   );
+  const systemdQueries = c(
+    'isolate_systemd_queries_total',
+    'systemctl show calls of the reconcile rounds (none while the cgroup tree reads the same, for up to a minute)',
+  );
+  let systemdAskedBefore = 0;
   let pressureSources: readonly PressureSource[] = [];
   let readPressure: PsiReader = () => ({});
   const eachPsiLine = (
@@ -155,6 +162,10 @@ export async function createMetrics(): Promise<AgentMetrics> {
       }
     },
     failures: (n) => failures.set(n),
+    systemdAsked(total) {
+      if (total > systemdAskedBefore) systemdQueries.inc(total - systemdAskedBefore);
+      systemdAskedBefore = total;
+    },
   };
 }
 

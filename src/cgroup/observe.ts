@@ -59,7 +59,10 @@ export const GROUP_FILES = [
   'memory.low',
   'memory.high',
   'memory.max',
-  'memory.current',
+  // Not memory.current: it moves all the time on a running workload, and it is part of what the agent
+  // compares from round to round (ops/plan.ts PlanMemo, ops/systemd-memo.ts), so on a real host every
+  // round planned again and asked systemd again. No plan reads it; the executor reads it itself
+  // before a memory.max (cgroup/cgroupfs.ts).
   'cpu.weight',
   'cpu.idle',
   'cgroup.subtree_control',

@@ -28,6 +28,7 @@ import {
   samePlan,
 } from './plan.js';
 import type { PolicySource } from './policy-source.js';
+import type { SystemdMemo } from './systemd-memo.js';
 import type { OpContext } from './ports.js';
 
 export interface ApplyRequest extends OpContext {
@@ -44,6 +45,8 @@ export interface ApplyRequest extends OpContext {
   keptFiles?: KeptFiles;
   /** See PlanRequest.planMemo. */
   planMemo?: PlanMemo;
+  /** See PlanRequest.systemdMemo. */
+  systemdMemo?: SystemdMemo;
   /** Apply exactly this saved plan (refused when the host changed since). */
   planFile?: string;
   force?: boolean;
@@ -95,6 +98,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     ...(req.processScan ? { processScan: req.processScan } : {}),
     ...(req.keptFiles ? { keptFiles: req.keptFiles } : {}),
     ...(req.planMemo ? { planMemo: req.planMemo } : {}),
+    ...(req.systemdMemo ? { systemdMemo: req.systemdMemo } : {}),
   };
   const chosen = {
     ...(req.policySource ? { policySource: req.policySource } : {}),

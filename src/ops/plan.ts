@@ -24,6 +24,8 @@ import {
 import type { KeptFiles } from '../sys/kept-files.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
+import { deepFreeze } from './freeze.js';
+import type { SystemdMemo } from './systemd-memo.js';
 import { readTopology } from '../topology/read.js';
 import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath, sha256 } from './policy-source.js';
 
@@ -60,6 +62,8 @@ export interface PlanRequest {
   keptFiles?: KeptFiles;
   /** The agent's last converged plan, reused while nothing it was made from has changed. */
   planMemo?: PlanMemo;
+  /** The agent's last answer from systemd, reused while the cgroup tree reads the same (systemd-memo.ts). */
+  systemdMemo?: SystemdMemo;
 }
 
 export interface BuiltPlan {
@@ -86,17 +90,31 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
         : {}),
     };
   }
-  const observed = await observe(req.root, policy, {
+  const memo = {
     ...(req.processScan ? { processScan: req.processScan } : {}),
     ...(req.keptFiles ? { keptFiles: req.keptFiles } : {}),
-  });
+    ...(req.systemdMemo ? { systemdMemo: req.systemdMemo } : {}),
+  };
+  let observed = await observe(req.root, policy, memo);
   if (executorOptions.raid && req.observeRaid !== false) {
     const { observeRaid } = await import('../raid/observe.js');
     observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid });
   }
-  const plan = req.planMemo
-    ? req.planMemo.plan(topology, policy, observed)
-    : planHost(topology, policy, observed);
+  const planOf = (o: ObservedState) =>
+    req.planMemo ? req.planMemo.plan(topology, policy, o) : planHost(topology, policy, o);
+  let plan = planOf(observed);
+  if (req.systemdMemo) {
+    const reused = req.systemdMemo.reused;
+    req.systemdMemo.planned(plan.changes.length);
+    if (reused && plan.changes.length > 0) {
+      // Changes are never computed from a remembered answer: observe again, asking systemd.
+      const raid = observed.raid;
+      observed = await observe(req.root, policy, memo);
+      if (raid) observed.raid = raid;
+      plan = planOf(observed);
+      req.systemdMemo.planned(plan.changes.length);
+    }
+  }
   return { plan, topology, policy, source, observed, executorOptions };
 }
 
@@ -129,15 +147,6 @@ export class PlanMemo {
       plan.changes.length === 0 ? { topology, policy, observed: key, plan: deepFreeze(plan) } : null;
     return plan;
   }
-}
-
-/** A reused plan is shared between rounds: nothing may change it in between. */
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 /** What `isolate plan` saves: the plan, the policy it came from, and how to carry it out. */
@@ -268,7 +277,7 @@ export function samePlan(saved: SavedPlan, now: Plan): boolean {
 export async function observe(
   root: string,
   policy: Policy,
-  memo: { processScan?: ProcessScanner; keptFiles?: KeptFiles } = {},
+  memo: { processScan?: ProcessScanner; keptFiles?: KeptFiles; systemdMemo?: SystemdMemo } = {},
 ): Promise<ObservedState> {
   const paths = new Set<string>();
   const units: string[] = [];
@@ -313,20 +322,28 @@ export async function observe(
   const dedicated = policy.strict
     ? policy.workloads.filter((w) => w.class === 'exclusive' && w.match.kind === 'systemdUnit')
     : [];
-  const systemd = await observeSystemd(root, [
+  const asked = [
     ...unitNames,
     ...(policy.strict ? STANDARD_TOP_LEVEL : []),
     ...dedicated.map((w) => dedicatedSliceName(w.name)),
-  ]);
-  if (systemd) {
-    const configured = dedicated
-      .map((w) => (w.match.kind === 'systemdUnit' ? systemd.units[w.match.unit]?.Slice : undefined))
-      .filter((s): s is string => !!s && isDedicatedSlice(s) && !systemd.units[s]);
-    if (configured.length > 0) {
-      Object.assign(systemd.units, (await observeSystemd(root, configured))?.units ?? {});
+  ];
+  const ask = async () => {
+    const systemd = await observeSystemd(root, asked);
+    if (systemd) {
+      const configured = dedicated
+        .map((w) => (w.match.kind === 'systemdUnit' ? systemd.units[w.match.unit]?.Slice : undefined))
+        .filter((s): s is string => !!s && isDedicatedSlice(s) && !systemd.units[s]);
+      if (configured.length > 0) {
+        Object.assign(systemd.units, (await observeSystemd(root, configured))?.units ?? {});
+      }
     }
-    observed.systemd = systemd;
-  }
+    return systemd;
+  };
+  // The agent asks again only when what the cgroup tree shows of systemd's units may have changed.
+  const systemd = memo.systemdMemo
+    ? await memo.systemdMemo.answer(JSON.stringify([root, asked, observed.cgroup]), ask)
+    : await ask();
+  if (systemd) observed.systemd = systemd;
   // cpuset on a v1 hierarchy (legacy, or hybrid): the v1 backend observes, plans and applies.
   if (mounts.cpuset === 'v1') {
     const { observeV1 } = await import('../cgroupv1/observe.js');

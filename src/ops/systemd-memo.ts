@@ -1,0 +1,78 @@
+// The agent's memory of systemd's answer about the units behind its plan. Asking is `systemctl show`:
+// a fork and an exec every round, ~15 ms of the agent's own CPU and ~15 ms more in systemctl on the
+// bench VMs (bench/systemctl-spawn.mjs), before systemd's own work to answer — at a 1 s interval
+// ~3 % of a core, six times the agent's whole budget, on exactly the hosts it is made for.
+//
+// systemd realizes what it holds into the unit's cgroup files (AllowedCPUs= is its cpuset.cpus,
+// MemoryLow= its memory.low, ...) whenever it changes them: on `set-property`, `revert`, a
+// daemon-reload that changed a unit, a unit's start. The round reads those files anyway, so the last
+// answer is used again only while everything the cgroup observation read is unchanged, for the same
+// units, and for at most `maxAgeMs`, which bounds what no cgroup file shows (a unit that is not
+// running, `Slice=`, `Delegate=`). And only an answer that planned no change is kept: a plan with
+// changes is always made from a fresh answer (buildPlan asks again), and the round after an apply
+// asks again, so no change is ever computed from memory.
+import type { ObservedSystemd } from '../model/observed.js';
+import { deepFreeze } from './freeze.js';
+
+/** The longest an answer is used again while nothing in the cgroup tree changed. */
+export const SYSTEMD_MAX_AGE_MS = 60_000;
+
+interface Answer {
+  key: string;
+  at: number;
+  systemd: ObservedSystemd | undefined;
+}
+
+export class SystemdMemo {
+  private kept: Answer | null = null;
+  private last: Answer | null = null;
+  /** Whether the last answer handed out was kept from an earlier round. */
+  private reusedLast = false;
+  /** Answers asked of systemd and answers reused (metrics, tests). */
+  readonly stats = { asked: 0, reused: 0 };
+
+  constructor(
+    private readonly maxAgeMs = SYSTEMD_MAX_AGE_MS,
+    // Monotonic: a wall clock stepped back would keep an answer forever.
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /**
+   * The kept answer when `key` (the units asked about and the cgroup observation) is the one it was
+   * given for and it is younger than maxAgeMs; otherwise systemd's, through `ask`.
+   */
+  async answer(
+    key: string,
+    ask: () => Promise<ObservedSystemd | undefined>,
+  ): Promise<ObservedSystemd | undefined> {
+    const k = this.kept;
+    if (k && k.key === key && this.now() - k.at < this.maxAgeMs) {
+      this.reusedLast = true;
+      this.stats.reused++;
+      return k.systemd;
+    }
+    this.kept = null;
+    const at = this.now();
+    const systemd = await ask();
+    this.stats.asked++;
+    this.reusedLast = false;
+    // Shared with later rounds: nothing may change it in between.
+    this.last = { key, at, systemd: systemd && deepFreeze(systemd) };
+    return this.last.systemd;
+  }
+
+  /** Whether the answer the last plan was made from came from memory. */
+  get reused(): boolean {
+    return this.reusedLast;
+  }
+
+  /**
+   * What the plan made of the last answer: one that planned no change is kept (from when it was
+   * asked); a plan with changes forgets it, so the next answer is systemd's own.
+   */
+  planned(changes: number): void {
+    if (changes > 0) this.kept = null;
+    else if (!this.reusedLast) this.kept = this.last;
+    this.last = null;
+  }
+}

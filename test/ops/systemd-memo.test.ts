@@ -1,0 +1,130 @@
+// The agent's memory of systemd's answer (ops/systemd-memo.ts): reused while the cgroup tree reads the
+// same, for the same units, for at most a minute; never the source of a change.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ObservedSystemd } from '../../src/model/observed.js';
+import { apply } from '../../src/ops/apply.js';
+import { buildPlan, PlanMemo } from '../../src/ops/plan.js';
+import { SYSTEMD_MAX_AGE_MS, SystemdMemo } from '../../src/ops/systemd-memo.js';
+import { fakeCgroupHost } from '../support/cgroup-tree.js';
+
+/** A memo on a clock the test moves, and an `ask` that counts and answers anew each time. */
+function memoOnClock() {
+  let now = 1_000;
+  const memo = new SystemdMemo(SYSTEMD_MAX_AGE_MS, () => now);
+  let asks = 0;
+  const ask = async (): Promise<ObservedSystemd> => {
+    asks++;
+    return { version: 252, units: { 'kafka.service': { Id: 'kafka.service', AllowedCPUs: `${asks}` } } };
+  };
+  return {
+    memo,
+    ask,
+    asks: () => asks,
+    at: (ms: number) => {
+      now = 1_000 + ms;
+    },
+  };
+}
+
+describe('SystemdMemo', () => {
+  it('reuses an answer that planned no change while the key is the same, for at most SYSTEMD_MAX_AGE_MS from asking', async () => {
+    const m = memoOnClock();
+    const first = await m.memo.answer('k', m.ask);
+    expect(m.memo.reused).toBe(false);
+    m.memo.planned(0);
+    m.at(30_000);
+    const again = await m.memo.answer('k', m.ask);
+    expect(again).toBe(first);
+    expect(m.memo.reused).toBe(true);
+    // Shared between rounds, so nothing downstream may change it.
+    expect(Object.isFrozen(again?.units['kafka.service'])).toBe(true);
+    m.memo.planned(0);
+    // Its age counts from when systemd was asked, not from the last reuse.
+    m.at(SYSTEMD_MAX_AGE_MS - 1);
+    expect(await m.memo.answer('k', m.ask)).toBe(first);
+    m.memo.planned(0);
+    m.at(SYSTEMD_MAX_AGE_MS);
+    const old = await m.memo.answer('k', m.ask);
+    expect(old).not.toBe(first);
+    expect(m.asks()).toBe(2);
+    expect(m.memo.stats).toEqual({ asked: 2, reused: 2 });
+  });
+
+  it('asks again for another key, and after a plan with changes', async () => {
+    const m = memoOnClock();
+    await m.memo.answer('k', m.ask);
+    m.memo.planned(0);
+    await m.memo.answer('other', m.ask);
+    expect(m.memo.reused).toBe(false);
+    expect(m.asks()).toBe(2);
+    // The cgroup tree went back to what it read before: the first answer was dropped all the same.
+    m.memo.planned(0);
+    await m.memo.answer('k', m.ask);
+    expect(m.asks()).toBe(3);
+    // A plan with changes: the next round asks, though nothing else changed.
+    m.memo.planned(2);
+    await m.memo.answer('k', m.ask);
+    expect(m.asks()).toBe(4);
+    // A reused answer whose plan has changes is forgotten as well.
+    m.memo.planned(0);
+    await m.memo.answer('k', m.ask);
+    expect(m.memo.reused).toBe(true);
+    m.memo.planned(1);
+    await m.memo.answer('k', m.ask);
+    expect(m.memo.reused).toBe(false);
+    expect(m.asks()).toBe(5);
+  });
+});
+
+const POLICY = (flinkMemory = '') => `apiVersion: isolate/v1
+kind: HostPolicy
+reserved: { cores: 1 }
+workloads:
+  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }${flinkMemory} }
+`;
+
+describe('buildPlan with the agent memory of systemd', () => {
+  function convergedHost() {
+    const { root, cg } = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
+    mkdirSync(join(root, 'etc/isolate'), { recursive: true });
+    const policyPath = join(root, 'etc/isolate/policy.yaml');
+    writeFileSync(policyPath, POLICY());
+    return { root, cg, policyPath };
+  }
+
+  it('asks again when the cgroup tree reads differently, not when only memory.current moved', async () => {
+    const { root, cg, policyPath } = convergedHost();
+    await apply({ root, policyPath });
+    const systemdMemo = new SystemdMemo();
+    const planMemo = new PlanMemo();
+    const { topology } = await buildPlan({ root, policyPath, systemdMemo, planMemo });
+    expect(systemdMemo.stats).toEqual({ asked: 1, reused: 0 });
+    // A running workload's memory use moves every round; neither systemd nor the plan is asked again.
+    writeFileSync(join(cg, 'hadoop-yarn/memory.current'), '123456789\n');
+    await buildPlan({ root, policyPath, systemdMemo, planMemo, topology });
+    expect(systemdMemo.stats).toEqual({ asked: 1, reused: 1 });
+    expect(planMemo.stats).toEqual({ planned: 1, reused: 1 });
+    // A hand-made write into the tree: systemd is asked again with the new observation.
+    writeFileSync(join(cg, 'hadoop-yarn/cpuset.cpus'), '0-7\n');
+    const drifted = await buildPlan({ root, policyPath, systemdMemo, planMemo, topology });
+    expect(drifted.plan.changes.length).toBeGreaterThan(0);
+    expect(systemdMemo.stats).toEqual({ asked: 2, reused: 1 });
+  });
+
+  it('never plans a change from a remembered answer: it observes again and asks', async () => {
+    const { root, policyPath } = convergedHost();
+    await apply({ root, policyPath });
+    const systemdMemo = new SystemdMemo();
+    const { topology } = await buildPlan({ root, policyPath, systemdMemo });
+    // A new policy with the same units and the same tree: the remembered answer fits the key, but
+    // the plan has changes, so the plan returned is the one made after asking again.
+    writeFileSync(policyPath, POLICY(', memory: { high: 1G }'));
+    const b = await buildPlan({ root, policyPath, systemdMemo, topology });
+    expect(b.plan.changes.map((c) => `${c.target} ${c.setting}`)).toContain('/hadoop-yarn memory.high');
+    expect(systemdMemo.stats).toEqual({ asked: 2, reused: 1 });
+    expect(systemdMemo.reused).toBe(false);
+  });
+});
