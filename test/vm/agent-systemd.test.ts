@@ -78,6 +78,13 @@ kill -9 $AG
 sec restart-agent; waitfor '[ "$(systemctl show -P MainPID isolate.service)" != "$AG" ] && [ "$(systemctl show -P MainPID isolate.service)" != 0 ] && [ "$(systemctl is-active isolate.service)" = active ]'; echo "nrestarts=$(systemctl show -P NRestarts isolate.service)"; endsec restart-agent
 sleep 2
 threads after-kill
+# A converged host for 10 s: rounds go on, systemd is not asked again (ops/systemd-memo.ts).
+metric() { exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && awk -v m="$1" '$1 == m {print $2}' <&3; exec 3>&-; }
+sec quiet
+echo "rounds-before=$(metric 'isolate_reconciles_total{outcome="ok"}')"; echo "asked-before=$(metric isolate_systemd_queries_total)"
+sleep 10
+echo "rounds-after=$(metric 'isolate_reconciles_total{outcome="ok"}')"; echo "asked-after=$(metric isolate_systemd_queries_total)"
+endsec quiet
 sec check; isolate check --policy /etc/isolate/policy.yaml; echo "rc=$?"; endsec check
 sec metrics
 exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && grep '^isolate_' <&3
@@ -182,6 +189,15 @@ describe('isolate.service (the agent) under systemd 252', () => {
     expect(s('restart-agent')).toMatch(/nrestarts=[1-9]/);
     fenced('after-kill');
     expect(s('check'), s('check')).toMatch(/rc=0/);
+  });
+
+  it('on a converged host the rounds go on without asking systemd (at most once a minute)', () => {
+    const { kv } = parse(s('quiet'));
+    const n = (k: string) => Number(kv.get(k));
+    // At a 1 s interval, under TCG: several rounds in 10 s, each one spawned systemctl before.
+    expect(n('rounds-after') - n('rounds-before'), s('quiet')).toBeGreaterThanOrEqual(4);
+    expect(n('asked-before'), s('quiet')).toBeGreaterThan(0);
+    expect(n('asked-after') - n('asked-before'), s('quiet')).toBeLessThanOrEqual(1);
   });
 
   it('serves metrics on 127.0.0.1 only', () => {
