@@ -1,27 +1,11 @@
 // The agent's plan memory (ops/plan.ts PlanMemo): a round that observes exactly what the last
 // converged round observed reuses its plan; any difference in what was read plans anew.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { apply } from '../../src/ops/apply.js';
 import { buildPlan, PlanMemo } from '../../src/ops/plan.js';
-import { fakeCgroupHost } from '../support/cgroup-tree.js';
-
-const POLICY = (flinkMemory = '') => `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }${flinkMemory} }
-`;
-
-function convergedHost() {
-  const { root, cg } = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
-  mkdirSync(join(root, 'etc/isolate'), { recursive: true });
-  const policyPath = join(root, 'etc/isolate/policy.yaml');
-  writeFileSync(policyPath, POLICY());
-  return { root, cg, policyPath };
-}
+import { convergedHost, POLICY } from './memo-host.js';
 
 describe('PlanMemo', () => {
   it('reuses the converged plan while the host reads the same, and plans anew after one value changed', async () => {

@@ -1,13 +1,13 @@
 // The agent's memory of systemd's answer (ops/systemd-memo.ts): reused while the cgroup tree reads the
 // same, for the same units, for at most a minute; never the source of a change.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ObservedSystemd } from '../../src/model/observed.js';
 import { apply } from '../../src/ops/apply.js';
 import { buildPlan, PlanMemo } from '../../src/ops/plan.js';
 import { SYSTEMD_MAX_AGE_MS, SystemdMemo } from '../../src/ops/systemd-memo.js';
-import { fakeCgroupHost } from '../support/cgroup-tree.js';
+import { convergedHost, POLICY } from './memo-host.js';
 
 /** A memo on a clock the test moves, and an `ask` that counts and answers anew each time. */
 function memoOnClock() {
@@ -78,23 +78,7 @@ describe('SystemdMemo', () => {
   });
 });
 
-const POLICY = (flinkMemory = '') => `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }${flinkMemory} }
-`;
-
 describe('buildPlan with the agent memory of systemd', () => {
-  function convergedHost() {
-    const { root, cg } = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
-    mkdirSync(join(root, 'etc/isolate'), { recursive: true });
-    const policyPath = join(root, 'etc/isolate/policy.yaml');
-    writeFileSync(policyPath, POLICY());
-    return { root, cg, policyPath };
-  }
-
   it('asks again when the cgroup tree reads differently, not when only memory.current moved', async () => {
     const { root, cg, policyPath } = convergedHost();
     await apply({ root, policyPath });
