@@ -52,10 +52,10 @@ export class SystemdMemo {
       return k.systemd;
     }
     this.kept = null;
+    this.reusedLast = false;
     const at = this.now();
     const systemd = await ask();
     this.stats.asked++;
-    this.reusedLast = false;
     // Shared with later rounds: nothing may change it in between.
     this.last = { key, at, systemd: systemd && deepFreeze(systemd) };
     return this.last.systemd;
