@@ -79,7 +79,8 @@ sec restart-agent; waitfor '[ "$(systemctl show -P MainPID isolate.service)" != 
 sleep 2
 threads after-kill
 # A converged host for 10 s: rounds go on, systemd is not asked again (ops/systemd-memo.ts).
-metric() { exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && awk -v m="$1" '$1 == m {print $2}' <&3; exec 3>&-; }
+scrape() { exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && cat <&3; exec 3>&-; }
+metric() { scrape | awk -v m="$1" '$1 == m {print $2}'; }
 sec quiet
 echo "rounds-before=$(metric 'isolate_reconciles_total{outcome="ok"}')"; echo "asked-before=$(metric isolate_systemd_queries_total)"
 sleep 10
@@ -87,8 +88,7 @@ echo "rounds-after=$(metric 'isolate_reconciles_total{outcome="ok"}')"; echo "as
 endsec quiet
 sec check; isolate check --policy /etc/isolate/policy.yaml; echo "rc=$?"; endsec check
 sec metrics
-exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && grep '^isolate_' <&3
-exec 3>&-
+scrape | grep '^isolate_'
 endsec metrics
 sec listen; awk '$4 == "0A" {print $2}' /proc/net/tcp /proc/net/tcp6; endsec listen
 sec journal; journalctl -u isolate.service -o cat --no-pager | grep '^{' | head -200; endsec journal
