@@ -1,7 +1,7 @@
 // The agent's memory of systemd's answer about the units behind its plan. Asking is `systemctl show`:
-// a fork and an exec every round, ~15 ms of the agent's own CPU and ~15 ms more in systemctl on the
+// a fork and an exec every round, ~13 ms of the agent's own CPU and ~13 ms more in systemctl on the
 // bench VMs (bench/systemctl-spawn.mjs), before systemd's own work to answer — at a 1 s interval
-// ~3 % of a core, six times the agent's whole budget, on exactly the hosts it is made for.
+// ~2.6 % of a core, five times the agent's whole budget, on exactly the hosts it is made for.
 //
 // systemd realizes what it holds into the unit's cgroup files (AllowedCPUs= is its cpuset.cpus,
 // MemoryLow= its memory.low, ...) whenever it changes them: on `set-property`, `revert`, a
