@@ -25,6 +25,8 @@
 // AGENT_SCRAPE_S=15: both agents' /metrics are fetched every 15 s from their start, as Prometheus
 // would (off by default, as in the numbers recorded before it existed).
 // AGENT_PAGE_CACHE=keep: the measured executables are not dropped from the page cache first.
+// AGENT_REFERENCE=0: no reference load beside the agent (bench/reference-load.mjs: fixed work shaped
+// like an idle round, under the agent's runtime; its CPU says how fast the machine was in the window).
 // Besides the window's average it prints the least and most CPU of any 60 s stretch of it (5 s
 // slices); AGENT_CPU_TRACE=1 prints every slice. AGENT_LOG=json (with AGENT_STDOUT=1 and, say,
 // ISOLATE_LOG_LEVEL=debug) shows the agent's log, which is off otherwise.
@@ -44,6 +46,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropFromPageCache } from './page-cache.mjs';
+import { RUNTIME } from '../scripts/bundle-common.mjs';
 import { PRIVATE_CGROUP2 } from './private-cgroup2.mjs';
 import { SYSTEMD_TOP_LEVEL, systemdUnitFiles } from './systemd-tree.mjs';
 
@@ -234,6 +237,12 @@ const CPU_SLICE_S = 5;
 
 const started = [];
 let agent;
+// The reference load (AGENT_REFERENCE, default on) runs under the agent's own runtime: the one packaged
+// in the executable, or this Node for dist/cli.js.
+const referenceNode = process.env.AGENT_BIN
+  ? join(repo, '.cache/node-runtime', RUNTIME.version, 'node')
+  : process.execPath;
+let reference;
 let scraper;
 const compareBin = process.env.AGENT_COMPARE || undefined;
 // AGENT_COMPARE_DELAY_S=N starts the side-by-side agent N s after the first (the window then starts
@@ -297,6 +306,12 @@ try {
       compareTimer = setTimeout(() => (compared = spawnCompared()), compareDelayS * 1000);
     else compared = spawnCompared();
   }
+  if (process.env.AGENT_REFERENCE !== '0') {
+    reference = spawn(referenceNode, [join(repo, 'bench/reference-load.mjs'), cg, ...started.map(String)], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, ...unitEnv },
+    });
+  }
   agent = spawn(cmd, args, {
     stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
     env: { ...process.env, ...unitEnv, ISOLATE_LOG: process.env.AGENT_LOG ?? 'off' },
@@ -328,6 +343,7 @@ try {
   }
   const a0 = cpuMark(agent.pid);
   const b0 = compared ? cpuMark(compared.pid) : null;
+  const r0 = reference ? cpuMark(reference.pid) : null;
   const w0 = Date.now();
   // Resident memory moves with the GC (a full GC, then V8's memory reducer handing pooled pages back):
   // sampled every second of the window, not only at its end.
@@ -337,23 +353,25 @@ try {
   // The window's CPU in slices of CPU_SLICE_S seconds (precise, schedstat), for every 60 s stretch of
   // it: the target is a share over 60 s, and a periodic burst (the audit) lands in some windows only.
   // AGENT_CPU_TRACE=1 prints each slice.
-  const slices = { a: [], b: [] };
-  let sliceMark = { a: a0.ns, b: b0?.ns, at: w0 };
+  const slices = { a: [], b: [], r: [] };
+  let sliceMark = { a: a0.ns, b: b0?.ns, r: r0?.ns, at: w0 };
   const sliceTimer = setInterval(() => {
     const now = Date.now();
     const a = cpuNs(agent.pid);
     const b = compared ? cpuNs(compared.pid) : undefined;
+    const r = reference ? cpuNs(reference.pid) : undefined;
     const wallS = (now - sliceMark.at) / 1000;
     slices.a.push((a - sliceMark.a) / 1e9 / wallS);
     if (b !== undefined) slices.b.push((b - sliceMark.b) / 1e9 / wallS);
+    if (r !== undefined) slices.r.push((r - sliceMark.r) / 1e9 / wallS);
     if (process.env.AGENT_CPU_TRACE) {
       const at = ((now - w0) / 1000).toFixed(0);
       const pct = (v) => `${(v * 100).toFixed(2)} %`;
       console.log(
-        `cpu t=${at} ${pct(slices.a.at(-1))}${b !== undefined ? ` (side by side: ${pct(slices.b.at(-1))})` : ''}`,
+        `cpu t=${at} ${pct(slices.a.at(-1))}${b !== undefined ? ` (side by side: ${pct(slices.b.at(-1))})` : ''}${r !== undefined ? ` (reference: ${pct(slices.r.at(-1))})` : ''}`,
       );
     }
-    sliceMark = { a, b, at: now };
+    sliceMark = { a, b, r, at: now };
   }, CPU_SLICE_S * 1000);
   const sampler = setInterval(() => {
     rssSamples.push(rssKb(agent.pid) / 1024);
@@ -395,6 +413,26 @@ try {
     const other = windows(slices.b);
     console.log(
       `its 60 s windows (every ${CPU_SLICE_S} s): ${spread} of one core${other ? ` (side by side: ${other})` : ''}`,
+    );
+  }
+  if (r0) {
+    // The agent's CPU in units of the reference's, whole window and per 60 s stretch: what stays when
+    // the machine's speed is taken out.
+    const ref = cpuShare(reference.pid, r0, wall).precise;
+    const ratios = slices.a.map((v, i) => v / slices.r[i]);
+    const per60 = (v) => {
+      const out = [];
+      for (let i = 0; i + per <= v.length; i++)
+        out.push(v.slice(i, i + per).reduce((x, y) => x + y, 0) / per);
+      return out;
+    };
+    const aw = per60(slices.a);
+    const rw = per60(slices.r);
+    const rr = aw.map((v, i) => v / rw[i]);
+    console.log(
+      `reference load (bench/reference-load.mjs, fixed work, under ${referenceNode === process.execPath ? process.version : RUNTIME.version}): ${(ref * 100).toFixed(2)} % of one core (schedstat)` +
+        `${windows(slices.r) ? `, 60 s windows ${windows(slices.r)}` : ''}; the agent ÷ the reference: ${(cpuPrecise / ref).toFixed(2)}` +
+        `${rr.length > 0 ? ` (60 s windows ${Math.min(...rr).toFixed(2)}–${Math.max(...rr).toFixed(2)})` : ` (5 s slices ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`}`,
     );
   }
   if (b0) {
@@ -460,6 +498,7 @@ try {
   );
 } finally {
   clearInterval(scraper);
+  reference?.kill('SIGTERM');
   agent?.kill('SIGTERM');
   // A run that failed before the delayed start must not start it afterwards.
   clearTimeout(compareTimer);

@@ -1,0 +1,60 @@
+// A fixed amount of work shaped like an idle agent's second, run beside the agent by
+// bench/agent-idle.mjs (AGENT_REFERENCE, on by default) so that every measurement says how fast the
+// machine was at that moment. On the 2-core VMs the bench runs on, the same build measured 0.35 % of a
+// core at one hour and 0.52 % half an hour later (5 s slices of one run, 2026-12-04): page faults,
+// wake-ups and cold caches cost more or less as the host's load moves, and a share of a core cannot
+// tell a slower agent from a slower machine. This load cannot get slower by a change to isolate.
+//
+//   node bench/reference-load.mjs CGROUP_DIR PID...
+//
+// Every second, as a round does: read every file of CGROUP_DIR and of its child directories through
+// descriptors kept open (the agent keeps its cgroup files open), open, read and close the command
+// lines of 17 of the given processes (the agent's spread re-reads), turn what was read into an object
+// and its JSON text; half a second later, read /proc/loadavg (the agent's probe).
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [dir, ...pids] = process.argv.slice(2);
+if (!dir || pids.length === 0) throw new Error('usage: reference-load.mjs CGROUP_DIR PID...');
+const buf = Buffer.alloc(65536);
+const kept = [];
+for (const d of [
+  dir,
+  ...readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => join(dir, e.name)),
+]) {
+  for (const e of readdirSync(d, { withFileTypes: true })) {
+    if (e.isFile()) kept.push({ name: join(d, e.name), fd: openSync(join(d, e.name), 'r') });
+  }
+}
+const loadavg = openSync('/proc/loadavg', 'r');
+const PER_ROUND = 17;
+let turn = 0;
+let last = '';
+
+function round() {
+  const read = {};
+  for (const f of kept) read[f.name] = buf.toString('latin1', 0, readSync(f.fd, buf, 0, buf.length, 0));
+  for (let k = 0; k < PER_ROUND; k++) {
+    const pid = pids[(turn * PER_ROUND + k) % pids.length];
+    try {
+      const fd = openSync(`/proc/${pid}/cmdline`, 'r');
+      try {
+        read[pid] = buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, 0));
+      } finally {
+        closeSync(fd);
+      }
+    } catch {}
+  }
+  turn++;
+  last = JSON.stringify(read);
+}
+
+function probe() {
+  readSync(loadavg, buf, 0, 256, 0);
+}
+
+setInterval(round, 1000);
+setTimeout(() => setInterval(probe, 1000), 500);
+process.on('SIGTERM', () => process.exit(last ? 0 : 1));
