@@ -21,6 +21,7 @@ import type { Topology } from '../model/topology.js';
 import { KeptFiles } from '../sys/kept-files.js';
 import { readTopology, topologyStamp } from '../topology/read.js';
 import { afterFailure, type Backoff, due, NO_BACKOFF } from './backoff.js';
+import { DropInWatch } from './dropins.js';
 import type { AgentMetrics } from './metrics.js';
 import type { Notifier } from './notify.js';
 import { PolicyHolder } from './policy.js';
@@ -101,6 +102,11 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   });
   o.stop.addEventListener('abort', () => wake?.(true), { once: true });
   const watchers = new Map<string, FSWatcher>();
+  // systemd's answer is forgotten when a set-property drop-in changes (what no cgroup file may show).
+  const dropIns = new DropInWatch(o.root, () => {
+    systemdMemo.forget();
+    nudge();
+  });
   const heap = heapKeeper(o);
   let readyDone = false;
   let lastWatchdog = 0;
@@ -134,6 +140,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
           watchWorkloads(o, round.allocation, watchers, nudge);
           recordPressure(o, round.allocation);
         }
+        if (systemdMemo.systemdRuns && !o.once) dropIns.refresh();
         await o.afterRound?.(round);
         roundEndedAt = Date.now();
       }
@@ -198,6 +205,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
     }
   } finally {
     for (const w of watchers.values()) w.close();
+    dropIns.close();
     keptFiles.closeAll();
     await o.notify?.stopping();
   }

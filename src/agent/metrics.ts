@@ -78,7 +78,7 @@ export async function createMetrics(): Promise<AgentMetrics> {
   );
   const systemdQueries = c(
     'isolate_systemd_queries_total',
-    'systemctl show calls of the reconcile rounds (none while the cgroup tree reads the same, for up to a minute)',
+    "systemctl show calls of the reconcile rounds (none while the cgroup tree and set-property's drop-ins are unchanged, for up to 5 minutes)",
   );
   let systemdAskedBefore = 0;
   let pressureSources: readonly PressureSource[] = [];

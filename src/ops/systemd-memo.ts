@@ -10,12 +10,19 @@
 // units, and for at most `maxAgeMs`, which bounds what no cgroup file shows (a unit that is not
 // running, `Slice=`, `Delegate=`). And only an answer that planned no change is kept: a plan with
 // changes is always made from a fresh answer (buildPlan asks again), and the round after an apply
-// asks again, so no change is ever computed from memory.
+// asks again, so no change is ever computed from memory. The agent also forgets the answer when a
+// drop-in of `systemctl set-property` or `revert` changes (agent/dropins.ts): a property set on a
+// unit that is not running shows in no cgroup file, but it does there.
 import type { ObservedSystemd } from '../model/observed.js';
 import { deepFreeze } from './freeze.js';
 
-/** The longest an answer is used again while nothing in the cgroup tree changed. */
-export const SYSTEMD_MAX_AGE_MS = 60_000;
+/**
+ * The longest an answer is used again while nothing in the cgroup tree or set-property's drop-ins
+ * changed: what neither shows is a unit file edited for a unit that is not running (it shows when the
+ * unit starts: its cgroup appears). Every 60 s, the asks of a converged systemd host cost ~0.04 % of a
+ * core (~26 ms each, agent and systemctl; bench/systemctl-spawn.mjs), a tenth of the agent's budget.
+ */
+export const SYSTEMD_MAX_AGE_MS = 300_000;
 
 interface Answer {
   key: string;
@@ -26,10 +33,14 @@ interface Answer {
 export class SystemdMemo {
   private kept: Answer | null = null;
   private last: Answer | null = null;
+  /** How many times forget() was called: an ask it interrupted is not kept. */
+  private forgotten = 0;
   /** Whether the last answer handed out was kept from an earlier round. */
   private reusedLast = false;
   /** Answers asked of systemd and answers reused (metrics, tests). */
   readonly stats = { asked: 0, reused: 0 };
+  /** Whether systemd answered the last ask: it runs the host (agent/dropins.ts is then watched). */
+  systemdRuns = false;
 
   constructor(
     private readonly maxAgeMs = SYSTEMD_MAX_AGE_MS,
@@ -54,11 +65,25 @@ export class SystemdMemo {
     this.kept = null;
     this.reusedLast = false;
     const at = this.now();
+    const forgotten = this.forgotten;
     const systemd = await ask();
     this.stats.asked++;
+    this.systemdRuns = systemd !== undefined;
     // Shared with later rounds: nothing may change it in between.
-    this.last = { key, at, systemd: systemd && deepFreeze(systemd) };
-    return this.last.systemd;
+    const answer = { key, at, systemd: systemd && deepFreeze(systemd) };
+    // Forgotten while systemctl ran: the answer may predate the change, so it is used once, not kept.
+    this.last = forgotten === this.forgotten ? answer : null;
+    return answer.systemd;
+  }
+
+  /**
+   * Something systemd holds may have changed (a drop-in): the next answer is systemd's. An answer
+   * asked before the change and not yet planned with is not kept either.
+   */
+  forget(): void {
+    this.kept = null;
+    this.last = null;
+    this.forgotten++;
   }
 
   /** Whether the answer the last plan was made from came from memory. */

@@ -1,5 +1,6 @@
 // The agent's memory of systemd's answer (ops/systemd-memo.ts): reused while the cgroup tree reads the
-// same, for the same units, for at most a minute; never the source of a change.
+// same, for the same units, for at most SYSTEMD_MAX_AGE_MS and until a drop-in changes; never the
+// source of a change.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -75,6 +76,35 @@ describe('SystemdMemo', () => {
     await m.memo.answer('k', m.ask);
     expect(m.memo.reused).toBe(false);
     expect(m.asks()).toBe(5);
+  });
+
+  it('asks again after forget(), and does not keep an answer that was in flight when it came', async () => {
+    const m = memoOnClock();
+    await m.memo.answer('k', m.ask);
+    m.memo.planned(0);
+    expect(await m.memo.answer('k', m.ask)).toBeDefined();
+    expect(m.memo.reused).toBe(true);
+    m.memo.planned(0);
+    // A set-property drop-in changed (agent/dropins.ts): the same key, but systemd is asked.
+    m.memo.forget();
+    await m.memo.answer('k', m.ask);
+    expect(m.memo.reused).toBe(false);
+    expect(m.asks()).toBe(2);
+    m.memo.planned(0);
+    // The change lands while systemctl runs: that answer serves its round, and the next one asks.
+    const answered = await m.memo.answer('other', async () => {
+      m.memo.forget();
+      return m.ask();
+    });
+    expect(answered?.units['kafka.service']?.AllowedCPUs).toBe('3');
+    m.memo.planned(0);
+    await m.memo.answer('other', m.ask);
+    expect(m.memo.reused).toBe(false);
+    expect(m.asks()).toBe(4);
+    // And systemdRuns says whether systemd answered at all (the agent watches the drop-ins then).
+    expect(m.memo.systemdRuns).toBe(true);
+    await m.memo.answer('none', async () => undefined);
+    expect(m.memo.systemdRuns).toBe(false);
   });
 });
 

@@ -86,6 +86,15 @@ echo "rounds-before=$(metric 'isolate_reconciles_total{outcome="ok"}')"; echo "a
 sleep 10
 echo "rounds-after=$(metric 'isolate_reconciles_total{outcome="ok"}')"; echo "asked-after=$(metric isolate_systemd_queries_total)"
 endsec quiet
+# The same value set again through systemd: no cgroup file changes, but set-property's drop-in is
+# written anew, and the agent asks systemd again at once (agent/dropins.ts).
+sec same-value
+echo "asked-before=$(metric isolate_systemd_queries_total)"
+systemctl set-property --runtime kafka.service AllowedCPUs="$(systemctl show -P AllowedCPUs kafka.service)"; echo "rc=$?"
+sleep 4
+echo "asked-after=$(metric isolate_systemd_queries_total)"
+echo "kafka-allowed=$(systemctl show -P AllowedCPUs kafka.service)"
+endsec same-value
 sec check; isolate check --policy /etc/isolate/policy.yaml; echo "rc=$?"; endsec check
 sec metrics
 scrape | grep '^isolate_'
@@ -191,13 +200,25 @@ describe('isolate.service (the agent) under systemd 252', () => {
     expect(s('check'), s('check')).toMatch(/rc=0/);
   });
 
-  it('on a converged host the rounds go on without asking systemd (at most once a minute)', () => {
+  it('on a converged host the rounds go on without asking systemd (at most every 5 minutes)', () => {
     const { kv } = parse(s('quiet'));
     const n = (k: string) => Number(kv.get(k));
     // At a 1 s interval, under TCG: several rounds in 10 s, each one spawned systemctl before.
     expect(n('rounds-after') - n('rounds-before'), s('quiet')).toBeGreaterThanOrEqual(4);
     expect(n('asked-before'), s('quiet')).toBeGreaterThan(0);
     expect(n('asked-after') - n('asked-before'), s('quiet')).toBeLessThanOrEqual(1);
+  });
+
+  it('asks systemd again when a set-property drop-in changes, though no cgroup file does', () => {
+    const { kv } = parse(s('same-value'));
+    const n = (k: string) => Number(kv.get(k));
+    expect(kv.get('rc'), s('same-value')).toBe('0');
+    expect(n('asked-after') - n('asked-before'), s('same-value')).toBeGreaterThanOrEqual(1);
+    // And it found nothing to change: the value is still the one it set.
+    const before = parse(s('after-kill')).kv.get('kafka-allowed') ?? '';
+    expect(CpuSet.parse(kv.get('kafka-allowed') ?? '').equals(CpuSet.parse(before)), s('same-value')).toBe(
+      true,
+    );
   });
 
   it('serves metrics on 127.0.0.1 only', () => {
