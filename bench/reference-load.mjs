@@ -1,9 +1,14 @@
 // A fixed amount of work shaped like an idle agent's second, run beside the agent by
-// bench/agent-idle.mjs (AGENT_REFERENCE, on by default) so that every measurement says how fast the
-// machine was at that moment. On the 2-core VMs the bench runs on, the same build measured 0.35 % of a
-// core at one hour and 0.52 % half an hour later (5 s slices of one run, 2026-12-04): page faults,
-// wake-ups and cold caches cost more or less as the host's load moves, and a share of a core cannot
-// tell a slower agent from a slower machine. This load cannot get slower by a change to isolate.
+// bench/agent-idle.mjs (AGENT_REFERENCE, on by default): a small load that no change to isolate can
+// make slower, measured in the same window. What it shows and what it does not (2026-12-04, five
+// 300-600 s runs on the 2-core VMs): it follows the machine's short bumps in part (a minute where the
+// agent went 0.31 -> 0.58 % of a core, it went 0.17 -> 0.25 %), but not the slow rise that the
+// agent showed through four of them (0.31-0.37 % in the first minute, 0.44-0.56 % in the last) while
+// it stayed at 0.16-0.27 %. That rise is not the agent's age: the same build started 4 minutes
+// earlier, side by side (AGENT_COMPARE with AGENT_COMPARE_DELAY_S), measured 0.29-0.37 % against
+// 0.31-0.39 % for its younger twin. So the machine slows the agent's kind of work (a large heap and
+// code footprint, woken cold twice a second) more than this loop's; the control for a change of
+// isolate stays the build before it side by side, places swapped.
 //
 //   node bench/reference-load.mjs CGROUP_DIR PID...
 //
