@@ -26,7 +26,7 @@
 // would (off by default, as in the numbers recorded before it existed).
 // AGENT_PAGE_CACHE=keep: the measured executables are not dropped from the page cache first.
 // AGENT_REFERENCE=0: no reference load beside the agent (bench/reference-load.mjs: fixed work shaped
-// like an idle round, under the agent's runtime; its CPU says how fast the machine was in the window).
+// like an idle round, under the agent's runtime: a partial gauge of the machine's speed, see its header).
 // Besides the window's average it prints the least and most CPU of any 60 s stretch of it (5 s
 // slices); AGENT_CPU_TRACE=1 prints every slice. AGENT_LOG=json (with AGENT_STDOUT=1 and, say,
 // ISOLATE_LOG_LEVEL=debug) shows the agent's log, which is off otherwise.
