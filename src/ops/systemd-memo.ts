@@ -39,8 +39,8 @@ export class SystemdMemo {
   private reusedLast = false;
   /** Answers asked of systemd and answers reused (metrics, tests). */
   readonly stats = { asked: 0, reused: 0 };
-  /** Whether systemd answered the last ask: it runs the host (agent/dropins.ts is then watched). */
-  systemdRuns = false;
+  /** Whether systemd answered the last ask (see systemdRuns). */
+  private answered = false;
 
   constructor(
     private readonly maxAgeMs = SYSTEMD_MAX_AGE_MS,
@@ -68,7 +68,7 @@ export class SystemdMemo {
     const forgotten = this.forgotten;
     const systemd = await ask();
     this.stats.asked++;
-    this.systemdRuns = systemd !== undefined;
+    this.answered = systemd !== undefined;
     // Shared with later rounds: nothing may change it in between.
     const answer = { key, at, systemd: systemd && deepFreeze(systemd) };
     // Forgotten while systemctl ran: the answer may predate the change, so it is used once, not kept.
@@ -84,6 +84,11 @@ export class SystemdMemo {
     this.kept = null;
     this.last = null;
     this.forgotten++;
+  }
+
+  /** Whether systemd answered the last ask: it runs the host (agent/dropins.ts is then watched). */
+  get systemdRuns(): boolean {
+    return this.answered;
   }
 
   /** Whether the answer the last plan was made from came from memory. */
