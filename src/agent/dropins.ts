@@ -4,7 +4,7 @@
 // (ops/systemd-memo.ts); a property systemd keeps but no cgroup file shows (a unit that is not running,
 // a value set again to what it was) changes a file here, and inotify says so at once: the answer is
 // forgotten and a round asks again, instead of waiting out the memo's age bound.
-import { existsSync, type FSWatcher, readdirSync, watch } from 'node:fs';
+import { type Dirent, existsSync, type FSWatcher, readdirSync, watch } from 'node:fs';
 import path from 'node:path';
 
 /** set-property's drop-in roots, relative to the host root. */
@@ -37,7 +37,7 @@ export class DropInWatch {
     for (const rel of CONTROL_DIRS) {
       const dir = path.join(this.root, rel);
       if (!this.watchers.has(dir)) continue;
-      let entries: import('node:fs').Dirent[];
+      let entries: Dirent[];
       try {
         entries = readdirSync(dir, { withFileTypes: true });
       } catch {

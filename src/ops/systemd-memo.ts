@@ -7,12 +7,12 @@
 // MemoryLow= its memory.low, ...) whenever it changes them: on `set-property`, `revert`, a
 // daemon-reload that changed a unit, a unit's start. The round reads those files anyway, so the last
 // answer is used again only while everything the cgroup observation read is unchanged, for the same
-// units, and for at most `maxAgeMs`, which bounds what no cgroup file shows (a unit that is not
-// running, `Slice=`, `Delegate=`). And only an answer that planned no change is kept: a plan with
-// changes is always made from a fresh answer (buildPlan asks again), and the round after an apply
-// asks again, so no change is ever computed from memory. The agent also forgets the answer when a
-// drop-in of `systemctl set-property` or `revert` changes (agent/dropins.ts): a property set on a
-// unit that is not running shows in no cgroup file, but it does there.
+// units, until the agent forgets it (a drop-in of `systemctl set-property` or `revert` changed,
+// agent/dropins.ts: a property set on a unit that is not running shows in no cgroup file, but it does
+// there), and for at most `maxAgeMs`, which bounds what neither shows (a unit file edited and reloaded
+// for a unit that is not running; `Slice=` and `Delegate=` show when it starts). And only an answer
+// that planned no change is kept: a plan with changes is always made from a fresh answer (buildPlan
+// asks again), and the round after an apply asks again, so no change is ever computed from memory.
 import type { ObservedSystemd } from '../model/observed.js';
 import { deepFreeze } from './freeze.js';
 
