@@ -401,11 +401,16 @@ try {
     `agent over ${seconds} s at a 1 s interval, from ${warmupS} s after its start: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %)`,
   );
   const per = 60 / CPU_SLICE_S;
-  /** The least and most CPU of any 60 s stretch of the window (whole slices), or null when shorter. */
+  /** The CPU of every 60 s stretch of the window (whole slices, one a slice apart). */
+  const stretches = (v) => {
+    const out = [];
+    for (let i = 0; i + per <= v.length; i++) out.push(v.slice(i, i + per).reduce((x, y) => x + y, 0) / per);
+    return out;
+  };
+  /** The least and most CPU of any 60 s stretch of the window, or null when shorter. */
   const windows = (v) => {
-    if (v.length < per) return null;
-    const sums = [];
-    for (let i = 0; i + per <= v.length; i++) sums.push(v.slice(i, i + per).reduce((x, y) => x + y, 0) / per);
+    const sums = stretches(v);
+    if (sums.length === 0) return null;
     return `${(Math.min(...sums) * 100).toFixed(2)}–${(Math.max(...sums) * 100).toFixed(2)} %`;
   };
   const spread = windows(slices.a);
@@ -416,19 +421,12 @@ try {
     );
   }
   if (r0) {
-    // The agent's CPU in units of the reference's, whole window and per 60 s stretch: what stays when
-    // the machine's speed is taken out.
+    // The agent's CPU in units of the reference's, whole window and per 60 s stretch: the machine's
+    // speed taken out only in part (reference-load.mjs says how far).
     const ref = cpuShare(reference.pid, r0, wall).precise;
     const ratios = slices.a.map((v, i) => v / slices.r[i]);
-    const per60 = (v) => {
-      const out = [];
-      for (let i = 0; i + per <= v.length; i++)
-        out.push(v.slice(i, i + per).reduce((x, y) => x + y, 0) / per);
-      return out;
-    };
-    const aw = per60(slices.a);
-    const rw = per60(slices.r);
-    const rr = aw.map((v, i) => v / rw[i]);
+    const rw = stretches(slices.r);
+    const rr = stretches(slices.a).map((v, i) => v / rw[i]);
     console.log(
       `reference load (bench/reference-load.mjs, fixed work, under ${referenceNode === process.execPath ? process.version : RUNTIME.version}): ${(ref * 100).toFixed(2)} % of one core (schedstat)` +
         `${windows(slices.r) ? `, 60 s windows ${windows(slices.r)}` : ''}; the agent ÷ the reference: ${(cpuPrecise / ref).toFixed(2)}` +
