@@ -1,0 +1,44 @@
+// What one wake-up of an idle process costs on this machine: the CPU time of a main thread that does
+// nothing but wait for a 1 s timer, read from /proc/PID/schedstat over a window. The agent wakes twice
+// a second (its round, and the probe half an interval later), so on a machine where a wake-up is dear
+// this is a floor under bench/agent-idle.mjs's result that no change to the agent's work can lower.
+// On the 2-core VMs of 2026-12-04 (PVM: the guest's page tables are shadowed by the host) a Node.js
+// wake-up took ~0.9-1.2 ms of CPU, spread over the whole timer path of Node and V8 (perf record
+// -e cpu-clock: no symbol above 5 %, ordinary functions each tens of times slower than warm), against
+// ~0.16-0.2 ms for Python's sleep loop. --use-largepages=on (Node's text remapped to 2 MB pages) took
+// a quarter off, but costs ~40 MB of anonymous memory (the agent's target is 60 MB resident in all).
+//   node bench/wake-cost.mjs [seconds]
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { EXEC_ARGV, RUNTIME } from '../scripts/bundle-common.mjs';
+
+const seconds = Number(process.argv[2] ?? 40);
+const node = join(import.meta.dirname, '../.cache/node-runtime', RUNTIME.version, 'node');
+const timer = ['-e', 'setInterval(() => {}, 1000)'];
+const subjects = [
+  ['python3, time.sleep(1) in a loop', 'python3', ['-c', 'import time\nwhile True: time.sleep(1)']],
+  [`node ${RUNTIME.version}, an empty 1 s interval`, node, [...EXEC_ARGV, ...timer]],
+  ['the same, --use-largepages=on', node, [...EXEC_ARGV, '--use-largepages=on', ...timer]],
+];
+
+const runNs = (pid) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+const rssMiB = (pid) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const children = subjects.map(([, cmd, args]) => spawn(cmd, args, { stdio: 'ignore' }));
+try {
+  await sleep(5000);
+  const before = children.map((c) => runNs(c.pid));
+  await sleep(seconds * 1000);
+  children.forEach((c, i) => {
+    const perWake = (runNs(c.pid) - before[i]) / seconds / 1e6;
+    console.log(
+      `${subjects[i][0].padEnd(44)} ${perWake.toFixed(2).padStart(6)} ms of CPU a wake-up (main thread), ${rssMiB(c.pid).toFixed(1)} MB resident`,
+    );
+  });
+  console.log(`over ${seconds} s, side by side; the agent wakes twice a second at a 1 s interval`);
+} finally {
+  for (const c of children) c.kill();
+}
