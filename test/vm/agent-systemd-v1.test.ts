@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
-import { keepConsole, SECTIONS } from './support/guest.js';
+import { keepConsole, SECTIONS, waited, waitforShell } from './support/guest.js';
 import { systemdStandins } from './support/systemd-guest.js';
 
 const POLICY = `apiVersion: isolate/v1
@@ -42,12 +42,10 @@ mkdir -p "$cg"
 echo $!
 `;
 
-// waitfor COND: polls every 0.1 s up to the cap, prints the tenths waited (the cap itself: never met).
 const SCRIPT = String.raw`
 CG=/sys/fs/cgroup
-CAP=$((${CAP_INTERVALS * INTERVAL_S * 10}))
 ${SECTIONS}
-waitfor() { local i=0; while [ $i -lt $CAP ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo "waited=$i"; }
+${waitforShell({ cap: CAP_INTERVALS * INTERVAL_S * 10 })}
 kpid() { systemctl show -P MainPID kafka.service; }
 ypids() { cat $CG/cpu,cpuacct/hadoop-yarn/*/cgroup.procs 2>/dev/null; }
 cpusetof() { awk -F: '$2=="cpuset"{print $3}' /proc/$1/cgroup 2>/dev/null; }
@@ -146,7 +144,6 @@ describe('isolate.service (the agent) under systemd 252 on cgroup v1 (legacy)', 
   /** A section, with what the agent logged, for a failure message. */
   const ctx = (n: string) =>
     `--- ${n} ---\n${s(n)}\n--- agent journal ---\n${s('journal')}\n--- status ---\n${s('status')}`;
-  const waited = (n: string) => Number(/waited=(\d+)/.exec(s(n))?.[1] ?? NaN);
 
   beforeAll(async () => {
     const standins = systemdStandins({ kafkaAtBoot: true, kafkaThreads: 6, kafkaBusy: false });
@@ -218,7 +215,7 @@ describe('isolate.service (the agent) under systemd 252 on cgroup v1 (legacy)', 
 
   it('the agent starts as a Type=notify service and converges: Kafka on one whole core, YARN off it', () => {
     expect(s('start'), ctx('start')).toMatch(/rc=0\s+active=active/);
-    expect(waited('converge'), ctx('converge')).toBeLessThan(CAP_INTERVALS * INTERVAL_S * 10);
+    expect(waited(s('converge')), ctx('converge')).toBeLessThan(CAP_INTERVALS * INTERVAL_S * 10);
     const { kv } = fenced('converged');
     // On v1 the fence is isolate's cpuset, not systemd's AllowedCPUs= (a cgroup v2 property).
     expect(kv.get('kafka-allowed'), ctx('converged')).toBe('');
@@ -236,7 +233,7 @@ describe('isolate.service (the agent) under systemd 252 on cgroup v1 (legacy)', 
     const m = /old=(\d+) new=(\d+)/.exec(s('restart'));
     expect(m, ctx('restart')).not.toBeNull();
     expect(m![2], ctx('restart')).not.toBe(m![1]);
-    expect(waited('restart'), ctx('restart')).toBeLessThan(CAP_INTERVALS * INTERVAL_S * 10);
+    expect(waited(s('restart')), ctx('restart')).toBeLessThan(CAP_INTERVALS * INTERVAL_S * 10);
     const { kv } = fenced('restarted');
     expect(kv.get('kafka-pid')).toBe(m![2]);
     expect(fenced('restarted').kafkaCpus.toString()).toBe(fenced('converged').kafkaCpus.toString());

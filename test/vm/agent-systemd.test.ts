@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
-import { keepConsole, SECTIONS } from './support/guest.js';
+import { keepConsole, SECTIONS, waited, waitforShell } from './support/guest.js';
 import { KAFKA_UP, systemdStandins } from './support/systemd-guest.js';
 
 const POLICY = `apiVersion: isolate/v1
@@ -28,7 +28,7 @@ const SCRIPT = String.raw`
 CG=/sys/fs/cgroup
 ${SECTIONS}
 ${KAFKA_UP}
-waitfor() { local i=0; while [ $i -lt 300 ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo $i; }
+${waitforShell()}
 kpid() { systemctl show -P MainPID kafka.service; }
 # who pid tid Cpus_allowed_list, for Kafka's and every YARN container's threads.
 threads() {
@@ -126,7 +126,6 @@ function parse(text: string | undefined): { kv: Map<string, string>; tasks: Task
 describe('isolate.service (the agent) under systemd 252', () => {
   let r: SystemdVmResult;
   const s = (n: string) => r.sections[n] ?? '';
-  const waited = (n: string) => Number(s(n).trim().split('\n')[0]);
 
   beforeAll(async () => {
     const standins = systemdStandins({ kafkaAtBoot: false, kafkaThreads: 6 });
@@ -164,7 +163,7 @@ describe('isolate.service (the agent) under systemd 252', () => {
 
   it('starts as a Type=notify service and sets kafka.service properties before Kafka runs', () => {
     expect(s('start'), s('status')).toMatch(/rc=0\s+active=active/);
-    expect(waited('props')).toBeLessThan(300);
+    expect(waited(s('props'))).toBeLessThan(300);
     expect(s('dropins')).toMatch(/50-AllowedCPUs\.conf/);
     expect(s('dropins')).toMatch(/50-AllowedMemoryNodes\.conf/);
   });
@@ -186,7 +185,7 @@ describe('isolate.service (the agent) under systemd 252', () => {
   });
 
   it('a wrong cpuset.cpus written by hand into /hadoop-yarn is corrected within three intervals (TCG: a round spawns systemctl)', () => {
-    expect(waited('drift')).toBeLessThanOrEqual(30);
+    expect(waited(s('drift'))).toBeLessThanOrEqual(30);
   });
 
   it('a YARN container started after the agent is fenced', () => {
@@ -194,7 +193,7 @@ describe('isolate.service (the agent) under systemd 252', () => {
   });
 
   it('kill -9 of the agent: systemd restarts it and the host stays converged; check passes', () => {
-    expect(waited('restart-agent'), s('restart-agent')).toBeLessThan(300);
+    expect(waited(s('restart-agent')), s('restart-agent')).toBeLessThan(300);
     expect(s('restart-agent')).toMatch(/nrestarts=[1-9]/);
     fenced('after-kill');
     expect(s('check'), s('check')).toMatch(/rc=0/);

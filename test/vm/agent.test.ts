@@ -14,6 +14,8 @@ import {
   pidsMatching,
   snapLines,
   standinBinary,
+  waited,
+  waitforShell,
 } from './support/guest.js';
 
 const POLICY = `apiVersion: isolate/v1
@@ -39,7 +41,7 @@ sh -c "echo \\$\\$ > $CG/hadoop-yarn/container_01/cgroup.procs; exec standin yar
 Y1=$!
 ISOLATE_LOG=json isolate agent --policy $P --interval 1s --check-interval 10m --metrics-address 127.0.0.1:9464 > /tmp/agent.log 2>&1 &
 AG=$!
-waitfor() { i=0; while [ $i -lt 300 ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo $i; }
+${waitforShell()}
 sec converge; waitfor '[ "$(cat $CG/isolate-kafka/cpuset.cpus.partition 2>/dev/null)" = root ]'; endsec converge
 sleep 1
 state converged
@@ -97,7 +99,7 @@ sec log; cat /tmp/agent.log; endsec log
 describe('isolate agent on a real kernel', () => {
   let r: VmResult;
   const s = (name: string) => r.sections[name] ?? '';
-  const waited = (name: string) => Number(s(name).trim());
+  const waitedIn = (name: string) => waited(s(name));
 
   beforeAll(async () => {
     ensureVmPrereqs();
@@ -117,7 +119,7 @@ describe('isolate agent on a real kernel', () => {
   });
 
   it('converges the host: Kafka on one whole core as a partition root, YARN off it', () => {
-    expect(waited('converge'), s('log')).toBeLessThan(300);
+    expect(waitedIn('converge'), s('log')).toBeLessThan(300);
     const snap = snapLines(s('converged-snap'));
     const k = CpuSet.parse(snap.get('./isolate-kafka/cpuset.cpus') ?? '');
     expect(['2-3', '6-7']).toContain(k.toString());
@@ -126,18 +128,18 @@ describe('isolate agent on a real kernel', () => {
   });
 
   it('corrects a hand-written cpuset and a switched-off partition within two intervals', () => {
-    expect(waited('drift-cpus'), s('log')).toBeLessThanOrEqual(20);
-    expect(waited('drift-partition'), s('log')).toBeLessThanOrEqual(20);
+    expect(waitedIn('drift-cpus'), s('log')).toBeLessThanOrEqual(20);
+    expect(waitedIn('drift-partition'), s('log')).toBeLessThanOrEqual(20);
   });
 
   it('fences a cgroup removed and made anew at the same path within two intervals', () => {
-    expect(waited('recreated'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+    expect(waitedIn('recreated'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
   });
 
   it('sets a cpu.weight again within two intervals after the cpu controller was switched off and on', () => {
-    expect(waited('weight-before'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+    expect(waitedIn('weight-before'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
     expect(s('cpu-off').trim(), s('log').slice(-3000)).toBe('0');
-    expect(waited('weight-restored'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+    expect(waitedIn('weight-restored'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
     // Then left alone: the same count of cpu.weight corrections 3 s (3 rounds) apart.
     expect(s('weight-fixes-1').trim()).toMatch(/cpu\.weight.* \d+$/);
     expect(s('weight-fixes-2').trim()).toBe(s('weight-fixes-1').trim());
@@ -150,7 +152,7 @@ describe('isolate agent on a real kernel', () => {
   });
 
   it('places a newly started Kafka process within three intervals (one, plus /proc scans that are slow under TCG)', () => {
-    expect(waited('new-kafka'), `${s('new-kafka')}\n${s('log').slice(-3000)}`).toBeLessThanOrEqual(30);
+    expect(waitedIn('new-kafka'), `${s('new-kafka')}\n${s('log').slice(-3000)}`).toBeLessThanOrEqual(30);
   });
 
   it('keeps every Kafka thread on its core and every YARN thread, new containers included, off it', () => {

@@ -19,7 +19,7 @@ import {
   systemdRootfs,
 } from './harness/index.js';
 import { REPO_ROOT } from './harness/paths.js';
-import { keepConsole, SECTIONS } from './support/guest.js';
+import { keepConsole, SECTIONS, waited, waitforShell } from './support/guest.js';
 import { systemdStandins } from './support/systemd-guest.js';
 
 // ansible-core runs the playbook; its apt module installs a .deb through python3-apt.
@@ -52,7 +52,7 @@ const SCRIPT = String.raw`
 export LC_ALL=C.UTF-8 ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 ANSIBLE_LOCAL_TEMP=/root/.ansible/tmp ANSIBLE_PIPELINING=1
 CG=/sys/fs/cgroup
 ${SECTIONS}
-waitfor() { local i=0; while [ $i -lt 120 ]; do eval "$1" >/dev/null 2>&1 && break; i=$((i+1)); sleep 1; done; echo "waited=$i"; }
+${waitforShell({ cap: 120, step: 1, quiet: true })}
 kpid() { systemctl show -P MainPID kafka.service; }
 threads() {
   local k=$(kpid)
@@ -260,7 +260,7 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
 
     it('the agent converges the host: Kafka on one whole core of one node, YARN off it, check OK', () => {
       expect(s('converge'), s('status')).toMatch(/waited=\d+/);
-      expect(Number(/waited=(\d+)/.exec(s('converge'))![1])).toBeLessThan(120);
+      expect(waited(s('converge'))).toBeLessThan(120);
       const siblings = new Map<number, { core: string; node: string }>();
       for (const m of s('siblings').matchAll(/^cpu(\d+) (\S+) (\d+)$/gm))
         siblings.set(Number(m[1]), { core: m[2]!, node: m[3]! });

@@ -34,7 +34,15 @@ import { CpuSet } from '../../src/model/cpuset.js';
 import { cgroupCpuList } from '../../src/model/systemd.js';
 import { parseShow } from '../../src/systemd/systemctl.js';
 import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
-import { isKernelThread, keepConsole, LIB, parsePairs, parseThreads } from './support/guest.js';
+import {
+  isKernelThread,
+  keepConsole,
+  LIB,
+  parsePairs,
+  parseThreads,
+  waited,
+  waitforShell,
+} from './support/guest.js';
 import { NODEMANAGER_UNIT, systemdStandins } from './support/systemd-guest.js';
 
 const POLICY = `apiVersion: isolate/v1
@@ -55,7 +63,7 @@ ${LIB}
 NM=$CG${NM_CG}
 SD=/etc/systemd/system/kafka.service.d
 settle() { sleep 1; systemctl show -P Version >/dev/null; }
-waitfor() { local i=0; while [ $i -lt 300 ]; do eval "$1" && break; i=$((i+1)); sleep 0.1; done; echo "waited=$i"; }
+${waitforShell()}
 kv() { local v=''; if [ -e "$2" ]; then v=$(cat "$2" | tr '\n' ' '); else v='(absent)'; fi; echo "$1=$v"; }
 # Everything one phase is judged on: unit properties, the files that matter, every thread and cgroup.
 dump() {
@@ -311,9 +319,9 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
   it('the agent restores a partition reset to member by hand (verified every interval)', () => {
     expect(s('agent-start'), s('status')).toMatch(/active=active/);
     expect(s('reset')).toMatch(/right-after=member/);
-    const waited = Number(/waited=(\d+)/.exec(s('reset'))?.[1]);
+    const reset = waited(s('reset'));
     // 1 s interval; a round spawns systemctl under TCG, so allow three intervals.
-    expect(waited, s('status')).toBeLessThanOrEqual(30);
+    expect(reset, s('status')).toBeLessThanOrEqual(30);
     expect(s('reset')).toMatch(/after=root/);
     const events = s('journal')
       .trim()

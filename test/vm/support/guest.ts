@@ -57,6 +57,21 @@ export const SECTIONS = `sec() { echo "=====BEGIN $1====="; }
 endsec() { echo; echo "=====END $1====="; }`;
 
 /**
+ * A shell function `waitfor COND` (busybox ash and bash alike): evaluates COND every `step` seconds
+ * (its output dropped when `quiet`) until it holds, at most `cap` times, then prints `waited=N` — the
+ * tries it took, `cap` when it never held. The host reads N back with waited().
+ */
+export function waitforShell({ cap = 300, step = 0.1, quiet = false } = {}): string {
+  const cond = quiet ? 'eval "$1" >/dev/null 2>&1' : 'eval "$1"';
+  return `waitfor() { local i=0; while [ $i -lt ${cap} ]; do ${cond} && break; i=$((i+1)); sleep ${step}; done; echo "waited=$i"; }`;
+}
+
+/** The N of the `waited=N` line waitfor printed into a section's text; NaN when it printed none. */
+export function waited(section: string): number {
+  return Number(/^waited=(\d+)$/m.exec(section)?.[1] ?? Number.NaN);
+}
+
+/**
  * Shell library sourced by every scenario (busybox ash). Sections are printed between
  * `=====BEGIN name=====` / `=====END name=====` for the host to parse.
  */
