@@ -299,7 +299,12 @@ export async function observe(
   const { detectCgroupLayout } = await import('../cgroup/layout.js');
   // The mount table, read once: the cgroup v2 observer and the v1 choice below both go by it.
   const mounts = await detectCgroupLayout(root, memo.keptFiles);
-  const known = { mounts, ...memo };
+  // What the cgroup observer takes of the round's memory (systemd's answer is asked for below).
+  const known = {
+    mounts,
+    ...(memo.processScan ? { processScan: memo.processScan } : {}),
+    ...(memo.keptFiles ? { keptFiles: memo.keptFiles } : {}),
+  };
   let observed = await observeHost(root, { paths: [...paths], units, processMatchers, ...known });
   // A unit found somewhere unexpected: make sure its ancestors are known too, for subtree_control.
   const missing = Object.values(observed.cgroup.units)
