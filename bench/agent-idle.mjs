@@ -25,6 +25,8 @@
 // AGENT_SCRAPE_S=15: both agents' /metrics are fetched every 15 s from their start, as Prometheus
 // would (off by default, as in the numbers recorded before it existed).
 // AGENT_PAGE_CACHE=keep: the measured executables are not dropped from the page cache first.
+// AGENT_WAKE=0: no empty 1 s timer beside the agent (under the agent's runtime and V8 flags): what
+// a bare wake-up costs on this machine, a floor under the agent's two a second (bench/wake-cost.mjs).
 // AGENT_REFERENCE=0: no reference load beside the agent (bench/reference-load.mjs: fixed work shaped
 // like an idle round, under the agent's runtime: a partial gauge of the machine's speed, see its header).
 // Besides the window's average it prints the least and most CPU of any 60 s stretch of it (5 s
@@ -46,7 +48,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropFromPageCache } from './page-cache.mjs';
-import { RUNTIME } from '../scripts/bundle-common.mjs';
+import { EXEC_ARGV, RUNTIME } from '../scripts/bundle-common.mjs';
 import { PRIVATE_CGROUP2 } from './private-cgroup2.mjs';
 import { SYSTEMD_TOP_LEVEL, systemdUnitFiles } from './systemd-tree.mjs';
 
@@ -243,6 +245,7 @@ const referenceNode = process.env.AGENT_BIN
   ? join(repo, '.cache/node-runtime', RUNTIME.version, 'node')
   : process.execPath;
 let reference;
+let idleTimer;
 let scraper;
 const compareBin = process.env.AGENT_COMPARE || undefined;
 // AGENT_COMPARE_DELAY_S=N starts the side-by-side agent N s after the first (the window then starts
@@ -312,6 +315,13 @@ try {
       env: { ...process.env, ...unitEnv },
     });
   }
+  if (process.env.AGENT_WAKE !== '0') {
+    const flags = referenceNode === process.execPath ? [] : EXEC_ARGV;
+    idleTimer = spawn(referenceNode, [...flags, '-e', 'setInterval(() => {}, 1000)'], {
+      stdio: 'ignore',
+      env: { ...process.env, ...unitEnv },
+    });
+  }
   agent = spawn(cmd, args, {
     stdio: ['ignore', process.env.AGENT_STDOUT ? 'inherit' : 'ignore', 'inherit'],
     env: { ...process.env, ...unitEnv, ISOLATE_LOG: process.env.AGENT_LOG ?? 'off' },
@@ -344,6 +354,7 @@ try {
   const a0 = cpuMark(agent.pid);
   const b0 = compared ? cpuMark(compared.pid) : null;
   const r0 = reference ? cpuMark(reference.pid) : null;
+  const i0 = idleTimer ? cpuMark(idleTimer.pid) : null;
   const w0 = Date.now();
   // Resident memory moves with the GC (a full GC, then V8's memory reducer handing pooled pages back):
   // sampled every second of the window, not only at its end.
@@ -433,6 +444,14 @@ try {
         `${rr.length > 0 ? ` (60 s windows ${Math.min(...rr).toFixed(2)}–${Math.max(...rr).toFixed(2)})` : ` (5 s slices ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`}`,
     );
   }
+  if (i0) {
+    // One wake-up a second: its share of a core in ms a wake-up is share × 1000.
+    const wakeMs = cpuShare(idleTimer.pid, i0, wall).precise * 1000;
+    console.log(
+      `an empty 1 s timer beside it (the same runtime and flags): ${wakeMs.toFixed(2)} ms of CPU a wake-up; ` +
+        `the agent's two wake-ups a second at that price: ${((2 * wakeMs) / 10).toFixed(2)} % of one core`,
+    );
+  }
   if (b0) {
     const b = cpuShare(compared.pid, b0, wall);
     console.log(
@@ -497,6 +516,7 @@ try {
 } finally {
   clearInterval(scraper);
   reference?.kill('SIGTERM');
+  idleTimer?.kill('SIGTERM');
   agent?.kill('SIGTERM');
   // A run that failed before the delayed start must not start it afterwards.
   clearTimeout(compareTimer);
