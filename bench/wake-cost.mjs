@@ -3,10 +3,12 @@
 // a second (its round, and the probe half an interval later), so on a machine where a wake-up is dear
 // this is a floor under bench/agent-idle.mjs's result that no change to the agent's work can lower.
 // On the 2-core VMs of 2026-12-04 (PVM: the guest's page tables are shadowed by the host) a Node.js
-// wake-up took ~0.9-1.2 ms of CPU, spread over the whole timer path of Node and V8 (perf record
-// -e cpu-clock: no symbol above 5 %, ordinary functions each tens of times slower than warm), against
-// ~0.16-0.2 ms for Python's sleep loop. --use-largepages=on (Node's text remapped to 2 MB pages) took
-// a quarter off, but costs ~40 MB of anonymous memory (the agent's target is 60 MB resident in all).
+// wake-up took 0.43-1.4 ms of CPU, Python's 0.16-0.21 ms; Node's varied that much within the hour (six
+// 40 s runs: ~0.9-1.4 ms from 03:27 to 03:33 UTC, 0.43-0.48 ms from 04:08 to 04:12; 0.37 ms beside the
+// agent in bench/agent-idle.mjs at 04:05). perf record -e cpu-clock of a dear one: no symbol above
+// 5 %, the time spread over the whole timer path of Node and V8. --use-largepages=on (Node's text
+// remapped to 2 MB pages): 0.63-0.70 ms in the dear phase, 0.70-0.77 ms in the cheap one (worse),
+// and 14-23 MB more resident: not a remedy.
 //   node bench/wake-cost.mjs [seconds]
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
