@@ -4,8 +4,8 @@
 // this is a floor under bench/agent-idle.mjs's result that no change to the agent's work can lower.
 // On the 2-core VMs of 2026-12-04 (PVM: the guest's page tables are shadowed by the host) a Node.js
 // wake-up took 0.43-1.4 ms of CPU, Python's 0.16-0.21 ms; Node's varied that much within the hour (six
-// 40 s runs: ~0.9-1.4 ms from 03:27 to 03:33 UTC, 0.43-0.48 ms from 04:08 to 04:12; 0.37 ms beside the
-// agent in bench/agent-idle.mjs at 04:05). perf record -e cpu-clock of a dear one: no symbol above
+// 40 s runs: ~0.9-1.4 ms from 03:27 to 03:33 UTC, 0.43-0.48 ms from 04:04 to 04:07; 0.37 ms beside the
+// agent in bench/agent-idle.mjs from 03:59 to 04:04). perf record -e cpu-clock of a dear one: no symbol above
 // 5 %, the time spread over the whole timer path of Node and V8. --use-largepages=on (Node's text
 // remapped to 2 MB pages): 0.63-0.70 ms in the dear phase, 0.70-0.77 ms in the cheap one (worse),
 // and 14-23 MB more resident: not a remedy.
