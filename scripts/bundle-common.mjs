@@ -30,6 +30,12 @@ export const leftOut = {
   ],
 };
 
+// Dependencies that stay out of the executable's main bundle (scripts/package.mjs): each is loaded on
+// first use (an import() in the code) from its own asset. They open handles or read the host when
+// loaded, and in the bundle their code would be loaded on every start for nothing (plan --dry-run uses
+// none of them).
+export const LAZY = ['pino', 'execa', 'systeminformation', 'prom-client'];
+
 // Built-ins that modules of the bundle import at load but a dry-run plan never calls: commander's
 // child_process (for external subcommands, which isolate has none of; it alone loads net and Node's
 // whole stream stack, ~5 ms of every start), fs/promises and timers/promises (apply, the lock, the

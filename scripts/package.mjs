@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { DEFERRED_HELPER, deferBuiltins, leftOut, RUNTIME } from './bundle-common.mjs';
+import { DEFERRED_HELPER, deferBuiltins, LAZY, leftOut, RUNTIME } from './bundle-common.mjs';
 import { seaExecutable } from './sea-build.mjs';
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), '..');
@@ -41,6 +41,9 @@ const withDeb = !args.includes('--no-deb');
 const compression = args.includes('--fast-deb') ? ['-Zgzip', '-z1'] : ['-Zxz', '-z6'];
 const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
 const runtimeIdx = args.indexOf('--runtime');
+if (runtimeIdx >= 0 && args[runtimeIdx + 1] !== RUNTIME.version && withDeb) {
+  throw new Error('package: --runtime builds an executable to measure, not a package: add --no-deb');
+}
 const runtime = runtimeIdx >= 0 ? candidateRuntime(args[runtimeIdx + 1]) : RUNTIME;
 
 function log(msg) {
@@ -87,11 +90,6 @@ function ensureRuntime() {
     rmSync(tmp, { recursive: true, force: true });
   }
 }
-
-// Dependencies that stay out of the main bundle: each is loaded on first use (an import() in the code)
-// from its own asset. They open handles or read the host when loaded, and in the bundle their code
-// would be loaded on every start for nothing (plan --dry-run uses none of them).
-const LAZY = ['pino', 'execa', 'systeminformation', 'prom-client'];
 
 // Run-time helpers of the main bundle: the executable's path (for the default policy and schemas:
 // /usr/bin/isolate → /usr/share/isolate/) is read on each use, and a lazy dependency is evaluated from
