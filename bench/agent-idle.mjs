@@ -26,7 +26,8 @@
 // would (off by default, as in the numbers recorded before it existed).
 // AGENT_PAGE_CACHE=keep: the measured executables are not dropped from the page cache first.
 // AGENT_WAKE=0: no empty 1 s timer beside the agent (under the agent's runtime and V8 flags): what
-// a bare wake-up costs on this machine, a floor under the agent's two a second (bench/wake-cost.mjs).
+// a bare wake-up costs on this machine, a floor under the agent's wake-ups (two a second with `process:`
+// matchers: the round and the probe; bench/wake-cost.mjs).
 // AGENT_REFERENCE=0: no reference load beside the agent (bench/reference-load.mjs: fixed work shaped
 // like an idle round, under the agent's runtime: a partial gauge of the machine's speed, see its header).
 // Besides the window's average it prints the least and most CPU of any 60 s stretch of it (5 s
@@ -447,9 +448,11 @@ try {
   if (i0) {
     // One wake-up a second: its share of a core in ms a wake-up is share × 1000.
     const wakeMs = cpuShare(idleTimer.pid, i0, wall).precise * 1000;
+    // The round, and with `process:` matchers the probe half an interval later (src/agent/agent.ts).
+    const wakes = matcher === 'process' ? 2 : 1;
     console.log(
       `an empty 1 s timer beside it (the same runtime and flags): ${wakeMs.toFixed(2)} ms of CPU a wake-up; ` +
-        `the agent's two wake-ups a second at that price: ${((2 * wakeMs) / 10).toFixed(2)} % of one core`,
+        `the agent's ${wakes} wake-up${wakes > 1 ? 's' : ''} a second at that price: ${((wakes * wakeMs) / 10).toFixed(2)} % of one core`,
     );
   }
   if (b0) {
