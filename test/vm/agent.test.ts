@@ -99,7 +99,6 @@ sec log; cat /tmp/agent.log; endsec log
 describe('isolate agent on a real kernel', () => {
   let r: VmResult;
   const s = (name: string) => r.sections[name] ?? '';
-  const waitedIn = (name: string) => waited(s(name));
 
   beforeAll(async () => {
     ensureVmPrereqs();
@@ -119,7 +118,7 @@ describe('isolate agent on a real kernel', () => {
   });
 
   it('converges the host: Kafka on one whole core as a partition root, YARN off it', () => {
-    expect(waitedIn('converge'), s('log')).toBeLessThan(300);
+    expect(waited(s('converge')), s('log')).toBeLessThan(300);
     const snap = snapLines(s('converged-snap'));
     const k = CpuSet.parse(snap.get('./isolate-kafka/cpuset.cpus') ?? '');
     expect(['2-3', '6-7']).toContain(k.toString());
@@ -128,18 +127,18 @@ describe('isolate agent on a real kernel', () => {
   });
 
   it('corrects a hand-written cpuset and a switched-off partition within two intervals', () => {
-    expect(waitedIn('drift-cpus'), s('log')).toBeLessThanOrEqual(20);
-    expect(waitedIn('drift-partition'), s('log')).toBeLessThanOrEqual(20);
+    expect(waited(s('drift-cpus')), s('log')).toBeLessThanOrEqual(20);
+    expect(waited(s('drift-partition')), s('log')).toBeLessThanOrEqual(20);
   });
 
   it('fences a cgroup removed and made anew at the same path within two intervals', () => {
-    expect(waitedIn('recreated'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+    expect(waited(s('recreated')), s('log').slice(-3000)).toBeLessThanOrEqual(20);
   });
 
   it('sets a cpu.weight again within two intervals after the cpu controller was switched off and on', () => {
-    expect(waitedIn('weight-before'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+    expect(waited(s('weight-before')), s('log').slice(-3000)).toBeLessThanOrEqual(20);
     expect(s('cpu-off').trim(), s('log').slice(-3000)).toBe('0');
-    expect(waitedIn('weight-restored'), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+    expect(waited(s('weight-restored')), s('log').slice(-3000)).toBeLessThanOrEqual(20);
     // Then left alone: the same count of cpu.weight corrections 3 s (3 rounds) apart.
     expect(s('weight-fixes-1').trim()).toMatch(/cpu\.weight.* \d+$/);
     expect(s('weight-fixes-2').trim()).toBe(s('weight-fixes-1').trim());
@@ -152,7 +151,7 @@ describe('isolate agent on a real kernel', () => {
   });
 
   it('places a newly started Kafka process within three intervals (one, plus /proc scans that are slow under TCG)', () => {
-    expect(waitedIn('new-kafka'), `${s('new-kafka')}\n${s('log').slice(-3000)}`).toBeLessThanOrEqual(30);
+    expect(waited(s('new-kafka')), `${s('new-kafka')}\n${s('log').slice(-3000)}`).toBeLessThanOrEqual(30);
   });
 
   it('keeps every Kafka thread on its core and every YARN thread, new containers included, off it', () => {
