@@ -438,10 +438,11 @@ try {
     const ref = cpuShare(reference.pid, r0, wall).precise;
     const ratios = slices.a.map((v, i) => v / slices.r[i]);
     const rw = stretches(slices.r);
+    const refWindows = windows(slices.r);
     const rr = stretches(slices.a).map((v, i) => v / rw[i]);
     console.log(
       `reference load (bench/reference-load.mjs, fixed work, under ${referenceNode === process.execPath ? process.version : RUNTIME.version}): ${(ref * 100).toFixed(2)} % of one core (schedstat)` +
-        `${windows(slices.r) ? `, 60 s windows ${windows(slices.r)}` : ''}; the agent ÷ the reference: ${(cpuPrecise / ref).toFixed(2)}` +
+        `${refWindows ? `, 60 s windows ${refWindows}` : ''}; the agent ÷ the reference: ${(cpuPrecise / ref).toFixed(2)}` +
         `${rr.length > 0 ? ` (60 s windows ${Math.min(...rr).toFixed(2)}–${Math.max(...rr).toFixed(2)})` : ` (5 s slices ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`}`,
     );
   }
