@@ -34,6 +34,8 @@ const PROGRAM = `import { main } from ${JSON.stringify(join(repo, 'src/cli/progr
 main(['isolate', 'isolate', '--version']);`;
 const ENTRIES = {
   launcher: '',
+  // The parse options of src/policy/load.ts (parsePolicyUnguarded), written out: importing that module
+  // would bring the policy validator's modules into this row. Change them together.
   yaml: `import { readFileSync, writeSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 const doc = parseDocument(readFileSync(${JSON.stringify(policy)}, 'utf8'), {
