@@ -431,6 +431,20 @@ try {
     console.log(
       `its 60 s windows (every ${CPU_SLICE_S} s): ${spread} of one core${other ? ` (side by side: ${other})` : ''}`,
     );
+    // The first and the last minute apart: an agent's cost per round rises with its age (2026-12-04:
+    // 0.31-0.33 % in its first minutes, 0.45-0.6 % after 10-20 min, while a twin started later beside it
+    // measured 0.33-0.42 %), so a run's mean depends on its length; this shows the trend.
+    const ends = (v) => {
+      const s = stretches(v);
+      return s.length > 1 ? `${(s[0] * 100).toFixed(2)} % → ${(s[s.length - 1] * 100).toFixed(2)} %` : null;
+    };
+    const trend = ends(slices.a);
+    if (trend) {
+      const otherTrend = ends(slices.b);
+      console.log(
+        `its first and last 60 s windows: ${trend}${otherTrend ? ` (side by side: ${otherTrend})` : ''}`,
+      );
+    }
   }
   if (r0) {
     // The agent's CPU in units of the reference's, whole window and per 60 s stretch: the machine's
