@@ -419,28 +419,28 @@ try {
     for (let i = 0; i + per <= v.length; i++) out.push(v.slice(i, i + per).reduce((x, y) => x + y, 0) / per);
     return out;
   };
-  /** The least and most CPU of any 60 s stretch of the window, or null when shorter. */
-  const windows = (v) => {
-    const sums = stretches(v);
+  /** The least and most CPU of any of these 60 s stretches, or null when the window is shorter. */
+  const windows = (sums) => {
     if (sums.length === 0) return null;
     return `${(Math.min(...sums) * 100).toFixed(2)}–${(Math.max(...sums) * 100).toFixed(2)} %`;
   };
-  const spread = windows(slices.a);
+  // Each series' stretches once, for every line below that reads them.
+  const agentStretches = stretches(slices.a);
+  const twinStretches = stretches(slices.b);
+  const spread = windows(agentStretches);
   if (spread) {
-    const other = windows(slices.b);
+    const other = windows(twinStretches);
     console.log(
       `its 60 s windows (every ${CPU_SLICE_S} s): ${spread} of one core${other ? ` (side by side: ${other})` : ''}`,
     );
     // The first and the last minute apart: an agent's cost per round rises with its age (2026-12-04:
     // 0.31-0.33 % in its first minutes, 0.45-0.6 % after 10-20 min, while a twin started later beside it
     // measured 0.33-0.42 %), so a run's mean depends on its length; this shows the trend.
-    const ends = (v) => {
-      const s = stretches(v);
-      return s.length > 1 ? `${(s[0] * 100).toFixed(2)} % → ${(s[s.length - 1] * 100).toFixed(2)} %` : null;
-    };
-    const trend = ends(slices.a);
+    const ends = (s) =>
+      s.length > 1 ? `${(s[0] * 100).toFixed(2)} % → ${(s[s.length - 1] * 100).toFixed(2)} %` : null;
+    const trend = ends(agentStretches);
     if (trend) {
-      const otherTrend = ends(slices.b);
+      const otherTrend = ends(twinStretches);
       console.log(
         `its first and last 60 s windows: ${trend}${otherTrend ? ` (side by side: ${otherTrend})` : ''}`,
       );
@@ -452,8 +452,8 @@ try {
     const ref = cpuShare(reference.pid, r0, wall).precise;
     const ratios = slices.a.map((v, i) => v / slices.r[i]);
     const rw = stretches(slices.r);
-    const refWindows = windows(slices.r);
-    const rr = stretches(slices.a).map((v, i) => v / rw[i]);
+    const refWindows = windows(rw);
+    const rr = agentStretches.map((v, i) => v / rw[i]);
     console.log(
       `reference load (bench/reference-load.mjs, fixed work, under ${referenceNode === process.execPath ? process.version : RUNTIME.version}): ${(ref * 100).toFixed(2)} % of one core (schedstat)` +
         `${refWindows ? `, 60 s windows ${refWindows}` : ''}; the agent ÷ the reference: ${(cpuPrecise / ref).toFixed(2)}` +
