@@ -173,10 +173,11 @@ workloads:
 `,
 );
 
-const cpuTicks = (pid) => {
+/** Its user and system CPU time so far (utime, stime), in clock ticks. */
+const cpuSplit = (pid) => {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return Number(rest[11]) + Number(rest[12]); // utime + stime, clock ticks
+  return { user: Number(rest[11]), system: Number(rest[12]) };
 };
 // Precise on-CPU time of every thread (schedstat, ns) besides the tick-sampled utime+stime: an agent
 // that wakes briefly many times a second is exactly what tick sampling measures worst.
@@ -199,12 +200,19 @@ const medianMax = (mb) => {
 };
 const hz = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 /** A process's CPU time so far, both ways, to take a window's share of a core from. */
-const cpuMark = (pid) => ({ ticks: cpuTicks(pid), ns: cpuNs(pid) });
-/** Its share of one core since `mark`: tick-sampled (utime + stime) and precise (schedstat). */
-const cpuShare = (pid, mark, wall) => ({
-  ticks: (cpuTicks(pid) - mark.ticks) / hz / wall,
-  precise: (cpuNs(pid) - mark.ns) / 1e9 / wall,
-});
+const cpuMark = (pid) => ({ ...cpuSplit(pid), ns: cpuNs(pid) });
+/**
+ * Its share of one core since `mark`: tick-sampled (utime + stime, and each apart) and precise
+ * (schedstat). The split tells the kernel's work (reading /proc and cgroupfs) from the program's own.
+ */
+const cpuShare = (pid, mark, wall) => {
+  const now = cpuSplit(pid);
+  const user = (now.user - mark.user) / hz / wall;
+  const system = (now.system - mark.system) / hz / wall;
+  return { ticks: user + system, user, system, precise: (cpuNs(pid) - mark.ns) / 1e9 / wall };
+};
+/** "user U %, system S %" of a cpuShare. */
+const userSystem = (c) => `user ${(c.user * 100).toFixed(2)} %, system ${(c.system * 100).toFixed(2)} %`;
 
 // The program measured: the packaged executable, or this Node with dist/cli.js (and AGENT_NODE_ARGS,
 // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it).
@@ -400,7 +408,8 @@ try {
   clearInterval(sliceTimer);
   clearInterval(scraper);
   const wall = (Date.now() - w0) / 1000;
-  const { ticks: cpu, precise: cpuPrecise } = cpuShare(agent.pid, a0, wall);
+  const agentCpu = cpuShare(agent.pid, a0, wall);
+  const { ticks: cpu, precise: cpuPrecise } = agentCpu;
   const rss = rssKb(agent.pid) / 1024;
   const threadsNow = Number(
     execFileSync('sh', ['-c', 'ls /proc/*/task | grep -c "^[0-9]"'], { encoding: 'utf8' }).trim(),
@@ -410,7 +419,7 @@ try {
     `host: ${started.length} stand-in processes, ~${threadsNow} threads in /proc; matcher: ${matcher}; cgroup ${legacy ? 'v1 (legacy)' : 'v2'}; stand-ins in ${standinCgroup ?? 'the root cgroup'}`,
   );
   console.log(
-    `agent over ${seconds} s at a 1 s interval, from ${warmupS} s after its start: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %)`,
+    `agent over ${seconds} s at a 1 s interval, from ${warmupS} s after its start: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %; ${userSystem(agentCpu)})`,
   );
   const per = 60 / CPU_SLICE_S;
   /** The CPU of every 60 s stretch of the window (whole slices, one a slice apart). */
@@ -435,7 +444,9 @@ try {
     );
     // The first and the last minute apart: an agent's cost per round rises with its age (2026-12-04:
     // 0.31-0.33 % in its first minutes, 0.45-0.6 % after 10-20 min, while a twin started later beside it
-    // measured 0.33-0.42 %), so a run's mean depends on its length; this shows the trend.
+    // measured 0.33-0.42 %), so a run's mean depends on its length; this shows the trend. Not always:
+    // a 3600 s run the same day held 0.29-0.35 % for 40 minutes. The rise was user time, with the same
+    // calls; bench/memory-age.mjs measures this VM's price of touching held and fresh memory.
     const ends = (s) =>
       s.length > 1 ? `${(s[0] * 100).toFixed(2)} % → ${(s[s.length - 1] * 100).toFixed(2)} %` : null;
     const trend = ends(agentStretches);
@@ -473,7 +484,7 @@ try {
   if (b0) {
     const b = cpuShare(compared.pid, b0, wall);
     console.log(
-      `side by side, ${compareBin}: CPU ${(b.ticks * 100).toFixed(2)} % of one core (schedstat: ${(b.precise * 100).toFixed(2)} %), resident memory ${(rssKb(compared.pid) / 1024).toFixed(1)} MB (over the window: ${medianMax(compareRssSamples)})`,
+      `side by side, ${compareBin}: CPU ${(b.ticks * 100).toFixed(2)} % of one core (schedstat: ${(b.precise * 100).toFixed(2)} %; ${userSystem(b)}), resident memory ${(rssKb(compared.pid) / 1024).toFixed(1)} MB (over the window: ${medianMax(compareRssSamples)})`,
     );
   }
   // How long its rounds took (its own histogram, isolate_reconcile_duration_seconds, since its start):
