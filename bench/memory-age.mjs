@@ -3,7 +3,8 @@
 // first minutes, 0.45-0.60 % after 10-20 min) while a twin started later cost less, for the same work,
 // with its system time unchanged and the rise in V8's builtins (2026-12-04). This takes the agent out:
 // one 16 MB buffer mapped at the start (held), one mapped anew every minute (fresh); every second one
-// read from each page of each, in turn, timed; the median pass per minute, in ns a page.
+// read from each page of each, in turn, timed by the clock; the median pass per minute (so a pass the
+// scheduler interrupted does not count), in ns a page.
 // On the 2-core VMs (Firecracker, PVM: the guest's page tables are shadowed by the host; /proc/cmdline
 // and dmesg name it), 2026-12-04 09:52-10:17 UTC, this and a C program doing the same: a read cost
 // 40-70 ns a page at first and 250-600 ns half an hour later, held and fresh memory alike, so the
