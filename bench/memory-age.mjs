@@ -6,15 +6,14 @@
 // read from each page of each, in turn, timed by the clock; the median pass per minute (so a pass the
 // scheduler interrupted does not count), in ns a page.
 // On the 2-core VMs (Firecracker, PVM: the guest's page tables are shadowed by the host; /proc/cmdline
-// and dmesg name it), 2026-12-04 09:52-10:17 UTC, this and a C program doing the same: a read cost
-// 40-70 ns a page at first and 250-600 ns half an hour later, fresh memory too, so the machine's price
-// of touching a page moved ~10x within the hour; in between, memory held for 2-9 minutes cost 1.3-2.7x
-// what memory mapped that minute cost. In the C program a held buffer moved to new addresses with its
-// pages (mremap) or given new pages (MADV_DONTNEED) every 5 minutes then cost what fresh memory cost
-// (314-388 ns at 12-14 minutes, fresh 372-402, held 541-601): the price follows how long a mapping has
-// existed, not the physical page. Agents running beside it got dearer in the same minutes, so run it
-// alone: it touches 32 MB a second itself. On a host whose CPU walks the guest's page tables itself
-// (EPT/NPT), or on bare metal, both are expected to stay flat (not measured: no such machine here).
+// and dmesg name it), 2026-12-04 09:52-10:17 UTC, this and a C program like bench/memory-age.c: a read
+// cost 40-70 ns a page at first and 250-600 ns half an hour later, fresh memory too, so the machine's
+// price of touching a page moved ~10x within the hour; in between, memory held for 2-9 minutes cost
+// 1.3-2.7x what memory mapped that minute cost (bench/memory-age.c, also renewing a held buffer's pages
+// or its addresses, did not tell which of them ages). Agents running beside it got dearer in the same
+// minutes, so run it alone: it touches 32 MB a second itself. On a host whose CPU walks the guest's page
+// tables itself (EPT/NPT), or on bare metal, both are expected to stay flat (not measured: no such
+// machine here).
 //   node bench/memory-age.mjs [minutes]
 import { spawnSync } from 'node:child_process';
 
