@@ -7,10 +7,11 @@
 //   moved   moved to new addresses every 5 minutes (mremap): same pages, new page-table entries
 // Every second one read from each page of each, in turn; the mean per minute, in ns of thread CPU time a
 // page. On the 2-core VMs (PVM), 2026-12-04, two runs: held memory cost more than fresh in both (at
-// 12-17 minutes 541-601 against 372-402 ns at 10:14-10:17 UTC, 224-253 against 86-175 at 10:38-10:43
-// during a CI run). The renewed buffers disagreed: after their second renewal they cost what fresh
-// memory cost in the first run (314-388 ns) and as much as held memory or more in the second (moved
-// 252-287, repaged 196-225), so which of pages, page-table entries or addresses ages is not settled.
+// 12-17 minutes 541-601 against 372-402 ns at 10:14-10:17 UTC; 224-253 against 86-175 at 10:38-10:43,
+// during a CI run, but for one minute with fresh at 263). The renewed buffers disagreed: after their
+// second renewal they cost what fresh memory cost in the first run (314-388 ns) and as much as held
+// memory or more in the second (moved 252-287, repaged 196-225), so which of pages, page-table entries
+// or addresses ages is not settled.
 //   gcc -O2 -o /tmp/memory-age bench/memory-age.c && /tmp/memory-age [minutes]
 #define _GNU_SOURCE
 #include <stdio.h>
