@@ -16,6 +16,7 @@
 // machine here).
 //   node bench/memory-age.mjs [minutes]
 import { spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const minutes = Number(process.argv[2] ?? 20);
 if (!(minutes >= 1)) throw new Error(`minutes: expected a number ≥ 1, got ${process.argv[2]}`);
@@ -50,7 +51,6 @@ const pass = (b) => {
   return Number(process.hrtime.bigint() - t0);
 };
 const median = (v) => [...v].sort((a, b) => a - b)[v.length >> 1];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const held = mapped();
 let fresh = null;

@@ -6,6 +6,7 @@
 //   node bench/systemctl-spawn.mjs [spawns]   (after npm ci; under the runtime the executable ships,
 //   .cache/node-runtime/<version>/node, for the agent's numbers)
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 
 const n = Number(process.argv[2] ?? 20);
@@ -18,7 +19,6 @@ const childrenMs = () => {
   const hz = 100; // USER_HZ on Linux
   return ((Number(rest[13]) + Number(rest[14])) * 1000) / hz;
 };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 await spawnOnce(); // execa and the child_process path loaded, as in an agent after its first round
 const measure = async (spawn) => {

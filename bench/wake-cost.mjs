@@ -13,6 +13,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { EXEC_ARGV, RUNTIME } from '../scripts/bundle-common.mjs';
 
 const seconds = Number(process.argv[2] ?? 40);
@@ -27,7 +28,6 @@ const subjects = [
 const runNs = (pid) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
 const rssMiB = (pid) =>
   Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const children = subjects.map(([, cmd, args]) => spawn(cmd, args, { stdio: 'ignore' }));
 try {
