@@ -1,0 +1,25 @@
+#!/bin/bash
+# An extra agent ("twin") beside a running bench/agent-idle.mjs, on a copy of its host root, so that
+# agents of different ages or builds are measured in the same minutes (this VM's speed drifts through
+# the hour more than most differences between them). Root only, like the bench.
+#   bench/age/twin.sh NAME PORT [RENEW_S] [RECOMPACT_S] [extra node flags...]
+# Runs `node dist/cli.js agent` under the executable's runtime (Node 24) with the executable's V8 flags
+# and the unit's environment, in a private cgroup2 mount as the bench does; prints its PID. Follow it
+# with bench/age/stat-sampler.sh. RENEW_S: re-exec every N s (renew.cjs); RECOMPACT_S: a full GC that
+# moves every old-generation object every N s (recompact.cjs). Stop it with pkill -f "root ROOT-NAME ".
+set -eu
+here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../.." && pwd)
+R=$(ls -d /tmp/isolate-agent-bench-?????? | head -1)
+name=$1; port=$2; renew=${3:-0}; recompact=${4:-0}; shift $(( $# < 4 ? $# : 4 ))
+T=$R-$name; rm -rf "$T"; cp -a "$R" "$T"
+cd "$repo"
+export GLIBC_TUNABLES=glibc.malloc.mmap_threshold=32768:glibc.malloc.trim_threshold=131072 ISOLATE_LOG=off \
+  NODE_OPTIONS=--max-semi-space-size=1 RENEW_S=$renew RENEW_LOG=/tmp/$name.renew \
+  RECOMPACT_S=$recompact RECOMPACT_LOG=/tmp/$name.recompact
+N=$(ls -d "$repo"/.cache/node-runtime/24.*/node | head -1)
+setsid nohup unshare --mount --propagation private sh -c 'umount -R /sys/fs/cgroup 2>/dev/null; mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"' sh \
+  "$N" --min-semi-space-size=4 --single-threaded-gc "$@" --require "$here/renew.cjs" --require "$here/recompact.cjs" \
+  dist/cli.js agent --root "$T" --policy "$T/policy.yaml" --interval 1s --metrics-address "127.0.0.1:$port" \
+  > "/tmp/$name.out" 2>&1 < /dev/null &
+sleep 2
+for p in $(pgrep -f -- "--root $T "); do c=$(cat /proc/$p/comm); [ "$c" != sh ] && [ "$c" != unshare ] && echo "$name pid=$p"; done | tail -1
