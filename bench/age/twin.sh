@@ -6,7 +6,8 @@
 # Runs `node dist/cli.js agent` under the executable's runtime (Node 24) with the executable's V8 flags
 # and the unit's environment, in a private cgroup2 mount as the bench does; prints its PID. Follow it
 # with bench/age/stat-sampler.sh. RENEW_S: re-exec every N s (renew.cjs); RECOMPACT_S: a full GC that
-# moves every old-generation object every N s (recompact.cjs). Stop it with pkill -f "root ROOT-NAME ".
+# moves every old-generation object every N s (recompact.cjs). AGENT_ARGS: more agent flags
+# (e.g. "--check-interval 1h"). Stop it with pkill -f "root ROOT-NAME ".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../.." && pwd)
 R=$(ls -d /tmp/isolate-agent-bench-?????? | head -1)
@@ -19,7 +20,7 @@ export GLIBC_TUNABLES=glibc.malloc.mmap_threshold=32768:glibc.malloc.trim_thresh
 N=$(ls -d "$repo"/.cache/node-runtime/24.*/node | head -1)
 setsid nohup unshare --mount --propagation private sh -c 'umount -R /sys/fs/cgroup 2>/dev/null; mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"' sh \
   "$N" --min-semi-space-size=4 --single-threaded-gc "$@" --require "$here/renew.cjs" --require "$here/recompact.cjs" \
-  dist/cli.js agent --root "$T" --policy "$T/policy.yaml" --interval 1s --metrics-address "127.0.0.1:$port" \
+  dist/cli.js agent --root "$T" --policy "$T/policy.yaml" --interval 1s --metrics-address "127.0.0.1:$port" ${AGENT_ARGS:-} \
   > "/tmp/$name.out" 2>&1 < /dev/null &
 sleep 2
 for p in $(pgrep -f -- "--root $T "); do c=$(cat /proc/$p/comm); [ "$c" != sh ] && [ "$c" != unshare ] && echo "$name pid=$p"; done | tail -1
