@@ -6,20 +6,21 @@
 # Runs `node dist/cli.js agent` under the executable's runtime (Node 24) with the executable's V8 flags
 # and the unit's environment, in a private cgroup2 mount as the bench does; prints its PID. Follow it
 # with bench/age/stat-sampler.sh. RENEW_S: re-exec every N s (renew.cjs); RECOMPACT_S: a full GC that
-# moves every old-generation object every N s (recompact.cjs). AGENT_ARGS: more agent flags
-# (e.g. "--check-interval 1h"). Stop it with pkill -f "root ROOT-NAME ".
+# moves about half the old generation's objects every N s (recompact.cjs). AGENT_ARGS: more agent
+# flags (e.g. "--check-interval 1h"). Stop it with pkill -f -- "--root /tmp/isolate-agent-bench-XXXXXX-NAME ".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../.." && pwd)
 R=$(ls -d /tmp/isolate-agent-bench-?????? | head -1)
 name=$1; port=$2; renew=${3:-0}; recompact=${4:-0}; shift $(( $# < 4 ? $# : 4 ))
 T=$R-$name; rm -rf "$T"; cp -a "$R" "$T"
 cd "$repo"
-export GLIBC_TUNABLES=glibc.malloc.mmap_threshold=32768:glibc.malloc.trim_threshold=131072 ISOLATE_LOG=off \
-  NODE_OPTIONS=--max-semi-space-size=1 RENEW_S=$renew RENEW_LOG=/tmp/$name.renew \
-  RECOMPACT_S=$recompact RECOMPACT_LOG=/tmp/$name.recompact
+# The unit's GLIBC_TUNABLES and NODE_OPTIONS and the executable's V8 flags, from where they are kept.
+for kv in $(sed -n -E 's/^Environment=((GLIBC_TUNABLES|NODE_OPTIONS)=\S+)$/\1/p' systemd/isolate.service); do export "$kv"; done
+read -ra exec_argv <<< "$(node --input-type=module -e "import { EXEC_ARGV } from './scripts/bundle-common.mjs'; console.log(EXEC_ARGV.join(' '))")"
+export ISOLATE_LOG=off RENEW_S=$renew RENEW_LOG=/tmp/$name.renew RECOMPACT_S=$recompact RECOMPACT_LOG=/tmp/$name.recompact
 N=$(ls -d "$repo"/.cache/node-runtime/24.*/node | head -1)
 setsid nohup unshare --mount --propagation private sh -c 'umount -R /sys/fs/cgroup 2>/dev/null; mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"' sh \
-  "$N" --min-semi-space-size=4 --single-threaded-gc "$@" --require "$here/renew.cjs" --require "$here/recompact.cjs" \
+  "$N" "${exec_argv[@]}" "$@" --require "$here/renew.cjs" --require "$here/recompact.cjs" \
   dist/cli.js agent --root "$T" --policy "$T/policy.yaml" --interval 1s --metrics-address "127.0.0.1:$port" ${AGENT_ARGS:-} \
   > "/tmp/$name.out" 2>&1 < /dev/null &
 sleep 2
