@@ -16,10 +16,12 @@ T=$R-$name; rm -rf "$T"; cp -a "$R" "$T"
 cd "$repo"
 # The unit's GLIBC_TUNABLES and NODE_OPTIONS and the executable's V8 flags, from where they are kept.
 for kv in $(sed -n -E 's/^Environment=((GLIBC_TUNABLES|NODE_OPTIONS)=\S+)$/\1/p' systemd/isolate.service); do export "$kv"; done
+# The private cgroup2 mount the benches run the agent in (bench/private-cgroup2.mjs), as an argv prefix.
+mapfile -d '' private_cgroup2 < <(node --input-type=module -e "import { PRIVATE_CGROUP2 } from './bench/private-cgroup2.mjs'; process.stdout.write(PRIVATE_CGROUP2.map((a) => a + '\\0').join(''))")
 read -ra exec_argv <<< "$(node --input-type=module -e "import { EXEC_ARGV } from './scripts/bundle-common.mjs'; console.log(EXEC_ARGV.join(' '))")"
 export ISOLATE_LOG=off RENEW_S=$renew RENEW_LOG=/tmp/$name.renew RECOMPACT_S=$recompact RECOMPACT_LOG=/tmp/$name.recompact
 N=$(ls -d "$repo"/.cache/node-runtime/24.*/node | head -1)
-setsid nohup unshare --mount --propagation private sh -c 'umount -R /sys/fs/cgroup 2>/dev/null; mount -t cgroup2 cgroup2 /sys/fs/cgroup && exec "$@"' sh \
+setsid nohup "${private_cgroup2[@]}" \
   "$N" "${exec_argv[@]}" "$@" --require "$here/renew.cjs" --require "$here/recompact.cjs" \
   dist/cli.js agent --root "$T" --policy "$T/policy.yaml" --interval 1s --metrics-address "127.0.0.1:$port" ${AGENT_ARGS:-} \
   > "/tmp/$name.out" 2>&1 < /dev/null &
