@@ -7,7 +7,9 @@
 //   node bench/age/instructions.mjs NAME PORT AGE_MIN...   e.g. ... cg 19486 6 20 45
 //   node bench/age/instructions.mjs --summary FILE...      (sum dumps made before)
 // Root only, like the bench; valgrind from Debian's package. Under callgrind a round runs ~50 times
-// slower, so the twin manages ~55 rounds a minute instead of 60: figures are per round.
+// slower, so the twin manages ~55 rounds a minute instead of 60: figures are per round. valgrind's own
+// memory grows, which the agent reads as heap growth and compacts for (src/agent/agent.ts), so most
+// windows hold a full GC (~100 M instructions): compare what is outside the collector.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
