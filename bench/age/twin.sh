@@ -9,7 +9,9 @@
 # moves about half the old generation's objects every N s (recompact.cjs). AGENT_ARGS: more agent
 # flags (e.g. "--check-interval 1h"). TWIN_WRAP: a command the runtime runs under (e.g. "valgrind
 # --tool=callgrind --smc-check=all-non-file", to count a round's instructions). TWIN_DIST: another
-# build's directory to run (a copy of dist/ inside the repository, so its lazy imports resolve). Stop it with pkill -f -- "--root /tmp/isolate-agent-bench-XXXXXX-NAME ".
+# build's directory to run: a copy of dist/ inside the repository, so its lazy imports resolve
+# (.cache/dist-NAME, which git and biome leave alone). Stop it with
+# pkill -f -- "--root /tmp/isolate-agent-bench-XXXXXX-NAME ".
 set -eu
 here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../.." && pwd)
 R=$(ls -d /tmp/isolate-agent-bench-?????? | head -1)
