@@ -24,10 +24,14 @@ export function selfCosts(text) {
   const ir = new Map();
   const d1 = new Map();
   let events = [];
+  // Each cost line starts with its position columns ("positions: line" by default, "instr line" with
+  // --dump-instr=yes), then one number per event.
+  let positions = 1;
   let fn = null;
   let callLine = false;
   for (const line of text.split('\n')) {
     if (line.startsWith('events:')) events = line.slice(7).trim().split(/\s+/);
+    else if (line.startsWith('positions:')) positions = line.slice(10).trim().split(/\s+/).length;
     else if (line.startsWith('fn=') || line.startsWith('cfn=')) {
       const m = /^c?fn=\((\d+)\)(?: (.*))?$/.exec(line);
       const id = m ? m[1] : line.slice(line.indexOf('=') + 1);
@@ -44,14 +48,19 @@ export function selfCosts(text) {
         continue;
       }
       if (fn === null) continue;
-      const v = line.split(/\s+/).slice(1).map(Number);
+      const v = line.split(/\s+/).slice(positions).map(Number);
       ir.set(fn, (ir.get(fn) ?? 0) + (v[events.indexOf('Ir')] || 0));
       const i = events.indexOf('D1mr');
       if (i >= 0) d1.set(fn, (d1.get(fn) ?? 0) + (v[i] || 0));
     }
   }
   const out = new Map();
-  for (const [id, n] of ir) out.set(names.get(id) ?? id, { ir: n, d1: d1.get(id) ?? 0 });
+  // Names repeat across objects (a static function in two libraries): their costs add up.
+  for (const [id, n] of ir) {
+    const name = names.get(id) ?? id;
+    const c = out.get(name) ?? { ir: 0, d1: 0 };
+    out.set(name, { ir: c.ir + n, d1: c.d1 + (d1.get(id) ?? 0) });
+  }
   return out;
 }
 
