@@ -23,15 +23,20 @@ export function selfCosts(text) {
   const names = new Map();
   const ir = new Map();
   const d1 = new Map();
-  let events = [];
+  // Columns of Ir and D1mr among a cost line's events (from the `events:` header).
+  let irAt = -1;
+  let d1At = -1;
   // Each cost line starts with its position columns ("positions: line" by default, "instr line" with
   // --dump-instr=yes), then one number per event.
   let positions = 1;
   let fn = null;
   let callLine = false;
   for (const line of text.split('\n')) {
-    if (line.startsWith('events:')) events = line.slice(7).trim().split(/\s+/);
-    else if (line.startsWith('positions:')) positions = line.slice(10).trim().split(/\s+/).length;
+    if (line.startsWith('events:')) {
+      const events = line.slice(7).trim().split(/\s+/);
+      irAt = events.indexOf('Ir');
+      d1At = events.indexOf('D1mr');
+    } else if (line.startsWith('positions:')) positions = line.slice(10).trim().split(/\s+/).length;
     else if (line.startsWith('fn=') || line.startsWith('cfn=')) {
       const m = /^c?fn=\((\d+)\)(?: (.*))?$/.exec(line);
       const id = m ? m[1] : line.slice(line.indexOf('=') + 1);
@@ -49,9 +54,8 @@ export function selfCosts(text) {
       }
       if (fn === null) continue;
       const v = line.split(/\s+/).slice(positions).map(Number);
-      ir.set(fn, (ir.get(fn) ?? 0) + (v[events.indexOf('Ir')] || 0));
-      const i = events.indexOf('D1mr');
-      if (i >= 0) d1.set(fn, (d1.get(fn) ?? 0) + (v[i] || 0));
+      ir.set(fn, (ir.get(fn) ?? 0) + (v[irAt] || 0));
+      if (d1At >= 0) d1.set(fn, (d1.get(fn) ?? 0) + (v[d1At] || 0));
     }
   }
   const out = new Map();
