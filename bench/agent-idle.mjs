@@ -30,6 +30,9 @@
 // matchers: the round and the probe; bench/wake-cost.mjs).
 // AGENT_REFERENCE=0: no reference load beside the agent (bench/reference-load.mjs: fixed work shaped
 // like an idle round, under the agent's runtime: a partial gauge of the machine's speed, see its header).
+// It prints this machine's DAMON monitor as the window found it (bench/damon.mjs): on this VM a monitor
+// sampling physical memory doubles the agent's CPU (0.62-0.75 % against 0.25-0.33 % paused); measure
+// both with `node bench/damon.mjs spans 600 3 LOG` beside the run and bench/age/stat-sampler.sh.
 // Besides the window's average it prints the least and most CPU of any 60 s stretch of it (5 s
 // slices); AGENT_CPU_TRACE=1 prints every slice. AGENT_LOG=json (with AGENT_STDOUT=1 and, say,
 // ISOLATE_LOG_LEVEL=debug) shows the agent's log, which is off otherwise.
@@ -48,6 +51,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeDamon } from './damon.mjs';
 import { dropFromPageCache } from './page-cache.mjs';
 import { EXEC_ARGV, RUNTIME } from '../scripts/bundle-common.mjs';
 import { PRIVATE_CGROUP2 } from './private-cgroup2.mjs';
@@ -403,7 +407,10 @@ try {
       );
     }
   }, 1000);
+  // On this VM the kernel's DAMON monitor sets the price of memory: it is part of the result.
+  const damonAtStart = describeDamon();
   await new Promise((r) => setTimeout(r, seconds * 1000));
+  const damonAtEnd = describeDamon();
   clearInterval(sampler);
   clearInterval(sliceTimer);
   clearInterval(scraper);
@@ -417,6 +424,9 @@ try {
   for (const [k, v] of Object.entries(unitEnv)) console.log(`agent environment (the unit's): ${k}=${v}`);
   console.log(
     `host: ${started.length} stand-in processes, ~${threadsNow} threads in /proc; matcher: ${matcher}; cgroup ${legacy ? 'v1 (legacy)' : 'v2'}; stand-ins in ${standinCgroup ?? 'the root cgroup'}`,
+  );
+  console.log(
+    `machine: ${damonAtStart}${damonAtEnd === damonAtStart ? '' : `; at the end: ${damonAtEnd}`} (bench/damon.mjs)`,
   );
   console.log(
     `agent over ${seconds} s at a 1 s interval, from ${warmupS} s after its start: CPU ${(cpu * 100).toFixed(2)} % of one core (target ≤ 0.5 %; schedstat: ${(cpuPrecise * 100).toFixed(2)} %; ${userSystem(agentCpu)})`,
