@@ -8,7 +8,13 @@ export interface Kdamond {
 }
 export declare function kdamonds(admin?: string): Kdamond[];
 export declare function describeDamon(admin?: string): string;
-export declare function spans(seconds: number, count: number, log: string, admin?: string): Promise<void>;
+export declare function spans(
+  found: number,
+  paused: number,
+  count: number,
+  log: string,
+  admin?: string,
+): Promise<void>;
 
 export interface Sample {
   t: number;

@@ -9,10 +9,11 @@
 //   node bench/damon.mjs                         what runs (also printed by bench/agent-idle.mjs)
 //   node bench/damon.mjs spans SECONDS COUNT LOG  COUNT times: SECONDS as found, then SECONDS paused;
 //                                                 every switch appended to LOG as "<epoch s> <on|off>"
+//   node bench/damon.mjs pause SECONDS LOG        paused for SECONDS (a whole bench run), then restored
 //   node bench/damon.mjs report SAMPLER_LOG LOG [--windows]
 //                                                 CPU of each process of bench/age/stat-sampler.sh's
 //                                                 log in each span (and in each 60 s window)
-// `spans` needs root; it restores every monitor it paused when it ends, is interrupted (SIGINT,
+// `spans` and `pause` need root; it restores every monitor it paused when it ends, is interrupted (SIGINT,
 // SIGTERM, SIGHUP) or fails. It pauses only monitors that were on, and changes nothing else.
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -87,19 +88,22 @@ function setState(file, state) {
   if (now !== state) throw new Error(`${file}: wrote ${state}, reads ${now}`);
 }
 
-/** COUNT times: SECONDS as found, then SECONDS with every monitor that was on paused; see the header. */
-export async function spans(seconds, count, log, admin = DAMON_ADMIN) {
-  if (!(seconds > 0) || !(count > 0) || !log) {
-    throw new Error('usage: node bench/damon.mjs spans SECONDS COUNT LOG');
+/**
+ * COUNT times: `found` seconds as found (none: paused from the start), then `paused` seconds with
+ * every monitor that was on paused; see the header.
+ */
+export async function spans(found, paused, count, log, admin = DAMON_ADMIN) {
+  if (!(found >= 0) || !(paused > 0) || !(count > 0) || !log) {
+    throw new Error('usage: node bench/damon.mjs spans SECONDS COUNT LOG, or pause SECONDS LOG');
   }
   const on = kdamonds(admin).filter((k) => k.state === 'on');
   if (on.length === 0) throw new Error('no DAMON monitor is on here: nothing to pause');
   const note = (state) => appendFileSync(log, `${Math.floor(Date.now() / 1000)} ${state}\n`);
-  let paused = false;
+  let isPaused = false;
   const restore = () => {
-    if (!paused) return;
+    if (!isPaused) return;
     for (const k of on) setState(k.stateFile, 'on');
-    paused = false;
+    isPaused = false;
     note('on');
   };
   const onSignal = () => {
@@ -109,14 +113,14 @@ export async function spans(seconds, count, log, admin = DAMON_ADMIN) {
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   for (const sig of signals) process.on(sig, onSignal);
   const sleep = (s) => new Promise((r) => setTimeout(r, s * 1000));
-  note('on');
+  if (found > 0) note('on');
   try {
     for (let i = 0; i < count; i++) {
-      await sleep(seconds);
+      if (found > 0) await sleep(found);
       for (const k of on) setState(k.stateFile, 'off');
-      paused = true;
+      isPaused = true;
       note('off');
-      await sleep(seconds);
+      await sleep(paused);
       restore();
     }
   } finally {
@@ -217,7 +221,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [cmd, ...args] = process.argv.slice(2);
   try {
     if (!cmd) console.log(describeDamon());
-    else if (cmd === 'spans') await spans(Number(args[0]), Number(args[1]), args[2]);
+    else if (cmd === 'spans') await spans(Number(args[0]), Number(args[0]), Number(args[1]), args[2]);
+    else if (cmd === 'pause') await spans(0, Number(args[0]), 1, args[1]);
     else if (cmd === 'report') report(args[0], args[1], args.includes('--windows'));
     else throw new Error(`unknown command ${cmd}: none, spans or report`);
   } catch (e) {

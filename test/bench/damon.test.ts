@@ -58,7 +58,7 @@ describe('pausing DAMON in spans', () => {
   it('pauses a monitor that was on, logs each switch and leaves it on', async () => {
     const admin = adminTree('on');
     const log = join(dirname(admin), 'switches.log');
-    await spans(0.02, 2, log, admin);
+    await spans(0.02, 0.02, 2, log, admin);
     expect(readFileSync(join(admin, '0/state'), 'utf8')).toBe('on');
     expect(parseSwitches(readFileSync(log, 'utf8')).map((s) => s.state)).toEqual([
       'on',
@@ -68,9 +68,19 @@ describe('pausing DAMON in spans', () => {
       'on',
     ]);
   });
+  it('pauses from the start for a whole run when there is no span as found', async () => {
+    const admin = adminTree('on');
+    const log = join(dirname(admin), 'switches.log');
+    const run = spans(0, 0.2, 1, log, admin);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(readFileSync(join(admin, '0/state'), 'utf8')).toBe('off');
+    await run;
+    expect(readFileSync(join(admin, '0/state'), 'utf8')).toBe('on');
+    expect(parseSwitches(readFileSync(log, 'utf8')).map((s) => s.state)).toEqual(['off', 'on']);
+  });
   it('refuses when no monitor is on, changing nothing', async () => {
     const admin = adminTree('off');
-    await expect(spans(0.02, 1, join(dirname(admin), 'l'), admin)).rejects.toThrow(/nothing to pause/);
+    await expect(spans(0.02, 0.02, 1, join(dirname(admin), 'l'), admin)).rejects.toThrow(/nothing to pause/);
     expect(readFileSync(join(admin, '0/state'), 'utf8').trim()).toBe('off');
   });
 });
