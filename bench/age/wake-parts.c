@@ -3,7 +3,7 @@
 // kept descriptors do). Each round reads PAGES pages of a buffer mapped at the start, split into
 // SYSCALLS+1 runs with one pread between two runs, then sleeps SLEEP_MS; prints the CPU (user+system,
 // getrusage) a round took, over ROUNDS rounds. With this VM's DAMON monitor on (bench/damon.mjs) the
-// price of a page grows with the sleep: `8000 0 R 100`, `8000 0 20 1000` and `8000 0 8 3000` took 364,
+// price of a page grows with the sleep: `8000 0 100 100`, `8000 0 20 1000` and `8000 0 8 3000` took 364,
 // 1,265 and 2,731 µs a round on, 283-320 µs at all three with the monitor paused (2026-12-04).
 //   gcc -O2 -o /tmp/wake-parts bench/age/wake-parts.c
 //   for a in "0 0" "2000 0" "0 150" "2000 150"; do /tmp/wake-parts $a 40 250; done
