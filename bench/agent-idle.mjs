@@ -31,7 +31,7 @@
 // AGENT_REFERENCE=0: no reference load beside the agent (bench/reference-load.mjs: fixed work shaped
 // like an idle round, under the agent's runtime: a partial gauge of the machine's speed, see its header).
 // It prints this machine's DAMON monitor as the window found it (bench/damon.mjs): on this VM a monitor
-// sampling physical memory doubles the agent's CPU (0.62-0.75 % against 0.25-0.33 % paused); measure
+// sampling physical memory doubles the agent's CPU (0.54-0.69 % against 0.28-0.32 % paused); measure
 // both with `node bench/damon.mjs spans 600 3 LOG` beside the run and bench/age/stat-sampler.sh.
 // Besides the window's average it prints the least and most CPU of any 60 s stretch of it (5 s
 // slices); AGENT_CPU_TRACE=1 prints every slice. AGENT_LOG=json (with AGENT_STDOUT=1 and, say,

@@ -4,8 +4,9 @@
 // pages; here (a guest with shadow-paged memory) touching held memory then costs more the longer it
 // sat untouched: 8,000 pages read once a round cost 364 µs a round at a 100 ms sleep, 1,265 µs at
 // 1 s and 2,731 µs at 3 s with the monitor on, and 283-320 µs at all three with it paused
-// (bench/age/wake-parts.c). The agent's idle round moved with it, 0.62-0.75 % of a core on,
-// 0.25-0.33 % paused, within a minute of each switch (README, agent numbers).
+// (bench/age/wake-parts.c). The agent's idle round moved with it: 0.54-0.69 % of a core as found,
+// 0.28-0.32 % paused (10-minute spans, three of each), from the first minute after each switch
+// (README, agent numbers).
 //   node bench/damon.mjs                         what runs (also printed by bench/agent-idle.mjs)
 //   node bench/damon.mjs spans SECONDS COUNT LOG  COUNT times: SECONDS as found, then SECONDS paused;
 //                                                 every switch appended to LOG as "<epoch s> <on|off>"
@@ -13,8 +14,8 @@
 //   node bench/damon.mjs report SAMPLER_LOG LOG [--windows]
 //                                                 CPU of each process of bench/age/stat-sampler.sh's
 //                                                 log in each span (and in each 60 s window)
-// `spans` and `pause` need root; it restores every monitor it paused when it ends, is interrupted (SIGINT,
-// SIGTERM, SIGHUP) or fails. It pauses only monitors that were on, and changes nothing else.
+// `spans` and `pause` need root; they restore every monitor they paused when they end, are interrupted
+// (SIGINT, SIGTERM, SIGHUP) or fail. They pause only monitors that were on, and change nothing else.
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,11 +101,20 @@ export async function spans(found, paused, count, log, admin = DAMON_ADMIN) {
   if (on.length === 0) throw new Error('no DAMON monitor is on here: nothing to pause');
   const note = (state) => appendFileSync(log, `${Math.floor(Date.now() / 1000)} ${state}\n`);
   let isPaused = false;
+  /** Every paused monitor on again; one that refuses does not keep the others paused. */
   const restore = () => {
     if (!isPaused) return;
-    for (const k of on) setState(k.stateFile, 'on');
     isPaused = false;
+    const failed = [];
+    for (const k of on) {
+      try {
+        setState(k.stateFile, 'on');
+      } catch (e) {
+        failed.push(e.message);
+      }
+    }
     note('on');
+    if (failed.length) throw new Error(`could not restore: ${failed.join('; ')}`);
   };
   const onSignal = () => {
     restore();
@@ -117,15 +127,19 @@ export async function spans(found, paused, count, log, admin = DAMON_ADMIN) {
   try {
     for (let i = 0; i < count; i++) {
       if (found > 0) await sleep(found);
-      for (const k of on) setState(k.stateFile, 'off');
+      // Marked first: a second monitor that refuses to pause must not leave the first one paused.
       isPaused = true;
+      for (const k of on) setState(k.stateFile, 'off');
       note('off');
       await sleep(paused);
       restore();
     }
   } finally {
-    restore();
-    for (const sig of signals) process.off(sig, onSignal);
+    try {
+      restore();
+    } finally {
+      for (const sig of signals) process.off(sig, onSignal);
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 // bench/damon.mjs: describing this machine's DAMON from its sysfs admin tree, pausing it in spans and
 // always restoring it, and the per-span CPU report. Run against a copy of the admin tree's layout
 // (the values are this VM's, read 2026-12-04), never the machine's own.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -77,6 +77,18 @@ describe('pausing DAMON in spans', () => {
     await run;
     expect(readFileSync(join(admin, '0/state'), 'utf8')).toBe('on');
     expect(parseSwitches(readFileSync(log, 'utf8')).map((s) => s.state)).toEqual(['off', 'on']);
+  });
+  it('restores the monitors it paused when another one cannot be paused', async () => {
+    const admin = adminTree('on');
+    mkdirSync(join(admin, '1'));
+    writeFileSync(join(admin, '1/state'), 'on\n');
+    const run = spans(0.1, 0.1, 1, join(dirname(admin), 'l'), admin);
+    // Before the pause: kdamond 1's state becomes something no write can change.
+    await new Promise((r) => setTimeout(r, 20));
+    rmSync(join(admin, '1/state'));
+    mkdirSync(join(admin, '1/state'));
+    await expect(run).rejects.toThrow(/EISDIR/);
+    expect(readFileSync(join(admin, '0/state'), 'utf8')).toBe('on');
   });
   it('refuses when no monitor is on, changing nothing', async () => {
     const admin = adminTree('off');
