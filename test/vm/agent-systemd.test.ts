@@ -68,8 +68,8 @@ kafka_up 7
 settle
 threads restarted
 Y=$(cat $CG/hadoop-yarn/cpuset.cpus)
-echo 0-7 > $CG/hadoop-yarn/cpuset.cpus
-sec drift; waitfor '[ "$(cat $CG/hadoop-yarn/cpuset.cpus)" = "$Y" ]'; endsec drift
+T0=$(date +%s%N); echo 0-7 > $CG/hadoop-yarn/cpuset.cpus
+sec drift; waitfor '[ "$(cat $CG/hadoop-yarn/cpuset.cpus)" = "$Y" ]'; echo "ms=$(( ($(date +%s%N) - T0) / 1000000 ))"; endsec drift
 yarn-container 2 3 >/dev/null
 sleep 1
 threads new-container
@@ -184,8 +184,11 @@ describe('isolate.service (the agent) under systemd 252', () => {
     fenced('restarted');
   });
 
-  it('a wrong cpuset.cpus written by hand into /hadoop-yarn is corrected within three intervals (TCG: a round spawns systemctl)', () => {
-    expect(waited(s('drift'))).toBeLessThanOrEqual(30);
+  it('a wrong cpuset.cpus written by hand into /hadoop-yarn is corrected within two intervals', () => {
+    // Wall clock in the guest from the write to the first read that finds the fence back, at a 1 s
+    // interval (0.84-0.98 s in three runs under TCG, 2026-12-04); a read every 0.1 s or so.
+    const ms = Number(/^ms=(\d+)$/m.exec(s('drift'))?.[1] ?? Number.NaN);
+    expect(ms, s('drift')).toBeLessThanOrEqual(2000);
   });
 
   it('a YARN container started after the agent is fenced', () => {
