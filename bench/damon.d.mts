@@ -5,9 +5,15 @@ export interface Kdamond {
   stateFile: string;
   state: string;
   description: string;
+  /** [start, end) physical address ranges its `paddr` contexts sample. */
+  physical: Array<[number, number]>;
 }
 export declare function kdamonds(admin?: string): Kdamond[];
 export declare function describeDamon(admin?: string): string;
+export declare function residentInRanges(
+  pid: number | string,
+  ranges: Array<[number, number]>,
+): { resident: number; inside: number };
 export declare function spans(
   found: number,
   paused: number,

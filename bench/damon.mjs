@@ -11,12 +11,23 @@
 //   node bench/damon.mjs spans SECONDS COUNT LOG  COUNT times: SECONDS as found, then SECONDS paused;
 //                                                 every switch appended to LOG as "<epoch s> <on|off>"
 //   node bench/damon.mjs pause SECONDS LOG        paused for SECONDS (a whole bench run), then restored
+//   node bench/damon.mjs pages PID...            how many of each process's resident pages lie in the
+//                                                 physical ranges the monitors sample (root)
 //   node bench/damon.mjs report SAMPLER_LOG LOG [--windows]
 //                                                 CPU of each process of bench/age/stat-sampler.sh's
 //                                                 log in each span (and in each 60 s window)
 // `spans` and `pause` need root; they restore every monitor they paused when they end, are interrupted
 // (SIGINT, SIGTERM, SIGHUP) or fail. They pause only monitors that were on, and change nothing else.
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,6 +52,8 @@ export function kdamonds(admin = DAMON_ADMIN) {
       const dir = join(admin, d);
       const state = read(join(dir, 'state')) ?? 'unknown';
       const contexts = [];
+      /** Physical address ranges a `paddr` context samples. */
+      const physical = [];
       const cdir = join(dir, 'contexts');
       for (const c of existsSync(cdir) ? readdirSync(cdir).filter((x) => /^\d+$/.test(x)) : []) {
         const at = (p) => read(join(cdir, c, p));
@@ -53,6 +66,7 @@ export function kdamonds(admin = DAMON_ADMIN) {
             const start = Number(read(join(rdir, r, 'start')));
             const end = Number(read(join(rdir, r, 'end')));
             ranges.push(`${(start / GiB).toFixed(2)}-${(end / GiB).toFixed(2)} GiB`);
+            if (at('operations') === 'paddr') physical.push([start, end]);
           }
           const pid = read(join(tdir, t, 'pid_target'));
           if (pid && pid !== '0') ranges.push(`PID ${pid}`);
@@ -71,6 +85,7 @@ export function kdamonds(admin = DAMON_ADMIN) {
       return {
         stateFile: join(dir, 'state'),
         state,
+        physical,
         description: `kdamond ${d} ${state} (${contexts.join('; ')})`,
       };
     });
@@ -81,6 +96,46 @@ export function describeDamon(admin = DAMON_ADMIN) {
   const ks = kdamonds(admin);
   if (ks.length === 0) return 'DAMON: none';
   return `DAMON: ${ks.map((k) => k.description).join('; ')}`;
+}
+
+/**
+ * How many of a process's resident pages lie where the monitors sample physical memory: a page
+ * outside their ranges does not pay for it. Reads /proc/PID/maps and /proc/PID/pagemap (root: the
+ * kernel shows page frame numbers to CAP_SYS_ADMIN only).
+ */
+export function residentInRanges(pid, ranges) {
+  const fd = openSync(`/proc/${pid}/pagemap`, 'r');
+  let resident = 0;
+  let inside = 0;
+  try {
+    for (const line of readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n')) {
+      const m = /^([0-9a-f]+)-([0-9a-f]+) /.exec(line);
+      if (!m) continue;
+      // Page numbers as BigInt: the vsyscall page sits near 2^64.
+      const first = BigInt(`0x${m[1]}`) / 4096n;
+      const pages = Number((BigInt(`0x${m[2]}`) - BigInt(`0x${m[1]}`)) / 4096n);
+      const buf = Buffer.alloc(8 * 4096);
+      for (let at = 0; at < pages; at += 4096) {
+        const n = Math.min(4096, pages - at);
+        let got = 0;
+        try {
+          got = readSync(fd, buf, 0, 8 * n, (first + BigInt(at)) * 8n) / 8;
+        } catch {
+          break; // a mapping the kernel does not report (vsyscall): nothing resident of ours
+        }
+        for (let i = 0; i < got; i++) {
+          const entry = buf.readBigUInt64LE(i * 8);
+          if (!(entry >> 63n)) continue; // not present
+          resident++;
+          const phys = Number(entry & ((1n << 55n) - 1n)) * 4096;
+          if (ranges.some(([lo, hi]) => phys >= lo && phys < hi)) inside++;
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return { resident, inside };
 }
 
 function setState(file, state) {
@@ -237,8 +292,16 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     if (!cmd) console.log(describeDamon());
     else if (cmd === 'spans') await spans(Number(args[0]), Number(args[0]), Number(args[1]), args[2]);
     else if (cmd === 'pause') await spans(0, Number(args[0]), 1, args[1]);
-    else if (cmd === 'report') report(args[0], args[1], args.includes('--windows'));
-    else throw new Error(`unknown command ${cmd}: none, spans or report`);
+    else if (cmd === 'pages') {
+      const ranges = kdamonds().flatMap((k) => k.physical);
+      for (const pid of args) {
+        const { resident, inside } = residentInRanges(pid, ranges);
+        console.log(
+          `PID ${pid}: ${inside} of ${resident} resident pages where DAMON samples physical memory`,
+        );
+      }
+    } else if (cmd === 'report') report(args[0], args[1], args.includes('--windows'));
+    else throw new Error(`unknown command ${cmd}: none, spans, pause, pages or report`);
   } catch (e) {
     console.error(`bench/damon.mjs: ${e.message}`);
     process.exit(1);

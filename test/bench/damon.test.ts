@@ -10,6 +10,7 @@ import {
   kdamonds,
   parseSamples,
   parseSwitches,
+  residentInRanges,
   spanReport,
   spans,
 } from '../../bench/damon.mjs';
@@ -51,6 +52,17 @@ describe('describing DAMON', () => {
   });
   it('says none where the kernel has no DAMON admin tree', () => {
     expect(describeDamon(join(tmpdir(), 'no-such-damon-admin'))).toBe('DAMON: none');
+  });
+});
+
+describe("where a process's pages lie", () => {
+  it("counts this process's resident pages as the kernel does, and those inside the given ranges", () => {
+    const all = residentInRanges(process.pid, [[0, Number.MAX_SAFE_INTEGER]]);
+    const vmRss = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 4;
+    expect(all.resident).toBeGreaterThan(1000);
+    expect(Math.abs(all.resident - vmRss) / vmRss).toBeLessThan(0.1);
+    expect(all.inside).toBe(all.resident);
+    expect(residentInRanges(process.pid, []).inside).toBe(0);
   });
 });
 
