@@ -43,52 +43,52 @@ const read = (file) => {
 
 const GiB = 1024 ** 3;
 
+/** The numbered entries of an admin directory (kdamonds, contexts, targets, regions, schemes); [] when absent. */
+const numbered = (dir) => (existsSync(dir) ? readdirSync(dir).filter((d) => /^\d+$/.test(d)) : []);
+
 /** The kdamonds of this machine: their state file and a one-line description; [] without DAMON. */
 export function kdamonds(admin = DAMON_ADMIN) {
-  if (!existsSync(admin)) return [];
-  return readdirSync(admin)
-    .filter((d) => /^\d+$/.test(d))
-    .map((d) => {
-      const dir = join(admin, d);
-      const state = read(join(dir, 'state')) ?? 'unknown';
-      const contexts = [];
-      /** Physical address ranges a `paddr` context samples. */
-      const physical = [];
-      const cdir = join(dir, 'contexts');
-      for (const c of existsSync(cdir) ? readdirSync(cdir).filter((x) => /^\d+$/.test(x)) : []) {
-        const at = (p) => read(join(cdir, c, p));
-        const us = (p) => Number(at(`monitoring_attrs/intervals/${p}`)) / 1000;
-        const ranges = [];
-        const tdir = join(cdir, c, 'targets');
-        for (const t of existsSync(tdir) ? readdirSync(tdir).filter((x) => /^\d+$/.test(x)) : []) {
-          const rdir = join(tdir, t, 'regions');
-          for (const r of existsSync(rdir) ? readdirSync(rdir).filter((x) => /^\d+$/.test(x)) : []) {
-            const start = Number(read(join(rdir, r, 'start')));
-            const end = Number(read(join(rdir, r, 'end')));
-            ranges.push(`${(start / GiB).toFixed(2)}-${(end / GiB).toFixed(2)} GiB`);
-            if (at('operations') === 'paddr') physical.push([start, end]);
-          }
-          const pid = read(join(tdir, t, 'pid_target'));
-          if (pid && pid !== '0') ranges.push(`PID ${pid}`);
+  return numbered(admin).map((d) => {
+    const dir = join(admin, d);
+    const state = read(join(dir, 'state')) ?? 'unknown';
+    const contexts = [];
+    /** Physical address ranges a `paddr` context samples. */
+    const physical = [];
+    const cdir = join(dir, 'contexts');
+    for (const c of numbered(cdir)) {
+      const at = (p) => read(join(cdir, c, p));
+      const us = (p) => Number(at(`monitoring_attrs/intervals/${p}`)) / 1000;
+      const ranges = [];
+      const tdir = join(cdir, c, 'targets');
+      for (const t of numbered(tdir)) {
+        const rdir = join(tdir, t, 'regions');
+        for (const r of numbered(rdir)) {
+          const start = Number(read(join(rdir, r, 'start')));
+          const end = Number(read(join(rdir, r, 'end')));
+          ranges.push(`${(start / GiB).toFixed(2)}-${(end / GiB).toFixed(2)} GiB`);
+          if (at('operations') === 'paddr') physical.push([start, end]);
         }
-        const actions = [];
-        const sdir = join(cdir, c, 'schemes');
-        for (const s of existsSync(sdir) ? readdirSync(sdir).filter((x) => /^\d+$/.test(x)) : []) {
-          actions.push(read(join(sdir, s, 'action')) ?? '?');
-        }
-        contexts.push(
-          `${at('operations') ?? '?'}, sampling every ${us('sample_us')} ms, aggregating every ${us('aggr_us')} ms, ` +
-            `${at('monitoring_attrs/nr_regions/min')}-${at('monitoring_attrs/nr_regions/max')} regions` +
-            `${ranges.length ? ` over ${ranges.join(', ')}` : ''}${actions.length ? `, schemes: ${actions.join(', ')}` : ''}`,
-        );
+        const pid = read(join(tdir, t, 'pid_target'));
+        if (pid && pid !== '0') ranges.push(`PID ${pid}`);
       }
-      return {
-        stateFile: join(dir, 'state'),
-        state,
-        physical,
-        description: `kdamond ${d} ${state} (${contexts.join('; ')})`,
-      };
-    });
+      const actions = [];
+      const sdir = join(cdir, c, 'schemes');
+      for (const s of numbered(sdir)) {
+        actions.push(read(join(sdir, s, 'action')) ?? '?');
+      }
+      contexts.push(
+        `${at('operations') ?? '?'}, sampling every ${us('sample_us')} ms, aggregating every ${us('aggr_us')} ms, ` +
+          `${at('monitoring_attrs/nr_regions/min')}-${at('monitoring_attrs/nr_regions/max')} regions` +
+          `${ranges.length ? ` over ${ranges.join(', ')}` : ''}${actions.length ? `, schemes: ${actions.join(', ')}` : ''}`,
+      );
+    }
+    return {
+      stateFile: join(dir, 'state'),
+      state,
+      physical,
+      description: `kdamond ${d} ${state} (${contexts.join('; ')})`,
+    };
+  });
 }
 
 /** One line for a bench's header. */
