@@ -1,7 +1,7 @@
 // The reconcile loop in-process against a host root of plain files: converge, correct drift written
 // by someone else, keep the old policy when a new one is invalid, stop cleanly. (The real kernel and
 // real systemd are in test/vm.)
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AgentOptions, HEAP_SETTLE_ROUNDS, type RoundResult, runAgent } from '../../src/agent/agent.js';
@@ -378,6 +378,41 @@ describe('isolate agent', () => {
     );
     // Two whole cores on one node with no reserved core: node 0's cores 0 and 2.
     expect(readFileSync(kafka, 'utf8').trim()).toBe('0-3');
+  });
+
+  it('re-reads the policy on SIGHUP, though the file looks the same (size, inode and mtime)', async () => {
+    const { root, cg, policyPath } = setup();
+    const kafka = join(cg, 'kafka.slice/cpuset.cpus');
+    // A round re-reads the file only when its stamp changes: keep the stamp, so only SIGHUP can.
+    utimesSync(policyPath, 1_000_000, 1_000_000);
+    let hup: (() => void) | undefined;
+    let before = '';
+    let phase = 0;
+    let unchangedRounds = 0;
+    const r = await drive({ ...base(root, policyPath), onReload: (cb) => (hup = cb) }, (round) => {
+      expect(round.ok, round.error).toBe(true);
+      if (phase === 0) {
+        before = readFileSync(kafka, 'utf8').trim();
+        // Two cores, none reserved: the same length as POLICY(1), written in place.
+        writeFileSync(policyPath, POLICY(2).replace('cores: 1 }', 'cores: 0 }'));
+        utimesSync(policyPath, 1_000_000, 1_000_000);
+        phase = 1;
+        return false;
+      }
+      if (phase === 1) {
+        expect(readFileSync(kafka, 'utf8').trim()).toBe(before);
+        if (++unchangedRounds < 3) return false;
+        phase = 2;
+        hup?.();
+        return false;
+      }
+      return round.changed > 0;
+    });
+    expect(hup).toBeDefined();
+    expect(r.logs.some((l) => l.msg === 'policy reloaded')).toBe(true);
+    const kafkaCpus = r.rounds.at(-1)!.allocation!.workloads.find((w) => w.name === 'kafka')!.cpus;
+    expect(readFileSync(kafka, 'utf8').trim()).toBe(kafkaCpus.toString());
+    expect(kafkaCpus.size).toBe(2 * CpuSet.parse(before).size);
   });
 
   it('backs off a change that keeps failing instead of retrying every interval', async () => {
