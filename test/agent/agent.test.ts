@@ -1,13 +1,15 @@
 // The reconcile loop in-process against a host root of plain files: converge, correct drift written
 // by someone else, keep the old policy when a new one is invalid, stop cleanly. (The real kernel and
 // real systemd are in test/vm.)
-import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type AgentOptions, HEAP_SETTLE_ROUNDS, type RoundResult, runAgent } from '../../src/agent/agent.js';
 import { createMetrics } from '../../src/agent/metrics.js';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { putProcesses } from '../docs/host.js';
+import { HAVE_FIXTURES } from '../raid/fixtures.js';
+import { IBBU08_DETAIL, M5015_BBU, makeHost } from '../raid/host.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
 
 const POLICY = (cores: number) => `apiVersion: isolate/v1
@@ -414,6 +416,48 @@ describe('isolate agent', () => {
     expect(readFileSync(kafka, 'utf8').trim()).toBe(kafkaCpus.toString());
     expect(kafkaCpus.size).toBe(2 * CpuSet.parse(before).size);
   });
+
+  it.skipIf(!HAVE_FIXTURES)(
+    'reads RAID on its own cadence, not every round, and moves it only toward the policy',
+    async () => {
+      const { root, policyPath } = setup();
+      // A storcli controller replaying a real capture with a healthy BBU, its drive in write-through.
+      const raid = makeHost({
+        drivers: ['megaraid_sas'],
+        tools: {
+          storcli: { controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }] },
+        },
+      });
+      try {
+        // The controller's sysfs entry and the tool, into the cgroup host's root.
+        rmSync(join(root, 'sys/class/scsi_host'), { recursive: true, force: true });
+        for (const d of ['sys/class/scsi_host', 'opt']) {
+          cpSync(join(raid.root, d), join(root, d), { recursive: true, verbatimSymlinks: true });
+        }
+        writeFileSync(policyPath, `${POLICY(1)}raid: { writeCache: write-back }\n`);
+        const shows = () => raid.log().filter((l) => / show( all)?\b/.test(l) && !/ set /.test(l)).length;
+        const perRound: number[] = [];
+        const r = await drive(
+          { ...base(root, policyPath), intervalMs: 20, raidIntervalMs: 1500 },
+          (round, n) => {
+            expect(round.ok, round.error).toBe(true);
+            perRound.push(shows());
+            return n >= 40;
+          },
+        );
+        // Write-back set once, while the BBU is healthy; nothing set again afterwards.
+        const sets = raid.log().filter((l) => / set /.test(l));
+        expect(sets, raid.log().join('\n')).toEqual([expect.stringMatching(/\/c0\/v0 set wrcache=WB/)]);
+        // The vendor tool is asked in the first round, then only once 1.5 s have passed (a read
+        // spawns it twice, ~0.3 s each here): 40 rounds 20 ms apart hold a few RAID reads, not 40.
+        const reads = perRound.filter((v, i) => i === 0 || v !== perRound[i - 1]).length;
+        expect(reads).toBeGreaterThanOrEqual(1);
+        expect(reads, JSON.stringify(perRound)).toBeLessThan(r.rounds.length / 3);
+      } finally {
+        raid.cleanup();
+      }
+    },
+  );
 
   it('backs off a change that keeps failing instead of retrying every interval', async () => {
     const { root, cg, policyPath } = setup();
