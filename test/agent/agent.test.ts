@@ -382,6 +382,33 @@ describe('isolate agent', () => {
     expect(readFileSync(kafka, 'utf8').trim()).toBe('0-3');
   });
 
+  it('makes a partition the kernel turned invalid a valid root again, and reports it as drift', async () => {
+    const { root, cg, policyPath } = setup();
+    const partition = join(cg, 'kafka.slice/cpuset.cpus.partition');
+    let broken = false;
+    const r = await drive(base(root, policyPath), (round) => {
+      expect(round.ok, round.error).toBe(true);
+      if (!broken) {
+        expect(readFileSync(partition, 'utf8').trim()).toBe('root');
+        // What 6.1 shows after a sibling's overlapping cpuset.cpus write succeeded.
+        writeFileSync(partition, 'root invalid (Cpu list in cpuset.cpus not exclusive)\n');
+        broken = true;
+        return false;
+      }
+      return round.changed > 0;
+    });
+    expect(readFileSync(partition, 'utf8').trim()).toBe('root');
+    expect(
+      r.logs.some(
+        (l) =>
+          l.msg === 'corrected' &&
+          l.fields?.target === '/kafka.slice' &&
+          l.fields?.setting === 'cpuset.cpus.partition',
+      ),
+      JSON.stringify(r.logs.filter((l) => l.msg === 'corrected')),
+    ).toBe(true);
+  });
+
   it('re-reads the policy on SIGHUP, though the file looks the same (size, inode and mtime)', async () => {
     const { root, cg, policyPath } = setup();
     const kafka = join(cg, 'kafka.slice/cpuset.cpus');
