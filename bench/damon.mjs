@@ -29,6 +29,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 export const DAMON_ADMIN = '/sys/kernel/mm/damon/admin/kdamonds';
@@ -107,6 +108,7 @@ export function residentInRanges(pid, ranges) {
   const fd = openSync(`/proc/${pid}/pagemap`, 'r');
   let resident = 0;
   let inside = 0;
+  const buf = Buffer.alloc(8 * 4096);
   try {
     for (const line of readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n')) {
       const m = /^([0-9a-f]+)-([0-9a-f]+) /.exec(line);
@@ -114,7 +116,6 @@ export function residentInRanges(pid, ranges) {
       // Page numbers as BigInt: the vsyscall page sits near 2^64.
       const first = BigInt(`0x${m[1]}`) / 4096n;
       const pages = Number((BigInt(`0x${m[2]}`) - BigInt(`0x${m[1]}`)) / 4096n);
-      const buf = Buffer.alloc(8 * 4096);
       for (let at = 0; at < pages; at += 4096) {
         const n = Math.min(4096, pages - at);
         let got = 0;
@@ -177,16 +178,15 @@ export async function spans(found, paused, count, log, admin = DAMON_ADMIN) {
   };
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   for (const sig of signals) process.on(sig, onSignal);
-  const sleep = (s) => new Promise((r) => setTimeout(r, s * 1000));
   if (found > 0) note('on');
   try {
     for (let i = 0; i < count; i++) {
-      if (found > 0) await sleep(found);
+      if (found > 0) await sleep(found * 1000);
       // Marked first: a second monitor that refuses to pause must not leave the first one paused.
       isPaused = true;
       for (const k of on) setState(k.stateFile, 'off');
       note('off');
-      await sleep(paused);
+      await sleep(paused * 1000);
       restore();
     }
   } finally {
