@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Generates the hand-made sysfs fixture trees in test/fixtures/sysfs/ for machine shapes qemu cannot
-// produce (split SMT numbering, hybrid cores, AMD L3 groups). Each tree imitates a named real machine
-// running Debian 12's 6.1 kernel, with the same file set and formatting as the qemu captures next to
-// them (test/vm/capture-sysfs.test.ts). Run: node scripts/gen-handmade-sysfs.mjs
+// produce (split SMT numbering, hybrid cores, AMD L3 groups, POWER9 with possible-but-not-present CPUs
+// in a node's cpulist). Each tree imitates a named real machine running Debian 12's 6.1 kernel, with
+// the same file set and formatting as the qemu captures next to them (test/vm/capture-sysfs.test.ts),
+// and powerpc's own file set for the POWER9 tree. Run: node scripts/gen-handmade-sysfs.mjs
 // The output is committed; rerunning must reproduce it byte for byte.
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -154,6 +155,10 @@ function devices(...parts) {
  *          caches: [{ level, type, shared: number[], id }] }]
  * nodes: [{ id, memKb, freeKb }], distances: number[][], possible: number[],
  * devices: { links: {path: target}, files: {path: content} }
+ * POWER (`arch: 'ppc64'`): powerpc's topology directory has no die/cluster files, every CPU (cpu0
+ * too) has an `online` file, cache directories have no `id`, and `kernelMax` is the kernel's
+ * NR_CPUS - 1. `nodeExtraCpus: { node: number[] }` are CPUs a node's cpulist/cpumap names besides
+ * its present ones (possible but not present: no cpuN directory, not in `present`).
  */
 function writeMachine(m) {
   const dir = join(ROOT, m.name);
@@ -168,12 +173,13 @@ function writeMachine(m) {
   put(`${C}/possible`, `${list(m.possible)}\n`);
   put(`${C}/present`, `${list(present)}\n`);
   put(`${C}/isolated`, '\n');
-  put(`${C}/kernel_max`, '8191\n');
+  put(`${C}/kernel_max`, `${m.kernelMax ?? 8191}\n`);
+  const ppc = m.arch === 'ppc64';
   const byPkg = (pkg) => m.cpus.filter((c) => c.pkg === pkg).map((c) => c.id);
   for (const c of m.cpus) {
     const d = `${C}/cpu${c.id}`;
-    // x86 cannot offline the boot CPU, so the kernel creates no online file for cpu0.
-    if (c.id !== 0) put(`${d}/online`, '1\n');
+    // x86 cannot offline the boot CPU, so the kernel creates no online file for cpu0; POWER can.
+    if (c.id !== 0 || ppc) put(`${d}/online`, '1\n');
     const t = `${d}/topology`;
     const pkgCpus = byPkg(c.pkg);
     const topo = {
@@ -194,14 +200,18 @@ function writeMachine(m) {
       thread_siblings: mask(c.siblings, nbits),
       thread_siblings_list: list(c.siblings),
     };
-    for (const [k, v] of Object.entries(topo)) put(`${t}/${k}`, `${v}\n`);
+    // powerpc defines neither TOPOLOGY_DIE_SYSFS nor TOPOLOGY_CLUSTER_SYSFS: no die_* or cluster_*.
+    for (const [k, v] of Object.entries(topo)) {
+      if (ppc && /^(die|cluster)_/.test(k)) continue;
+      put(`${t}/${k}`, `${v}\n`);
+    }
     c.caches.forEach((ca, i) => {
       const x = `${d}/cache/index${i}`;
       put(`${x}/level`, `${ca.level}\n`);
       put(`${x}/type`, `${ca.type}\n`);
       put(`${x}/shared_cpu_list`, `${list(ca.shared)}\n`);
       put(`${x}/shared_cpu_map`, `${mask(ca.shared, nbits)}\n`);
-      put(`${x}/id`, `${ca.id}\n`);
+      if (ca.id !== undefined) put(`${x}/id`, `${ca.id}\n`);
     });
   }
   const N = 'sys/devices/system/node';
@@ -214,7 +224,10 @@ function writeMachine(m) {
   put(`${N}/has_memory`, `${list(withMem)}\n`);
   put(`${N}/has_normal_memory`, `${list(withMem)}\n`);
   m.nodes.forEach((n, i) => {
-    const cpus = m.cpus.filter((c) => c.node === n.id).map((c) => c.id);
+    const cpus = [
+      ...m.cpus.filter((c) => c.node === n.id).map((c) => c.id),
+      ...(m.nodeExtraCpus?.[n.id] ?? []),
+    ];
     put(`${N}/node${n.id}/cpulist`, `${list(cpus)}\n`);
     put(`${N}/node${n.id}/cpumap`, `${mask(cpus, nbits)}\n`);
     put(`${N}/node${n.id}/meminfo`, meminfo(n.id, n.memKb, n.freeKb));
@@ -507,5 +520,114 @@ nodes per socket), running Debian 12 (kernel 6.1).
   PCI function has). Root complexes pci0000:00 and pci0000:20 belong to node 0, pci0000:40 and
   pci0000:60 to node 1.
 ${COMMON_NOTES}`,
+  });
+}
+
+// ---------- (d) IBM POWER9, 2 sockets, SMT4, node cpulists naming possible-but-not-present CPUs ----------
+{
+  // Enabled cores of each 24-core die (16 per chip); the kernel numbers CPUs in device-tree order
+  // (by PIR), so chip 0's cores are cpus 0-63 and chip 8's are 64-127, four adjacent threads each.
+  const chips = [
+    { chip: 0, cores: [0, 1, 2, 3, 4, 5, 8, 9, 12, 13, 14, 15, 16, 17, 20, 21] },
+    { chip: 8, cores: [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 16, 17, 18, 19, 22, 23] },
+  ];
+  const cpus = [];
+  for (const { chip, cores } of chips) {
+    for (const core of cores) {
+      const first = cpus.length;
+      const siblings = range(first, first + 3);
+      // POWER9 PIR = chip << 8 | core << 2 | thread; core_id is the PIR of the core's thread 0.
+      const coreId = (chip << 8) | (core << 2);
+      for (const id of siblings) {
+        cpus.push({
+          id,
+          pkg: chip,
+          coreId,
+          node: chip,
+          siblings,
+          clusterCpus: siblings,
+          // powerpc's cacheinfo has no `id` file; L1/L2/L3 as the device tree gives them, per core.
+          caches: [
+            { level: 1, type: 'Data', shared: siblings },
+            { level: 1, type: 'Instruction', shared: siblings },
+            { level: 2, type: 'Unified', shared: siblings },
+            { level: 3, type: 'Unified', shared: siblings },
+          ],
+        });
+      }
+    }
+  }
+  writeMachine({
+    name: 'power9-2s-smt4',
+    arch: 'ppc64',
+    kernelMax: 2047,
+    cpus,
+    possible: range(0, 159),
+    nodeExtraCpus: { 0: range(128, 159) },
+    nodes: [
+      { id: 0, memKb: 267_911_808, freeKb: 259_871_360 },
+      { id: 8, memKb: 268_386_752, freeKb: 264_310_592 },
+    ],
+    distances: [
+      [10, 40],
+      [40, 10],
+    ],
+    devices: devices(
+      pciNic('enP5p1s0f0', 'pci0005:00/0005:00:00.0/0005:01:00.0', 0),
+      pciNic('enP5p1s0f1', 'pci0005:00/0005:00:00.0/0005:01:00.1', 0),
+      pciNic('enP48p1s0f0', 'pci0030:00/0030:00:00.0/0030:01:00.0', 8),
+      pciNic('enP48p1s0f1', 'pci0030:00/0030:00:00.0/0030:01:00.1', 8),
+      nvme('nvme0n1', 'nvme0', 'pci0033:00/0033:00:00.0/0033:01:00.0', 8),
+      scsiHost('host0', 'pci0004:00/0004:00:00.0/0004:01:00.0', 'ata1', 'ahci', 0),
+    ),
+    source: `# power9-2s-smt4 (hand-made)
+
+Imitates an **IBM Power System AC922 (8335-GTH) with two 16-core POWER9 chips** (SMT4: 4 threads per
+core, 32 cores / 128 threads, 2 × 256 GiB RAM), bare metal (OPAL firmware), running Debian 12's
+ppc64el 6.1 kernel. The NVLink GPUs and their memory-only NUMA nodes (252-255, which appear only once
+the NVIDIA driver onlines GPU memory) are left out.
+
+- 128 present CPUs, 0-127. POWER numbers a core's threads next to each other: cpus 4k..4k+3 are one
+  core. Chip 0 holds cpus 0-63, chip 8 holds cpus 64-127.
+- \`physical_package_id\` is the chip id, **0 and 8** (POWER9's chip ids on a 2-socket board), and the
+  NUMA nodes are **0 and 8** as well: ids are labels, not indexes. Distance 10 / 40.
+- \`core_id\` is the PIR of the core's first thread (chip << 8 | core << 2): 16 of each die's 24 cores
+  are enabled, so ids are sparse (0, 4, 8, 12, 16, 20, 32, ... on chip 0; 2056, 2060, ... on chip 8).
+  The enabled core numbers are assumed, not copied from a machine.
+- **\`possible\` is 0-159 while \`present\` is 0-127**: cpus 128-159 are possible but not present
+  (no \`cpuN\` directory, listed in \`offline\`), and **node 0's \`cpulist\` and \`cpumap\` name them
+  too** (\`0-63,128-159\`). On POWER, node cpulists include possible CPUs that are not present: a CPU
+  with no device-tree node has no NUMA information and lands on the first online node. lscpu lists
+  present CPUs only. The topology reader must ignore such CPUs, not call the tree contradictory.
+- \`kernel_max\` is 2047 (NR_CPUS 2048). Every mask is five 32-bit words (nr_cpu_ids 160).
+- Devices (names and PCI domains typical for the platform, not copied): onboard Broadcom BCM5719
+  ports \`enP5p1s0f0\`, \`enP5p1s0f1\` on chip 0's PHB domain 0005 (node 0); a Mellanox ConnectX-5
+  (\`enP48p1s0f0\`, \`enP48p1s0f1\`) and an NVMe SSD on chip 8's PHBs (domains 0030, 0033, node 8);
+  the Marvell SATA controller (ahci) \`host0\` on node 0.
+
+## How it was made
+
+Generated by \`scripts/gen-handmade-sysfs.mjs\` (\`node scripts/gen-handmade-sysfs.mjs\`), not captured
+from the machine. Formatting follows the kernel as in the other trees here (list files like
+\`0-63,128-159\\n\`, masks as 32-bit hex words sized to nr_cpu_ids, \`isolated\` an empty line, node
+\`meminfo\` in the 6.1 layout, devices as relative symlinks into \`sys/devices/pci*/...\` with
+\`numa_node\` on the PCI function), with what powerpc does differently:
+
+- \`topology/\` has \`core_cpus*\`, \`core_id\`, \`core_siblings*\`, \`package_cpus*\`,
+  \`physical_package_id\` and \`thread_siblings*\`, but no \`die_*\` or \`cluster_*\` files (powerpc
+  enables neither in 6.1);
+- every CPU has an \`online\` file, cpu0 included (POWER can take the boot CPU offline);
+- \`cache/index0-3\` (L1d, L1i, L2, L3, each shared by a core's four threads, as the device tree
+  describes them) have no \`id\` file.
+
+What is modelled on the real machine: CPU numbering, sibling sets, chip and node ids, node distances,
+memory sizes. Assumed: which cores are enabled, PCI addresses, the used/free split in meminfo, and the
+possible-but-not-present range (the shape this tree exists to test).
+
+\`lscpu.txt\` is written by the generator, following what util-linux 2.38
+\`lscpu -a -p=CPU,CORE,SOCKET,NODE,ONLINE\` prints: Core and Socket are logical ids assigned in
+order of first appearance walking present CPUs by id, so Socket is 0 and 1 where
+\`physical_package_id\` is 0 and 8; Node is the node's own id (0 and 8).
+`,
   });
 }

@@ -145,7 +145,8 @@ export function readTopology(root = '/'): Topology {
       `${fs.path(CPU_DIR)}: no cpuN directories found; --root must point at a tree containing sys/devices/system/cpu`,
     );
   }
-  const possible = fs.list(`${CPU_DIR}/possible`) ?? CpuSet.of(cpuIds);
+  const possibleList = fs.list(`${CPU_DIR}/possible`);
+  const possible = possibleList ?? CpuSet.of(cpuIds);
   const onlineList = fs.list(`${CPU_DIR}/online`);
   const offlineList = fs.list(`${CPU_DIR}/offline`);
   const isolated = fs.list(`${CPU_DIR}/isolated`) ?? CpuSet.EMPTY;
@@ -155,7 +156,7 @@ export function readTopology(root = '/'): Topology {
   const pCores = fs.list('sys/devices/cpu_core/cpus');
   const eCores = fs.list('sys/devices/cpu_atom/cpus');
 
-  const nodes = readNodes(fs, cpuIds, warnings);
+  const nodes = readNodes(fs, cpuIds, possibleList, warnings);
   const nodeOfCpu = new Map<number, number>();
   for (const n of nodes) for (const c of n.cpus) nodeOfCpu.set(c, n.id);
 
@@ -315,7 +316,12 @@ function readL3(fs: SysfsReader, cpuBase: string): CpuSet | null {
   return null;
 }
 
-function readNodes(fs: SysfsReader, cpuIds: number[], warnings: string[]): NumaNode[] {
+function readNodes(
+  fs: SysfsReader,
+  cpuIds: number[],
+  possible: CpuSet | null,
+  warnings: string[],
+): NumaNode[] {
   const ids = numbered(fs.entries(NODE_DIR), 'node');
   if (ids.length === 0) {
     // No NUMA support compiled in or exposed: one node 0 holds every CPU and all memory.
@@ -331,13 +337,34 @@ function readNodes(fs: SysfsReader, cpuIds: number[], warnings: string[]): NumaN
     ];
   }
   const hasMemory = fs.list(`${NODE_DIR}/has_memory`);
+  const dirs = CpuSet.of(cpuIds);
+  // Present CPUs have a cpuN directory; without the file (very old kernels), the directories say it.
+  const present = fs.list(`${CPU_DIR}/present`) ?? dirs;
+  // A node's cpumask is nr_cpu_ids bits wide: no kernel names a CPU past the last possible one.
+  const nrCpuIds = possible ? (possible.toArray().at(-1) ?? -1) + 1 : Number.POSITIVE_INFINITY;
   const nodes: NumaNode[] = [];
   const claimedBy = new Map<number, string>();
   const hint = 'sysfs contradicts itself — check the kernel and the --root tree';
   for (const id of ids) {
     const base = `${NODE_DIR}/node${id}`;
     const listFile = fs.text(`${base}/cpulist`) !== null ? `${base}/cpulist` : `${base}/cpumap`;
-    const cpus = fs.list(`${base}/cpulist`) ?? fs.mask(`${base}/cpumap`) ?? CpuSet.EMPTY;
+    const listed = fs.list(`${base}/cpulist`) ?? fs.mask(`${base}/cpumap`) ?? CpuSet.EMPTY;
+    const impossible = CpuSet.of(listed.toArray().filter((c) => c >= nrCpuIds));
+    if (!impossible.isEmpty) {
+      throw new UserError(
+        `${fs.path(listFile)} lists CPUs ${impossible}, beyond the last possible CPU (${fs.path(`${CPU_DIR}/possible`)}: ${possible}); ${hint}`,
+      );
+    }
+    // POWER kernels put possible CPUs that are not present (no cpuN directory, not in `present`)
+    // in a node's cpulist: nothing runs on them and nothing can be given them, so they are left out.
+    const notPresent = listed.minus(present).minus(dirs);
+    if (!notPresent.isEmpty) {
+      const one = notPresent.size === 1;
+      warnings.push(
+        `node ${id}'s ${listFile.slice(base.length + 1)} names ${one ? 'cpu' : 'cpus'} ${notPresent}, which ${one ? 'is' : 'are'} not present; ignored`,
+      );
+    }
+    const cpus = listed.minus(notPresent);
     for (const c of cpus) {
       const other = claimedBy.get(c);
       if (other) {
@@ -347,7 +374,7 @@ function readNodes(fs: SysfsReader, cpuIds: number[], warnings: string[]): NumaN
       }
       claimedBy.set(c, listFile);
     }
-    const unknown = cpus.minus(CpuSet.of(cpuIds));
+    const unknown = cpus.minus(dirs);
     if (!unknown.isEmpty) {
       throw new UserError(
         `${fs.path(listFile)} lists CPUs ${unknown} that have no directory in ${fs.path(CPU_DIR)}; ${hint}`,

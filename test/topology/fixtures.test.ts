@@ -48,13 +48,21 @@ describe('topology from real sysfs trees', () => {
     ]) {
       expect(trees).toContain(t);
     }
-    for (const t of ['intel-2s-ht-split', 'intel-hybrid', 'amd-epyc-l3']) expect(trees).toContain(t);
+    for (const t of ['intel-2s-ht-split', 'intel-hybrid', 'amd-epyc-l3', 'power9-2s-smt4']) {
+      expect(trees).toContain(t);
+    }
   });
 
   it.each(trees)('%s agrees with lscpu', (tree) => {
     const topo = readTopology(join(FIXTURES, tree));
     const rows = lscpu(tree);
     expect(topo.cpus.map((c) => c.id)).toEqual(rows.map((r) => r.cpu));
+    // lscpu numbers sockets logically too, in order of first appearance; physical_package_id is a
+    // label (0 and 8 on POWER9, -1 or sparse elsewhere): compare the label's rank in that order.
+    const socketOf = new Map<number | null, number>();
+    for (const c of topo.cpus) {
+      if (c.online && !socketOf.has(c.package)) socketOf.set(c.package, socketOf.size);
+    }
     for (const r of rows) {
       const c = topo.cpus.find((x) => x.id === r.cpu)!;
       expect(c.online, `cpu${r.cpu} online`).toBe(r.online);
@@ -63,7 +71,7 @@ describe('topology from real sysfs trees', () => {
         continue;
       }
       expect(c.node, `cpu${r.cpu} node`).toBe(r.node);
-      expect(c.package, `cpu${r.cpu} socket`).toBe(r.socket);
+      expect(socketOf.get(c.package), `cpu${r.cpu} socket`).toBe(r.socket);
     }
     // lscpu numbers cores logically; the reader names a core by its lowest CPU. The groupings must match.
     const online = rows.filter((r) => r.online);
@@ -136,6 +144,19 @@ describe('topology from real sysfs trees', () => {
     expect(e.every((c) => c.cpus.size === 1)).toBe(true);
     expect(p.length).toBeGreaterThan(0);
     expect(e.length).toBeGreaterThan(0);
+  });
+
+  it('power9-2s-smt4: SMT4 siblings adjacent, chips and nodes 0 and 8, possible-but-not-present CPUs ignored', () => {
+    const t = readTopology(join(FIXTURES, 'power9-2s-smt4'));
+    expect(t.cores).toHaveLength(32);
+    for (const c of t.cores) expect(c.cpus.toArray()).toEqual([c.id, c.id + 1, c.id + 2, c.id + 3]);
+    expect(t.nodes.map((n) => [n.id, n.cpus.toString()])).toEqual([
+      [0, '0-63'],
+      [8, '64-127'],
+    ]);
+    expect(new Set(t.cpus.map((c) => c.package))).toEqual(new Set([0, 8]));
+    expect(t.possible.toString()).toBe('0-159');
+    expect(t.warnings).toContain("node 0's cpulist names cpus 128-159, which are not present; ignored");
   });
 
   it('amd-epyc-l3: several L3 groups per node', () => {
