@@ -106,7 +106,7 @@ export interface RaidController {
   diskCacheByUsage?: boolean | null;
   /** Why isolate will only read this controller (e.g. storcli2 set syntax is not known, raid-cli.md §10). */
   readOnlyReason: string | null;
-  /** Would isolate enable self-protecting write-back on this controller now (filled by safety.ts). */
+  /** Would isolate enable self-protecting write-back on this controller now (filled by raid-safety.ts). */
   writeBackSafe: boolean;
   findings: Finding[];
 }

@@ -2,7 +2,7 @@
 // re-read and verify. Any doubt stops with a one-line UserError and nothing further is changed.
 import { UserError } from '../model/errors.js';
 import { type Change, RAID_SETTINGS, type RaidSetting } from '../model/plan.js';
-import { currentValue, parseTarget, type RaidTarget, setCommands } from '../planner/raid/commands.js';
+import { currentValue, parseTarget, type RaidTarget, setCommands } from '../model/raid-commands.js';
 import {
   DEFAULT_TIMEOUT_MS,
   describeCall,
@@ -13,8 +13,7 @@ import {
 } from './exec.js';
 import type { LogicalDrive, RaidController, RaidTool } from '../model/raid.js';
 import { type ObserveOptions, readController } from './observe.js';
-import { controllerBlock } from '../planner/raid/plan.js';
-import { writeBackVerdict } from '../planner/raid/safety.js';
+import { controllerBlock, writeBackVerdict } from '../model/raid-safety.js';
 import { findTool } from './tools.js';
 
 /** Exit code for RAID apply failures (a vendor tool refused, timed out, or did not take the change). */

@@ -4,7 +4,7 @@ import { DRIVER_TOOLS, HBA_DRIVERS, mdArrays, scsiHosts } from './detect.js';
 import { DEFAULT_TIMEOUT_MS, ToolCallError, vendorWorkDir } from './exec.js';
 import { LIVE_READERS } from './live.js';
 import type { Finding, RaidController, RaidObservation, RaidTool } from '../model/raid.js';
-import { assess } from '../planner/raid/safety.js';
+import { assess } from '../model/raid-safety.js';
 import { findTool, TOOL_ADVICE, TOOL_PATHS } from './tools.js';
 
 export interface ObserveOptions {

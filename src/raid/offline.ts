@@ -3,7 +3,7 @@
 import { parseArcconf } from './arcconf/parse.js';
 import { parseMegacli } from './megacli/parse.js';
 import type { ParsedOutput, ParseTool } from '../model/raid.js';
-import { assess } from '../planner/raid/safety.js';
+import { assess } from '../model/raid-safety.js';
 import { parseSsacli } from './ssacli/parse.js';
 import { parseStorcli } from './storcli/parse.js';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 export const LAYERS: Record<string, { rank: number; job: string }> = {
   model: {
     rank: 0,
-    job: 'shared vocabulary: CpuSet, topology, policy, Plan/Change, observed state, findings',
+    job: 'shared vocabulary: CpuSet, topology, policy, Plan/Change, observed state, findings; pure RAID safety judgement and set commands',
   },
   sys: { rank: 1, job: 'host file primitives: bounded reads, the one safe writer, the host lock' },
   topology: { rank: 2, job: 'sysfs → Topology (read-only)' },
@@ -28,6 +28,13 @@ export const LAYERS: Record<string, { rank: number; job: string }> = {
   agent: { rank: 8, job: 'the reconcile loop over ops, metrics, sd_notify' },
   cli: { rank: 9, job: 'flags → one op (or the agent) → rendering' },
 };
+
+/**
+ * Backends observe the host and carry out changes; deciding what to change is the planner's job.
+ * The planner ranks below them, so rank alone would allow the edge: a backend must still never
+ * import the planner. What both need (RAID safety judgement, set-command vocabulary) lives in model.
+ */
+export const BACKENDS = ['cgroup', 'cgroupv1', 'systemd', 'raid'] as const;
 
 export interface Edge {
   file: string;
@@ -64,14 +71,19 @@ export function folderEdges(srcDir: string): Edge[] {
   return edges;
 }
 
-/** Edges that go up or sideways, or touch a folder with no declared layer. */
+/**
+ * Edges that go up or sideways, or touch a folder with no declared layer; and edges from a backend
+ * to the planner (downward, yet forbidden).
+ */
 export function violations(edges: Edge[]): string[] {
   const rank = (f: string) => LAYERS[f === 'cli' ? 'cli' : f]?.rank;
-  return edges
-    .filter((e) => {
-      const a = rank(e.from);
-      const b = rank(e.to);
-      return a === undefined || b === undefined || b >= a;
-    })
-    .map((e) => `${e.file}: ${e.from} → ${e.to}`);
+  const backend = (f: string) => (BACKENDS as readonly string[]).includes(f);
+  return edges.flatMap((e) => {
+    const a = rank(e.from);
+    const b = rank(e.to);
+    if (a === undefined || b === undefined || b >= a) return [`${e.file}: ${e.from} → ${e.to}`];
+    if (backend(e.from) && e.to === 'planner')
+      return [`${e.file}: ${e.from} → ${e.to} (a backend never imports the planner)`];
+    return [];
+  });
 }

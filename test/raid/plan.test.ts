@@ -2,7 +2,7 @@
 // per-tool success verdicts, checked against real captured verdicts.
 import { describe, expect, it } from 'vitest';
 import { inverseRaidChange, refusalOf } from '../../src/raid/apply.js';
-import { setCommands } from '../../src/planner/raid/commands.js';
+import { setCommands } from '../../src/model/raid-commands.js';
 import type { RaidObservation } from '../../src/model/raid.js';
 import { parseSaved } from '../../src/raid/offline.js';
 import { DEFAULT_RAID_POLICY, type RaidPolicy } from '../../src/model/raid-policy.js';

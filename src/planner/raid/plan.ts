@@ -2,10 +2,10 @@
 // `isolate apply` will do, and tests can drive it with parsed captures.
 import type { Change } from '../../model/plan.js';
 import type { RaidSetting } from '../../model/plan.js';
-import { currentValue, parseTarget, setCommands, supports } from './commands.js';
+import { currentValue, parseTarget, setCommands, supports } from '../../model/raid-commands.js';
 import type { LogicalDrive, RaidController, RaidObservation } from '../../model/raid.js';
 import { type RaidCacheSettings, type RaidPolicy, settingsFor } from '../../model/raid-policy.js';
-import { writeBackVerdict } from './safety.js';
+import { controllerBlock, writeBackVerdict } from '../../model/raid-safety.js';
 
 const UNCHANGED = 'unchanged';
 
@@ -55,22 +55,6 @@ export function planRaid(
     }
   }
   return { changes, warnings };
-}
-
-/** Reasons to leave a whole controller alone (raid-cli.md §8.1, §8.4); apply re-checks the same. */
-export function controllerBlock(c: RaidController): string | null {
-  if (c.readOnlyReason) return c.readOnlyReason;
-  if (c.mode === 'hba') return 'HBA mode, no controller cache';
-  if (c.healthy !== true) return `controller status ${c.status ?? 'unknown'}`;
-  const p = c.protection;
-  if (p.learnActive === true || p.condition === 'learning')
-    return 'learn cycle running; re-run after it ends';
-  if (p.charging === true || p.condition === 'charging')
-    return 'protection unit is charging; re-run after it is charged';
-  if (c.findings.some((f) => f.severity === 'unknown')) {
-    return `its state is not fully known (${c.findings.find((f) => f.severity === 'unknown')?.message})`;
-  }
-  return null;
 }
 
 function planWrite(

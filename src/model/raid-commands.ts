@@ -2,16 +2,11 @@
 // the self-protecting form: storcli WB (never AWB), MegaCli NoCachedBadBBU then WB (never
 // CachedBadBBU/ForcedWB), ssacli caching=enable (no-battery write cache is never enabled), arcconf
 // wbb (never wb). Learn cycles are never started.
-import type {
-  DiskCache,
-  IoPolicy,
-  LogicalDrive,
-  RaidTool,
-  ReadAhead,
-  WritePolicy,
-} from '../../model/raid.js';
-
-import type { RaidSetting } from '../../model/plan.js';
+//
+// Vocabulary shared by the planner (what can be changed, and back) and the RAID executor (the argv it
+// runs): it lives in model so the backend never imports the planner. Pure: no I/O.
+import type { RaidSetting } from './plan.js';
+import type { DiskCache, IoPolicy, LogicalDrive, RaidTool, ReadAhead, WritePolicy } from './raid.js';
 
 /** A parsed change target: `storcli:/c0/v0`, `megacli:/a0/l0`, `ssacli:slot=0/ld1`, `ssacli:slot=0`, `arcconf:1/ld0`. */
 export interface RaidTarget {
