@@ -152,6 +152,34 @@ describe.skipIf(!HAVE_FIXTURES)('isolate raid (bundled CLI)', () => {
     expect(r.exitCode).toBe(2);
   });
 
+  it('raid parse reads a MegaCli -ShowSummary (format told from the content): write policy unknown, nothing proposed', async () => {
+    const file = fixturePath('megacli/glpi-ShowSummary-H730P-bbu-healthy-2vd.txt');
+    const r = await isolate(['raid', 'parse', '--tool', 'megacli', '--json', '--check', file]);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.controllers).toHaveLength(1);
+    const c = doc.controllers[0];
+    expect(c).toMatchObject({
+      id: 'megacli:/a0',
+      model: 'PERC H730P Mini',
+      writeBackSafe: false,
+      readOnlyReason: expect.stringMatching(/-ShowSummary prints no cache policy/),
+      protection: { kind: 'bbu', present: true, state: 'Healthy' },
+    });
+    expect(
+      c.logicalDrives.map((d: Record<string, unknown>) => [d.target, d.raidLevel, d.state, d.currentWrite]),
+    ).toEqual([
+      ['megacli:/a0/l0', '1', 'Optimal', 'unknown'],
+      ['megacli:/a0/l1', '1', 'Optimal', 'unknown'],
+    ]);
+    // Unknown, not OK and not a guess: the check says so and exits 3.
+    expect(doc.status).toBe('UNKNOWN');
+    expect(r.exitCode).toBe(3);
+    const text = await isolate(['raid', 'parse', '--tool', 'megacli', file]);
+    expect(text.stdout).toMatch(/write-back safe now: no \(MegaCli -ShowSummary prints no cache policy/);
+    expect(text.stdout).toMatch(/megacli:\/a0\/l1 {2}1 Optimal {2}write unknown \(default unknown\)/);
+    expect(text.exitCode).toBe(0);
+  });
+
   it('one-line errors with exit code 1, like every other isolate command', async () => {
     const bad = await isolate(['raid', 'parse', '--tool', 'hpacu', '/x']);
     expect(bad.stderr.trim().split('\n')).toEqual([

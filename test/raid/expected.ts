@@ -17,6 +17,8 @@ export interface ExpectedController {
   safe: boolean;
   /** The capture shows an unsafe state `raid check` must call CRITICAL. */
   critical: boolean;
+  /** [name, raidLevel, state] per logical drive, in the order of `drives`, where checked. */
+  driveFacts?: [string | null, string | null, string | null][];
 }
 
 export interface Expected {
@@ -606,6 +608,75 @@ export const EXPECTED: Expected[] = [
           { length: 14 },
           (_, i): DriveRow => [`megacli:/a0/l${i}`, 'write-through', 'write-through', false],
         ),
+        safe: false,
+        critical: false,
+      },
+    ],
+  },
+  // -ShowSummary -aALL: "Controller" (ProductName, Status), "BBU" (BBU Type, Status) only when one is
+  // fitted, "Virtual drive : Target Id N ,VD name X" with State and RAID Level. It prints no cache
+  // policy and no adapter number: write policy unknown, read only, never changed.
+  {
+    // "ProductName : PERC H310 Mini(Bus 0, Dev 0)", "Status : Optimal"; Hardware has Controller,
+    // Enclosure and PD sections but no BBU section; "Virtual drive : Target Id 0 ,VD name Virtual
+    // Disk 0", "State : Optimal", "RAID Level : 0 "; last line "Exit Code: 0x00".
+    file: 'megacli/glpi-ShowSummary-H310-mini-no-bbu.txt',
+    tool: 'megacli',
+    controllers: [
+      {
+        id: 'megacli:/a0',
+        model: 'PERC H310 Mini',
+        healthy: true,
+        readOnly: true,
+        protection: { kind: 'none', present: false, healthy: false, condition: 'absent' },
+        drives: [['megacli:/a0/l0', 'unknown', 'unknown', null]],
+        driveFacts: [['Virtual Disk 0', '0', 'Optimal']],
+        safe: false,
+        critical: false,
+      },
+    ],
+  },
+  {
+    // "ProductName : PERC H710P Mini(Bus 0, Dev 0)", "Status : Optimal"; "BBU" section: "BBU Type :
+    // BBU", "Status : Healthy" (one word, no fault flags: not judged); "Virtual drive : Target Id 0
+    // ,VD name Virtual Disk0", "State : Optimal", "RAID Level : 1 ".
+    file: 'megacli/glpi-ShowSummary-H710P-bbu-healthy.txt',
+    tool: 'megacli',
+    controllers: [
+      {
+        id: 'megacli:/a0',
+        model: 'PERC H710P Mini',
+        healthy: true,
+        readOnly: true,
+        protection: { kind: 'bbu', present: true, state: 'Healthy', healthy: null, condition: 'unknown' },
+        drives: [['megacli:/a0/l0', 'unknown', 'unknown', null]],
+        driveFacts: [['Virtual Disk0', '1', 'Optimal']],
+        safe: false,
+        critical: false,
+      },
+    ],
+  },
+  {
+    // "ProductName : PERC H730P Mini(Bus 0, Dev 0)", "Status : Optimal"; "BBU Type : BBU", "Status :
+    // Healthy"; two drives: "Target Id 0 ,VD name raid11" and "Target Id 1 ,VD name raid12", both
+    // "State : Optimal", "RAID Level : 1 ".
+    file: 'megacli/glpi-ShowSummary-H730P-bbu-healthy-2vd.txt',
+    tool: 'megacli',
+    controllers: [
+      {
+        id: 'megacli:/a0',
+        model: 'PERC H730P Mini',
+        healthy: true,
+        readOnly: true,
+        protection: { kind: 'bbu', present: true, state: 'Healthy', healthy: null, condition: 'unknown' },
+        drives: [
+          ['megacli:/a0/l0', 'unknown', 'unknown', null],
+          ['megacli:/a0/l1', 'unknown', 'unknown', null],
+        ],
+        driveFacts: [
+          ['raid11', '1', 'Optimal'],
+          ['raid12', '1', 'Optimal'],
+        ],
         safe: false,
         critical: false,
       },

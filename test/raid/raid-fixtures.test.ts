@@ -33,6 +33,9 @@ describe.skipIf(!HAVE_FIXTURES)('vendor captures', () => {
           d.writeBackIfBadBattery,
         ]);
         expect(drives).toEqual(want.drives);
+        if (want.driveFacts) {
+          expect(got.logicalDrives.map((d) => [d.name, d.raidLevel, d.state])).toEqual(want.driveFacts);
+        }
         expect(got.writeBackSafe).toBe(want.safe);
         expect(got.findings.some((f) => f.severity === 'critical')).toBe(want.critical);
       });

@@ -1,5 +1,6 @@
 // MegaCli / MegaCli64 text (raid-cli.md §4) → model. Accepts any mix of -LDInfo, -LDPDInfo,
-// -AdpBbuCmd, -AdpAllInfo and -adpCount outputs; facts are merged per adapter.
+// -AdpBbuCmd, -AdpAllInfo and -adpCount outputs; facts are merged per adapter. A -ShowSummary, told
+// from its content, is read on its own (summary.ts): it names no adapter to merge by.
 import {
   emptyController,
   emptyDrive,
@@ -13,6 +14,7 @@ import {
 } from '../../model/raid.js';
 import { colonPair, getOrCreate, normKey, text, yesNo, markIncomplete } from '../words.js';
 import { judgeMegacliBbu } from './protection.js';
+import { isShowSummary, readShowSummary, type SummaryFacts, summaryController } from './summary.js';
 
 interface VdFacts {
   vd: string;
@@ -40,6 +42,7 @@ type Block = 'adapter' | 'bbu' | 'vd' | 'pd' | null;
 export class MegacliReader {
   private readonly adapters = new Map<string, AdapterFacts>();
   private readonly hostFindings: Finding[] = [];
+  private readonly summaries: SummaryFacts[] = [];
 
   /**
    * `exitCode` is the process exit status of a live call (null for a saved file). MegaCli ends every
@@ -48,6 +51,10 @@ export class MegacliReader {
    * nothing it said is trusted for a decision.
    */
   add(output: string, source = 'output', exitCode: number | null = null): void {
+    if (isShowSummary(output)) {
+      this.summaries.push(readShowSummary(output, source, exitCode));
+      return;
+    }
     const lines = output.replace(/\r/g, '').split('\n');
     const touched = new Set<AdapterFacts>();
     let sawBbu = false;
@@ -164,9 +171,7 @@ export class MegacliReader {
     if (!sawAnything) {
       this.hostFindings.push({
         severity: 'unknown',
-        // -ShowSummary (what inventory agents collect) is not read: no capture of it exists to build
-        // and test a reader on, and its layout is not quoted in raid-cli.md; guessing it is not an option.
-        message: `megacli: ${source} is not MegaCli output I recognise; give -AdpAllInfo, -LDInfo (or -LDPDInfo) and -AdpBbuCmd outputs (-ShowSummary is not supported)`,
+        message: `megacli: ${source} is not MegaCli output I recognise; give -AdpAllInfo, -LDInfo (or -LDPDInfo) and -AdpBbuCmd outputs`,
       });
     }
     const printed = printedCode === null ? null : Number.parseInt(printedCode, 16);
@@ -210,7 +215,30 @@ export class MegacliReader {
     const controllers = [...this.adapters.values()]
       .sort((a, b) => Number(a.adapter) - Number(b.adapter))
       .map((f) => toController(f));
-    return { controllers, findings: [...this.hostFindings] };
+    const findings = [...this.hostFindings];
+    if (this.summaries.length === 0) return { controllers, findings };
+    if (controllers.length > 0) {
+      // Matching a summary to an adapter would be a guess. Its drives are left to the outputs that
+      // name their adapter; when those describe no drive at all, the summary's drives are unknown.
+      const described = controllers.some((c) => c.logicalDrives.length > 0);
+      for (const s of this.summaries) {
+        const listed = s.drives.length;
+        findings.push({
+          severity: listed > 0 && !described ? 'unknown' : 'info',
+          message: `megacli: ${s.source}: -ShowSummary names no adapter number, so it is not merged with the other outputs${listed > 0 && !described ? `; its ${listed === 1 ? '1 virtual drive is' : `${listed} virtual drives are`} described by no other output (give -LDInfo)` : ''}`,
+        });
+      }
+      return { controllers, findings };
+    }
+    if (this.summaries.length > 1) {
+      findings.push({
+        severity: 'unknown',
+        message: `megacli: ${this.summaries.length} -ShowSummary outputs (${this.summaries.map((s) => s.source).join(', ')}) name no adapter number to tell their controllers apart; not read`,
+      });
+      return { controllers, findings };
+    }
+    const one = summaryController(this.summaries[0] as SummaryFacts);
+    return { controllers: one.controller ? [one.controller] : [], findings: [...findings, ...one.findings] };
   }
 }
 
