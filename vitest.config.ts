@@ -1,5 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
+// Tests run the source with the fault-injection hooks, as the build they drive has them
+// (src/model/build-flags.d.ts).
+const define = { __ISOLATE_TEST_HOOKS__: 'true' };
+
 export default defineConfig({
   test: {
     projects: [
@@ -11,6 +15,7 @@ export default defineConfig({
         },
       },
       {
+        define,
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
@@ -24,6 +29,7 @@ export default defineConfig({
         },
       },
       {
+        define,
         test: {
           name: 'vm',
           include: ['test/vm/**/*.test.ts'],

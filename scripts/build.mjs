@@ -7,6 +7,9 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, w
 import { build } from 'esbuild';
 import { DEFERRED_HELPER, deferBuiltins, leftOut } from './bundle-common.mjs';
 
+// `--test-hooks`: the fault-injection hooks the test suite drives (src/cli/test-hooks.ts); without it
+// (npm ci, npm run build) they are compiled out, as in the released executable.
+const testHooks = process.argv.includes('--test-hooks');
 rmSync('dist', { recursive: true, force: true });
 mkdirSync('dist');
 await build({
@@ -23,7 +26,7 @@ await build({
   // isolate never uses (exemplars' @opentelemetry/api, the Pushgateway) can be replaced by stubs.
   external: ['pino', 'execa', 'systeminformation'],
   ...leftOut,
-  define: { 'import.meta.url': '__isolateModuleUrl' },
+  define: { 'import.meta.url': '__isolateModuleUrl', __ISOLATE_TEST_HOOKS__: String(testHooks) },
   banner: {
     js: [
       'var __isolateModuleUrl = require("node:url").pathToFileURL(__filename).href;',

@@ -165,7 +165,8 @@ async function bundle(work) {
     external: LAZY,
     alias: leftOut.alias,
     minify: true,
-    define: { 'import.meta.url': '__isolateModuleUrl' },
+    // A release: the test suite's fault-injection hooks are dropped with every branch they guard.
+    define: { 'import.meta.url': '__isolateModuleUrl', __ISOLATE_TEST_HOOKS__: 'false' },
     banner: { js: BANNER },
   });
   rewriteImports(main, true);

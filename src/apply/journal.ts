@@ -4,6 +4,19 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
+import {
+  arrayOf,
+  type Check,
+  change,
+  executorOptions,
+  int,
+  matching,
+  nullable,
+  object,
+  oneOf,
+  str,
+  timestamp,
+} from '../model/shape.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
 
@@ -135,38 +148,37 @@ async function readJournalText(file: string): Promise<Journal | null> {
     }
     throw err;
   }
-  let j: Journal;
+  let j: unknown;
   try {
-    j = JSON.parse(text) as Journal;
+    j = JSON.parse(text);
   } catch {
     throw unreadable('not valid JSON');
   }
-  if (!j || typeof j !== 'object' || j.version !== 1 || !Array.isArray(j.entries)) {
-    throw unreadable('not a version 1 journal with an entries list');
-  }
-  // An unknown state would read as "nothing to recover": an interrupted apply left as it was.
-  if (!(JOURNAL_STATES as readonly string[]).includes(j.state))
-    throw unreadable(`state ${JSON.stringify(j.state)} is not one isolate writes`);
-  for (const [i, e] of j.entries.entries()) {
-    const c = e?.change as Partial<Change> | undefined;
-    if (
-      !e ||
-      typeof e !== 'object' ||
-      !c ||
-      typeof c.target !== 'string' ||
-      typeof c.setting !== 'string' ||
-      typeof c.backend !== 'string' ||
-      !(e.previous === null || typeof e.previous === 'string') ||
-      !(ENTRY_STATUSES as readonly string[]).includes(e.status)
-    ) {
-      throw unreadable(`entries[${i}] is malformed`);
-    }
-    if (c.target.split('/').some((seg) => seg === '..' || seg === '.')) {
-      throw unreadable(`entries[${i}].change.target leaves its tree ("." or "..")`);
-    }
-  }
-  return j;
+  // Every field, before any is used: an unknown state would read as "nothing to recover", an id
+  // names the file an undone journal is moved to, a change's target is where root writes.
+  const wrong = JOURNAL(j, 'journal');
+  if (wrong) throw unreadable(wrong);
+  return j as Journal;
 }
+
+/** The schema of a journal (and of the baseline, which has the same shape): see Journal above. */
+const JOURNAL: Check = object(
+  {
+    version: oneOf([1]),
+    id: matching(/^[A-Za-z0-9-]{1,200}$/, 'a journal id (letters, digits, "-")', 200),
+    pid: int(1, 2 ** 22),
+    startedAt: timestamp,
+    updatedAt: timestamp,
+    state: oneOf(JOURNAL_STATES),
+    entries: arrayOf(
+      object(
+        { seq: int(1, 10_000_000), change, previous: nullable(str()), status: oneOf(ENTRY_STATUSES) },
+        { note: str(4096) },
+      ),
+    ),
+  },
+  { context: object({}, { executorOptions }), error: str() },
+);
 
 export async function writeJournal(root: string, j: Journal): Promise<void> {
   j.updatedAt = new Date().toISOString();

@@ -7,7 +7,6 @@ import type { Change } from '../model/plan.js';
 import { makeLogger } from './log.js';
 import { hostRoot, notice, printJson, printText } from './options.js';
 import { writeOut } from './output.js';
-import { bareChangesFromEnv, testHooksFromEnv } from './test-hooks.js';
 
 interface ApplyOpts {
   policy?: string;
@@ -88,6 +87,10 @@ export function registerApply(program: Command): void {
       const root = hostRoot(cmd);
       const { apply } = await import('../ops/apply.js');
       const { toolPaths } = await import('../ops/raid.js');
+      // Only in a test build: release builds define the constant false and the minifier drops this.
+      const testing = __ISOLATE_TEST_HOOKS__
+        ? await (await import('./test-hooks.js')).fromEnv(root, opts.plan)
+        : {};
       const sig = abortOnSignals();
       try {
         const out = await apply({
@@ -95,10 +98,9 @@ export function registerApply(program: Command): void {
           log: await makeLogger(),
           notice,
           signal: sig.signal,
-          hooks: testHooksFromEnv(root, process.env),
-          acceptBareChanges: bareChangesFromEnv(process.env),
+          ...testing,
           ...(opts.policy ? { policyPath: opts.policy } : {}),
-          ...(opts.plan ? { planFile: opts.plan } : {}),
+          ...(opts.plan && !('testBareChanges' in testing) ? { planFile: opts.plan } : {}),
           force: !!opts.force,
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           async confirm(changes, warnings) {

@@ -105,6 +105,7 @@ export function registerCore(program: Command): void {
           root,
           notice,
           allowBundledPolicy: !!opts.dryRun,
+          warnUntrustedPolicy: !!opts.dryRun,
           ...(opts.policy ? { policyPath: opts.policy } : {}),
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           ...(opts.dryRun

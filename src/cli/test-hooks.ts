@@ -3,10 +3,34 @@
 // ISOLATE_TEST_PAUSE_AT_STEP creates <root>/run/isolate.paused and waits until it is removed.
 // ISOLATE_TEST_BARE_PLAN=1 lets `apply --plan` take a bare change list (faults no planner would make).
 // Read here, in the shell, and handed to the engine; the engine itself never reads the environment.
+// Only a test build has this module: cli/apply.ts imports it under __ISOLATE_TEST_HOOKS__, which
+// release builds define false (model/build-flags.d.ts).
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import type { EngineHooks } from '../apply/engine.js';
+import { UserError } from '../model/errors.js';
+import type { Change } from '../model/plan.js';
+import { arrayOf, change, object } from '../model/shape.js';
+import { readJsonDocument } from '../ops/saved-plan.js';
 import { writeFileAtomic } from '../sys/write.js';
+
+/** What `apply` takes from the test environment: engine hooks, and a bare change list for `--plan`. */
+export async function fromEnv(
+  root: string,
+  planFile: string | undefined,
+): Promise<{ hooks?: EngineHooks; testBareChanges?: Change[] }> {
+  const hooks = testHooksFromEnv(root, process.env);
+  const bare = planFile && process.env.ISOLATE_TEST_BARE_PLAN === '1' ? bareChanges(planFile) : undefined;
+  return { ...(hooks ? { hooks } : {}), ...(bare ? { testBareChanges: bare } : {}) };
+}
+
+/** `{ "changes": [...] }`, each change checked as a saved plan's are. */
+function bareChanges(file: string): Change[] {
+  const data = readJsonDocument(file, 'the bare change list', 'write { "changes": [...] }');
+  const wrong = object({ changes: arrayOf(change) })(data, 'plan');
+  if (wrong) throw new UserError(`--plan ${file}: ${wrong}`);
+  return (data as { changes: Change[] }).changes;
+}
 
 export function testHooksFromEnv(root: string, env: NodeJS.ProcessEnv): EngineHooks | undefined {
   const crashAt = Number(env.ISOLATE_TEST_CRASH_AT_STEP ?? '0');
@@ -37,9 +61,4 @@ async function pause(root: string): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** A bare change list as `--plan` (see above); never set in production. */
-export function bareChangesFromEnv(env: NodeJS.ProcessEnv): boolean {
-  return env.ISOLATE_TEST_BARE_PLAN === '1';
 }

@@ -19,14 +19,8 @@ import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
 import type { Topology } from '../model/topology.js';
 import { executorsFor } from './executors.js';
-import {
-  buildPlan,
-  type ExecutorOptions,
-  firstDifference,
-  type PlanMemo,
-  readSavedPlan,
-  samePlan,
-} from './plan.js';
+import { buildPlan, type ExecutorOptions, executorOptionsFor, type PlanMemo } from './plan.js';
+import { policyOf } from './policy-source.js';
 import type { PolicySource } from './policy-source.js';
 import type { SystemdMemo } from './systemd-memo.js';
 import type { OpContext } from './ports.js';
@@ -53,10 +47,11 @@ export interface ApplyRequest extends OpContext {
   /** `--tool-path` / ISOLATE_RAID_TOOL_PATH. */
   raidToolPaths?: Partial<Record<RaidTool, string>>;
   /**
-   * Accept a bare change list as `planFile` (no embedded policy, no fingerprint; each change's `from`
-   * is still checked against the host). Only the real-kernel fault-injection tests set it.
+   * A bare change list to apply with no policy and no plan (each change's `from` is still checked
+   * against the host): faults no planner would make, for the real-kernel fault-injection tests. Only a
+   * build with test hooks (scripts/build.mjs --test-hooks) honours it; release builds drop the path.
    */
-  acceptBareChanges?: boolean;
+  testBareChanges?: Change[];
   /** Shown the changes before any write; returning false refuses the apply. */
   confirm?: (changes: Change[], warnings: string[]) => Promise<boolean>;
 }
@@ -110,22 +105,20 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   let fromSaved = false;
   let allocation: Allocation | undefined;
   let raid: RaidObservation | undefined;
-  if (req.planFile) {
-    const saved = readSavedPlan(req.planFile, req.acceptBareChanges);
-    if ('bare' in saved) {
-      changes = saved.changes;
-      options = {};
-    } else {
-      // The saved plan's own policy text, never the file: it may have been edited or deleted since.
-      const now = await buildPlan({ ...planReq, policySource: saved.policy });
-      if (!samePlan(saved, now.plan)) {
-        throw new UserError(
-          `--plan ${req.planFile}: the host changed since the plan was saved (${firstDifference(saved.changes, now.plan.changes)}); run "isolate plan" again and review it`,
-        );
-      }
-      changes = saved.changes;
-      options = saved.executorOptions;
-    }
+  if (__ISOLATE_TEST_HOOKS__ && req.testBareChanges) {
+    changes = req.testBareChanges;
+    options = {};
+    fromSaved = true;
+  } else if (req.planFile) {
+    const { checkSavedOptions, readSavedPlan, verifiedChanges } = await import('./saved-plan.js');
+    const saved = readSavedPlan(req.planFile);
+    // The saved plan's own policy text, never the file: it may have been edited or deleted since.
+    // Nothing is run (no RAID tool, no systemctl) before the plan's stored options are known to be
+    // the ones this command would use anyway.
+    checkSavedOptions(req.planFile, saved, executorOptionsFor(policyOf(saved.policy), req.raidToolPaths));
+    const now = await buildPlan({ ...planReq, policySource: saved.policy });
+    changes = verifiedChanges(req.planFile, saved, now.plan);
+    options = now.executorOptions;
     fromSaved = true;
   } else {
     const built = await buildPlan({ ...planReq, ...chosen });

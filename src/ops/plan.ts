@@ -3,31 +3,21 @@
 // so they always agree; a saved plan carries everything `apply --plan` needs.
 import type { ProcessScanner } from '../cgroup/proc-scan.js';
 import type { ObservedState } from '../model/observed.js';
-import { cgroupTarget, describeChange } from '../model/describe.js';
-import { UserError } from '../model/errors.js';
-import { CGROUP_SETTINGS, type Change, type Plan, RAID_SETTINGS } from '../model/plan.js';
+import type { Plan } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
 import type { RaidTool } from '../model/raid.js';
 import type { Topology } from '../model/topology.js';
-import { type PlanJson, planFingerprint, planToJson } from '../planner/json.js';
+import { type PlanJson, planToJson } from '../planner/json.js';
 import { STANDARD_TOP_LEVEL } from '../planner/changes.js';
 import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
 import { ancestors, workloadTarget } from '../planner/targets.js';
-import {
-  dedicatedSliceName,
-  defaultUnitPath,
-  isDedicatedSlice,
-  SYSTEMD_PROPERTY,
-  unitOfCgroup,
-} from '../model/systemd.js';
+import { dedicatedSliceName, defaultUnitPath, isDedicatedSlice, unitOfCgroup } from '../model/systemd.js';
 import type { KeptFiles } from '../sys/kept-files.js';
-import { ReadRefused, readTextFile } from '../sys/read.js';
-import { writeFileAtomic } from '../sys/write.js';
 import { deepFreeze } from './freeze.js';
 import type { SystemdMemo } from './systemd-memo.js';
 import { readTopology } from '../topology/read.js';
-import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath, sha256 } from './policy-source.js';
+import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath } from './policy-source.js';
 
 /** How changes are carried out, fixed at plan time and saved with the plan and in the journal. */
 export interface ExecutorOptions {
@@ -56,6 +46,11 @@ export interface PlanRequest {
   topology?: Topology;
   /** Fall back to the bundled default policy (a dry run only: nothing is changed or judged). */
   allowBundledPolicy?: boolean;
+  /**
+   * A dry run only: a policy file another user could write is used with a warning (through `notice`)
+   * instead of refused.
+   */
+  warnUntrustedPolicy?: boolean;
   /** The agent's memory of processes that matched no workload (read every PID without it). */
   processScan?: ProcessScanner;
   /** The agent's open cgroup files and mount table, read again each round (else opened and closed). */
@@ -75,21 +70,33 @@ export interface BuiltPlan {
   executorOptions: ExecutorOptions;
 }
 
+/**
+ * How this command would carry out a policy's changes: the RAID timeout from the policy, tool paths
+ * from the command line or the environment (else the vendors' install paths). Never from a saved plan.
+ */
+export function executorOptionsFor(
+  policy: Policy,
+  raidToolPaths: Partial<Record<RaidTool, string>> | undefined,
+): ExecutorOptions {
+  if (!wantsRaidChange(policy.raid)) return {};
+  return {
+    raid: {
+      timeoutMs: policy.raid.timeoutSeconds * 1000,
+      ...(raidToolPaths && Object.keys(raidToolPaths).length > 0 ? { toolPaths: raidToolPaths } : {}),
+    },
+  };
+}
+
 export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   const source =
     req.policySource ??
-    readPolicySource(resolvePolicyPath(req.root, req.policyPath, req.notice, !!req.allowBundledPolicy));
+    readPolicySource(
+      resolvePolicyPath(req.root, req.policyPath, req.notice, !!req.allowBundledPolicy),
+      req.warnUntrustedPolicy ? { warn: (m) => req.notice?.(m) } : 'refuse',
+    );
   const policy = policyOf(source);
   const topology = req.topology ?? readTopology(req.root);
-  const executorOptions: ExecutorOptions = {};
-  if (wantsRaidChange(policy.raid)) {
-    executorOptions.raid = {
-      timeoutMs: policy.raid.timeoutSeconds * 1000,
-      ...(req.raidToolPaths && Object.keys(req.raidToolPaths).length > 0
-        ? { toolPaths: req.raidToolPaths }
-        : {}),
-    };
-  }
+  const executorOptions = executorOptionsFor(policy, req.raidToolPaths);
   const memo = {
     ...(req.processScan ? { processScan: req.processScan } : {}),
     ...(req.keptFiles ? { keptFiles: req.keptFiles } : {}),
@@ -147,130 +154,6 @@ export class PlanMemo {
       plan.changes.length === 0 ? { topology, policy, observed: key, plan: deepFreeze(plan) } : null;
     return plan;
   }
-}
-
-/** What `isolate plan` saves: the plan, the policy it came from, and how to carry it out. */
-export interface SavedPlan extends PlanJson {
-  version: 1;
-  createdAt: string;
-  root: string;
-  policy: PolicySource;
-  executorOptions: ExecutorOptions;
-}
-
-export function toSavedPlan(
-  built: BuiltPlan,
-  root: string,
-  json: PlanJson = planToJson(built.plan),
-): SavedPlan {
-  return {
-    version: 1,
-    ...json,
-    createdAt: new Date().toISOString(),
-    root,
-    policy: built.source,
-    executorOptions: built.executorOptions,
-  };
-}
-
-export async function savePlan(file: string, saved: SavedPlan, ownStateDir = false): Promise<void> {
-  try {
-    await writeFileAtomic(file, `${JSON.stringify(saved, null, 2)}\n`, { createParents: ownStateDir });
-  } catch (err) {
-    if (err instanceof UserError) throw new UserError(`--out ${err.message}`);
-    throw new UserError(
-      `cannot save the plan to ${file} (${(err as Error).message}); use --out FILE or --dry-run`,
-    );
-  }
-}
-
-const SETTINGS: Record<Change['backend'], readonly string[]> = {
-  cgroupfs: CGROUP_SETTINGS,
-  raid: RAID_SETTINGS,
-  systemd: ['Slice', ...Object.values(SYSTEMD_PROPERTY)],
-};
-
-/** A saved plan embeds its policy (at most 1 MiB) and its changes: far below this. */
-const SAVED_PLAN_MAX_BYTES = 16 * 1024 * 1024;
-
-/**
- * A saved plan, checked field by field: it is input like any other. `bareChanges` accepts a plain
- * change list with no embedded policy (the real-kernel fault-injection tests only).
- */
-export function readSavedPlan(
-  file: string,
-  bareChanges = false,
-): SavedPlan | { changes: Change[]; bare: true } {
-  let data: unknown;
-  try {
-    data = JSON.parse(readTextFile(file, { maxBytes: SAVED_PLAN_MAX_BYTES }));
-  } catch (err) {
-    const why =
-      err instanceof ReadRefused
-        ? err.reason
-        : err instanceof SyntaxError
-          ? 'not valid JSON'
-          : (err as Error).message;
-    throw new UserError(`--plan ${file}: cannot read the saved plan (${why}); save one with "isolate plan"`);
-  }
-  const bad = (what: string) =>
-    new UserError(`--plan ${file}: ${what}; save a new plan with "isolate plan" and review it`);
-  const obj = data as Partial<SavedPlan>;
-  if (!obj || typeof obj !== 'object' || !Array.isArray(obj.changes)) {
-    throw bad('not a plan saved by "isolate plan" (no "changes" list)');
-  }
-  for (const [i, c] of obj.changes.entries()) {
-    if (
-      !c ||
-      typeof c.target !== 'string' ||
-      typeof c.to !== 'string' ||
-      !(c.from === null || typeof c.from === 'string') ||
-      !SETTINGS[c.backend]?.includes(c.setting)
-    ) {
-      throw bad(`changes[${i}] is malformed (needs backend, target, a known setting, from, to)`);
-    }
-    const h = (c as { hierarchy?: unknown }).hierarchy;
-    if (h !== undefined && (c.backend !== 'cgroupfs' || typeof h !== 'string' || !/^[a-z0-9_=,]+$/.test(h))) {
-      throw bad(`changes[${i}].hierarchy must name a cgroup v1 mount such as "cpuset" or "cpu,cpuacct"`);
-    }
-    if (c.target.split('/').some((seg) => seg === '..' || seg === '.') || c.target.includes('\0')) {
-      throw bad(
-        `changes[${i}].target ${JSON.stringify(c.target.slice(0, 80))} leaves its tree ("." or "..")`,
-      );
-    }
-  }
-  if (bareChanges && obj.policy === undefined) return { changes: obj.changes, bare: true };
-  const p = obj.policy;
-  if (!p || typeof p.text !== 'string' || typeof p.path !== 'string' || typeof p.sha256 !== 'string') {
-    throw bad('it does not embed its policy (saved by an older isolate?)');
-  }
-  if (sha256(p.text) !== p.sha256)
-    throw bad('its embedded policy does not match its sha256 (edited by hand?)');
-  if (typeof obj.fingerprint !== 'string') throw bad('it has no fingerprint');
-  return { ...(obj as SavedPlan), executorOptions: obj.executorOptions ?? {} };
-}
-
-/** The first value that differs between a saved plan and the host now, as a person reads it. */
-export function firstDifference(saved: Change[], now: Change[]): string {
-  const id = (c: Change) =>
-    `${c.backend} ${cgroupTarget(c)} ${c.setting}${c.setting === 'cgroup.procs' || c.setting === 'tasks' ? ` ${c.to}` : ''}`;
-  const show = (v: string | null) => (v === null ? '(absent)' : `"${v}"`);
-  const nowById = new Map(now.map((c) => [id(c), c]));
-  for (const [i, a] of saved.entries()) {
-    const b = nowById.get(id(a));
-    const what = `${cgroupTarget(a)} ${a.setting}`;
-    if (!b) return `saved change ${i + 1} (${describeChange(a)}) is no longer needed`;
-    if (a.from !== b.from) return `${what} was ${show(a.from)} when planned, is ${show(b.from)} now`;
-    if (a.to !== b.to) return `${what} would now be set to ${show(b.to)}, the plan says ${show(a.to)}`;
-  }
-  const savedIds = new Set(saved.map(id));
-  const extra = now.find((c) => !savedIds.has(id(c)));
-  return extra ? `the host now also needs: ${describeChange(extra)}` : 'the allocation differs';
-}
-
-/** The saved plan's fingerprint against a fresh plan from the same (embedded) policy. */
-export function samePlan(saved: SavedPlan, now: Plan): boolean {
-  return planFingerprint(now) === saved.fingerprint;
 }
 
 /** Everything the planner may diff against: targets, their ancestors, units and process matches. */
@@ -406,6 +289,7 @@ export async function plan(
     },
   };
   if (req.saveTo) {
+    const { savePlan, toSavedPlan } = await import('./saved-plan.js');
     await savePlan(req.saveTo, toSavedPlan(built, req.root, out.json), !!req.saveToStateDir);
     return { built, json: out.json, savedTo: req.saveTo };
   }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { UserError } from '../model/errors.js';
 import type { Policy } from '../model/policy.js';
 import { parsePolicy, readPolicyText } from '../policy/load.js';
+import { describeUntrusted, untrustedPath } from '../sys/trust.js';
 
 export interface PolicySource {
   /** Where the text came from (a file path, or the bundled default's path). */
@@ -63,8 +64,21 @@ export function bundledPolicy(): string {
   return resolve('policies/default.yaml');
 }
 
-export function readPolicySource(path: string): PolicySource {
+/**
+ * What to do with a policy another user could have written: `refuse` (apply, the agent, check, a saved
+ * plan: a policy decides where root puts every process) or `warn` (a dry run, which changes nothing).
+ */
+export type PolicyTrust = 'refuse' | { warn: (message: string) => void };
+
+export function readPolicySource(path: string, trust: PolicyTrust = 'refuse'): PolicySource {
+  // Read first, so a missing or unreadable file is said as the loader says it.
   const text = readPolicyText(path);
+  const untrusted = untrustedPath(path);
+  if (untrusted) {
+    const why = `policy ${path}: ${describeUntrusted(untrusted)} — a policy decides where root puts every process, so only one that root alone can change is used`;
+    if (trust === 'refuse') throw new UserError(why);
+    trust.warn(`warning: ${why}; apply, the agent and check refuse it`);
+  }
   let hash: string | undefined;
   // Hashed on first use (a saved plan, the journal, the agent's reload): `plan --dry-run` never needs
   // it, and node:crypto's modules cost a short command ~13 ms to load (docs/install.md).

@@ -57,12 +57,23 @@ export function planToJson(plan: Plan): PlanJson {
     changes: plan.changes,
     warnings: plan.warnings,
   };
-  return { ...body, fingerprint: planFingerprint(plan) };
+  return { ...body, fingerprint: fingerprintOf(body) };
 }
 
-export function planFingerprint(plan: Plan): string {
+/**
+ * sha256 of what a plan does: each workload's target, CPUs, memory nodes and memory settings, and
+ * every change. Computed from the JSON form, so a saved plan's own content can be checked against the
+ * fingerprint it carries.
+ */
+export function fingerprintOf(plan: Pick<PlanJson, 'allocation' | 'changes'>): string {
   const stable = {
-    allocation: plan.allocation.workloads.map((a) => [a.name, a.target, a.cpus.toString(), a.mems, a.memory]),
+    allocation: Object.entries(plan.allocation).map(([name, a]) => [
+      name,
+      a.target,
+      a.cpuList,
+      a.mems,
+      a.memory,
+    ]),
     // A v1 change's hierarchy is part of its identity; v2 changes keep the fingerprint they always had.
     changes: plan.changes.map((c) =>
       c.backend === 'cgroupfs' && c.hierarchy

@@ -2,8 +2,8 @@
 // time per host — these tools hang and deadlock each other when run in parallel (raid-cli.md §8.6:
 // MegaCli froze a host, arcconf processes deadlocked, hpacucli takes a global kernel lock).
 import { mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { describeUntrusted, untrustedPath } from '../sys/trust.js';
 import { acquireHostLock } from './hostlock.js';
 
 export interface ToolResult {
@@ -22,13 +22,19 @@ export interface RunOptions {
    * `nolog`, arcconf's UcliEvt.log on every call, MegaCli's MegaSAS.log), so they never run in the
    * caller's directory: see vendorWorkDir.
    */
-  cwd?: string;
+  cwd: string;
 }
 
-/** `<root>/run/isolate/vendor`, private to root: where vendor tools run and leave their logs. */
+/**
+ * `<root>/run/isolate/vendor`, private to root: where vendor tools run and leave their logs. Refused
+ * (ToolCallError) when another user could have made or changed it: a tool writing its logs there as
+ * root would follow whatever links they left.
+ */
 export async function vendorWorkDir(root: string): Promise<string> {
   const dir = join(root, 'run/isolate/vendor');
   await mkdir(dir, { recursive: true, mode: 0o700 });
+  const bad = untrustedPath(dir);
+  if (bad) throw new ToolCallError(`vendor tools' directory refused: ${describeUntrusted(bad)}`, false);
   return dir;
 }
 
@@ -58,17 +64,24 @@ export function describeCall(bin: string, args: readonly string[]): string {
   return [basename(bin), ...args].join(' ');
 }
 
-export async function runTool(
-  bin: string,
-  args: readonly string[],
-  options: RunOptions | number = {},
-): Promise<ToolResult> {
-  const opts = typeof options === 'number' ? { timeoutMs: options } : options;
+/**
+ * Run a vendor tool as isolate's user (root). This is the one place isolate executes anything, so it
+ * is where a binary that another user could have written, or that lies in a directory they could
+ * change, is refused — whichever way its path was chosen (the vendor list, --tool-path, the
+ * environment, a journal).
+ */
+export async function runTool(bin: string, args: readonly string[], opts: RunOptions): Promise<ToolResult> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  // No directory given: a fresh private one under the temp dir rather than wherever isolate started.
-  const cwd = opts.cwd ?? (await vendorWorkDir(join(tmpdir(), `isolate-${process.getuid?.() ?? 'user'}`)));
+  const cwd = opts.cwd;
   return serialized(async () => {
     const call = describeCall(bin, args);
+    const untrusted = untrustedPath(bin);
+    if (untrusted) {
+      throw new ToolCallError(
+        `${call}: not run, refusing to execute as root: ${describeUntrusted(untrusted)}`,
+        false,
+      );
+    }
     if (hung.has(bin)) {
       throw new ToolCallError(`${call}: not run, ${basename(bin)} timed out earlier in this run`, true);
     }

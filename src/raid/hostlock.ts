@@ -1,15 +1,14 @@
 // One vendor call at a time per *host*, not only per process: `raid check` from monitoring and
 // `isolate apply` may run at the same moment, and these tools deadlock each other (raid-cli.md §8.6).
 // The lock itself is src/sys/lock.ts (atomic, stale-holder takeover, PID reuse detected).
-import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { UserError } from '../model/errors.js';
 import { acquireLock, LockPathError } from '../sys/lock.js';
 
+/** The host's lock directory; never a temp directory another user could pre-create the lock in. */
+export const DEFAULT_RAID_LOCK = '/run/lock/isolate-raid.lock';
+
 export function lockPath(): string {
-  if (process.env.ISOLATE_RAID_LOCK) return process.env.ISOLATE_RAID_LOCK;
-  return join(existsSync('/run/lock') ? '/run/lock' : tmpdir(), 'isolate-raid.lock');
+  return process.env.ISOLATE_RAID_LOCK || DEFAULT_RAID_LOCK;
 }
 
 /**
@@ -35,7 +34,7 @@ export async function acquireHostLock(waitMs: number): Promise<(() => Promise<vo
 
 function lockError(path: string, why: string): UserError {
   return new UserError(
-    `RAID lock ${path}: ${why}; point ISOLATE_RAID_LOCK at a file in an existing directory (default /run/lock/isolate-raid.lock)`,
+    `RAID lock ${path}: ${why}; point ISOLATE_RAID_LOCK at a file in an existing directory only root can write (default ${DEFAULT_RAID_LOCK})`,
   );
 }
 

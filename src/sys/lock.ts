@@ -20,6 +20,7 @@ import { link, lstat, mkdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readTrimSync } from './read.js';
+import { describeUntrusted, trustedOwners, untrustedPath } from './trust.js';
 import { writeNewFile } from './write.js';
 
 export interface LockHolder {
@@ -107,9 +108,18 @@ export async function acquireLock(path: string, opts: AcquireOptions): Promise<L
   } else {
     await mkdir(dirname(path), { recursive: true });
   }
+  // A lock another user could create or replace would let them stall or steer a root process.
+  const dir = untrustedPath(dirname(path));
+  if (dir) throw new LockPathError(path, `its directory is not root's alone: ${describeUntrusted(dir)}`);
   // Only a regular file is a lock someone holds: a directory or device there is a mistake.
   const st = await lstat(path).catch(() => null);
   if (st && !st.isFile()) throw new LockPathError(path, 'it exists and is not a regular file');
+  if (st && !trustedOwners().includes(st.uid)) {
+    throw new LockPathError(
+      path,
+      `it exists and is owned by uid ${st.uid}, not root: another user made it; remove it`,
+    );
+  }
   const me: LockHolder = {
     pid: process.pid,
     start: processStart(process.pid),

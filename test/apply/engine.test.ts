@@ -22,13 +22,19 @@ import type { Change, RaidSetting } from '../../src/model/plan.js';
 
 let root: string;
 
-/** A RAID-like backend kept in memory: key = target/setting. */
+/**
+ * A RAID-like backend kept in memory: key = target/setting, written short (`a/x`). The changes it
+ * takes are real RAID changes (`mem:a` writeCache), as a journal's schema requires.
+ */
+const SETTING: Record<string, RaidSetting> = { x: 'writeCache', y: 'readAhead', z: 'ioPolicy' };
+const SHORT = Object.fromEntries(Object.entries(SETTING).map(([k, v]) => [v, k]));
+
 class MemExec implements ChangeExecutor {
   state = new Map<string, string>();
   writes: string[] = [];
   failOn?: (c: Change) => StepError | undefined;
   key(c: Change) {
-    return `${c.target}/${c.setting}`;
+    return `${c.target.replace(/^mem:/, '')}/${SHORT[c.setting]}`;
   }
   async read(c: Change) {
     return this.state.get(this.key(c)) ?? null;
@@ -56,8 +62,8 @@ class MemExec implements ChangeExecutor {
 
 const ch = (target: string, setting: string, from: string | null, to: string): Change => ({
   backend: 'raid',
-  target,
-  setting: setting as RaidSetting,
+  target: `mem:${target}`,
+  setting: SETTING[setting] as RaidSetting,
   from,
   to,
 });
@@ -93,7 +99,7 @@ describe('applyChanges', () => {
     const m = new MemExec();
     m.state.set('a/x', '1');
     m.failOn = (c) =>
-      c.target === 'c'
+      c.target === 'mem:c'
         ? new StepError(`writing to c failed: ENOSPC (${errnoMeaning('cpuset.cpus', 'ENOSPC')})`, 'ENOSPC')
         : undefined;
     const changes = [ch('a', 'x', '1', '2'), ch('b', 'y', null, 'on'), ch('c', 'z', null, 'boom')];
@@ -110,9 +116,9 @@ describe('applyChanges', () => {
 
   it('reports an incomplete rollback with its own exit code', async () => {
     const m = new MemExec();
-    m.failOn = (c) => (c.target === 'b' ? new StepError('b failed', 'EIO') : undefined);
+    m.failOn = (c) => (c.target === 'mem:b' ? new StepError('b failed', 'EIO') : undefined);
     m.undo = async (c) => {
-      if (c.target === 'a') throw new StepError('cannot undo a', 'EBUSY');
+      if (c.target === 'mem:a') throw new StepError('cannot undo a', 'EBUSY');
       return {};
     };
     const err = await applyChanges({
@@ -201,8 +207,8 @@ describe('applyChanges', () => {
       version: 1,
       id: 'crashed',
       pid: 999999,
-      startedAt: '',
-      updatedAt: '',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
       state: 'applying',
       entries: [
         { seq: 1, change: ch('a', 'x', '1', '2'), previous: '1', status: 'done' },
@@ -323,7 +329,7 @@ describe('journal', () => {
     // A state isolate never writes is refused, not taken for "nothing to recover".
     await writeFile(file, (await readFile(file, 'utf8')).replace('"applied"', '"applyin"'));
     await expect(readJournal(root)).rejects.toThrow(
-      /is unreadable \(state "applyin" is not one isolate writes\)/,
+      /is unreadable \(journal\.state: "applyin" is not one of "applying", "applied"/,
     );
     // Replaced by another apply (writeJournal: a new file): read again.
     await writeJournal(root, { ...second!, state: 'rolled-back' });

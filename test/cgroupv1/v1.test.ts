@@ -9,7 +9,8 @@ import { parseV1ProcCgroup } from '../../src/cgroupv1/observe.js';
 import { UserError } from '../../src/model/errors.js';
 import type { Change } from '../../src/model/plan.js';
 import { apply, rollback } from '../../src/ops/apply.js';
-import { buildPlan, plan, readSavedPlan } from '../../src/ops/plan.js';
+import { buildPlan, plan } from '../../src/ops/plan.js';
+import { readSavedPlan } from '../../src/ops/saved-plan.js';
 import { weightToShares } from '../../src/planner/v1.js';
 import { makeFakeV1Host, mountinfoFor } from '../support/fake-v1-host.js';
 
@@ -368,7 +369,9 @@ describe('saved v1 plans', () => {
     expect(JSON.parse(text).changes.every((c: Change) => c.backend === 'cgroupfs' && c.hierarchy)).toBe(true);
     const bad = join(root, 'bad.json');
     writeFileSync(bad, text.replace('"hierarchy": "cpuset"', '"hierarchy": "../../etc"'));
-    expect(() => readSavedPlan(bad)).toThrow(/changes\[0\]\.hierarchy must name a cgroup v1 mount/);
+    expect(() => readSavedPlan(bad)).toThrow(
+      /plan\.changes\[0\]\.hierarchy: "\.\.\/\.\.\/etc" is not a cgroup v1 mount such as "cpuset"/,
+    );
     const out = await apply({ root, planFile: saved });
     expect(out.changed).toBeGreaterThan(3);
     expect(

@@ -172,6 +172,22 @@ describe('policy errors name file, line:column, field and the fix', () => {
       () => 'apiVersion: isolate/v1\nkind: HostPolicy\nworkloads: []\n',
       /:3:12: workloads: the list is empty; add at least one workload/,
     ],
+    // Beyond 2^53 − 1 YAML rounds a number (99999999999999999999 reads as 100000000000000000000).
+    [
+      'cores beyond 2^53 − 1',
+      (t) => t.replace('cores: 2', 'cores: 99999999999999999999'),
+      /:7:12: workloads\[0\]\.cores: got a number above 9007199254740991 \(2\^53 − 1\), the largest whole number a policy holds exactly; expected a whole number of physical cores, 1 or more$/,
+    ],
+    [
+      'reserved cores beyond 2^53 − 1',
+      (t) => t.replace('{ cores: 1 }', '{ cores: 99999999999999999999 }'),
+      /:3:20: reserved\.cores: got a number above 9007199254740991 .*; expected a whole number of cores, 0 or more$/,
+    ],
+    [
+      'a size beyond 2^53 − 1 bytes',
+      (t) => t.replace('low: 1G', 'low: 99999999999999999999G'),
+      /:9:20: workloads\[0\]\.memory\.low: size "99999999999999999999G" is too large: at most 9007199254740991 bytes \(just under 8P\); write a smaller size$/,
+    ],
     ['YAML syntax error', (t) => t.replace('cores: 2', 'cores: [2'), /:\d+:\d+: YAML syntax error: /],
     [
       'duplicate key',
@@ -193,6 +209,16 @@ describe('policy errors name file, line:column, field and the fix', () => {
 
   it('accepts the good policy', () => {
     const r = isolate(['policy', 'validate', policy('good', GOOD)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ok \(2 workloads\)/);
+  });
+
+  it('accepts the largest exact numbers: cores and reserved cores 2^53 − 1, sizes up to 8191T', () => {
+    const edge = GOOD.replace('cores: 2', 'cores: 9007199254740991')
+      .replace('{ cores: 1 }', '{ cores: 9007199254740991 }')
+      .replace('low: 1G', 'low: 9007199254740991')
+      .replace('high: 2G, max: 3G', 'high: 8191T, max: 8191T');
+    const r = isolate(['policy', 'validate', policy('edge', edge)]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/ok \(2 workloads\)/);
   });
@@ -588,7 +614,7 @@ describe('hardening: errors that are the input, not the program', () => {
     expectRefusal(
       run(['apply', '--yes', '--root', r0, '--plan', planFile]),
       1,
-      /--plan .*dotdot\.json: changes\[0\]\.target "\/\.\.\/\.\.\/etc" leaves its tree/,
+      /--plan .*dotdot\.json: not a plan "isolate plan" saves: plan\.changes\[0\]\.target: "\/\.\.\/\.\.\/etc" leaves its tree/,
     );
   });
   it('ISOLATE_LOG_LEVEL=bogus', () => {

@@ -1,11 +1,11 @@
 // The real bundled CLI (dist/cli.js) against simulated hosts and saved captures: exit codes, JSON
 // shape, one-line errors.
-import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildDist } from '../support/build.js';
 import { fixturePath, HAVE_FIXTURES } from './fixtures.js';
 import {
   CV_9270,
@@ -23,7 +23,7 @@ let host: SimHost | null = null;
 let snapshot: string | null = null;
 
 beforeAll(() => {
-  execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: repo, stdio: 'inherit' });
+  buildDist();
   // Other work in this tree rebuilds dist/ at any time; run a private copy of this build (inside the
   // repo so its external packages still resolve from node_modules).
   snapshot = mkdtempSync(join(repo, 'test/raid/.cli-'));

@@ -7,8 +7,18 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+const REPO = join(import.meta.dirname, '../..');
+
+/**
+ * dist/ from the current source, with the fault-injection hooks (src/cli/test-hooks.ts) the crash
+ * tests drive; releases have none. Every test that builds dist/ builds it this way.
+ */
+export function buildDist(stdio: 'inherit' | 'pipe' = 'inherit'): void {
+  execFileSync(process.execPath, ['scripts/build.mjs', '--test-hooks'], { cwd: REPO, stdio });
+}
+
 export default function setup(): (() => void) | undefined {
-  execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
+  buildDist();
   // Both projects run this setup in the same process: the first one makes the directory.
   if (process.env.ISOLATE_TEST_TMPDIR) return undefined;
   const dir = mkdtempSync(join(tmpdir(), 'isolate-test-run-'));

@@ -16,6 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, join, relative } from 'node:path';
+import { buildDist } from '../../support/build.js';
 import { CpioWriter } from './cpio.js';
 import type { VmPrereqs } from './ensure.js';
 import { REPO_ROOT, VM_CACHE } from './paths.js';
@@ -117,7 +118,7 @@ let built = false;
  */
 export function projectArchive(mapPath?: (guestPath: string) => string): string {
   if (!built && process.env.ISOLATE_VM_SKIP_BUILD !== '1') {
-    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: REPO_ROOT, stdio: 'pipe' });
+    buildDist('pipe');
     built = true;
   }
   if (!existsSync(join(REPO_ROOT, 'dist')))
