@@ -4,7 +4,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument }
 import { UserError } from '../model/errors.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { parseRaidPolicy } from './raid.js';
-import { allowOnly, boolean, object } from './validate.js';
+import { allowOnly, boolean, exact, object } from './validate.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { describe, parseMemoryAmount } from './size.js';
@@ -219,11 +219,10 @@ function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] 
     );
   }
   if (r.cores !== undefined) {
-    if (!Number.isInteger(r.cores) || (r.cores as number) < 0) {
-      errors.fail(
-        ['reserved', 'cores'],
-        `expected a whole number of cores, 0 or more; got ${describe(r.cores)}`,
-      );
+    const expected = 'a whole number of cores, 0 or more';
+    exact(r.cores, ['reserved', 'cores'], errors, expected);
+    if (!Number.isSafeInteger(r.cores) || (r.cores as number) < 0) {
+      errors.fail(['reserved', 'cores'], `expected ${expected}; got ${describe(r.cores)}`);
     }
     return { cores: r.cores as number };
   }
@@ -294,9 +293,9 @@ function parseCores(
   errors: FieldErrors,
 ): NonNullable<WorkloadSpec['cores']> {
   if (typeof value === 'number') {
-    if (!Number.isInteger(value) || value < 1) {
-      errors.fail(path, `expected a whole number of physical cores, 1 or more; got ${value}`);
-    }
+    const expected = 'a whole number of physical cores, 1 or more';
+    exact(value, path, errors, expected);
+    if (!Number.isSafeInteger(value) || value < 1) errors.fail(path, `expected ${expected}; got ${value}`);
     return { count: value };
   }
   if (typeof value === 'string') {
@@ -327,6 +326,9 @@ function parseNear(value: unknown, path: FieldPath, errors: FieldErrors): Device
     return { kind: m[1] as DeviceRef['kind'], name: m[2]! };
   });
 }
+
+/** Largest uid: uid_t is 32 bits and (uid_t)-1 means "no user". */
+const MAX_UID = 4294967294;
 
 /** Controllers whose v1 hierarchy a `cgroup:` match may name (YARN: cpu; Storm: cpu or memory). */
 const V1_MATCH_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'blkio', 'pids', 'devices', 'freezer', 'cpuset'];
@@ -412,11 +414,12 @@ function parseMatch(value: unknown, path: FieldPath, errors: FieldErrors): Match
   }
   if (p.user !== undefined) {
     const u = p.user;
+    const expected = `a user name or numeric uid (0 to ${MAX_UID})`;
+    exact(u, [...path, 'process', 'user'], errors, expected);
     const ok =
-      (typeof u === 'number' && Number.isInteger(u) && u >= 0) ||
+      (typeof u === 'number' && Number.isSafeInteger(u) && u >= 0 && u <= MAX_UID) ||
       (typeof u === 'string' && /^[a-z_][a-z0-9_-]*\$?$/i.test(u));
-    if (!ok)
-      errors.fail([...path, 'process', 'user'], `expected a user name or numeric uid; got ${describe(u)}`);
+    if (!ok) errors.fail([...path, 'process', 'user'], `expected ${expected}; got ${describe(u)}`);
     out.user = u as string | number;
   }
   return out;
@@ -461,11 +464,10 @@ function parseCpu(value: unknown, path: FieldPath, errors: FieldErrors): NonNull
   allowOnly(c, path, ['weight', 'idle'], errors);
   const out: NonNullable<WorkloadSpec['cpu']> = {};
   if (c.weight !== undefined) {
-    if (!Number.isInteger(c.weight) || (c.weight as number) < 1 || (c.weight as number) > 10000) {
-      errors.fail(
-        [...path, 'weight'],
-        `expected a whole number from 1 to 10000 (cgroup cpu.weight); got ${describe(c.weight)}`,
-      );
+    const expected = 'a whole number from 1 to 10000 (cgroup cpu.weight)';
+    exact(c.weight, [...path, 'weight'], errors, expected);
+    if (!Number.isSafeInteger(c.weight) || (c.weight as number) < 1 || (c.weight as number) > 10000) {
+      errors.fail([...path, 'weight'], `expected ${expected}; got ${describe(c.weight)}`);
     }
     out.weight = c.weight as number;
   }
@@ -480,6 +482,7 @@ function parseCpu(value: unknown, path: FieldPath, errors: FieldErrors): NonNull
 }
 
 function cpuList(value: unknown, path: FieldPath, errors: FieldErrors, what = 'CPU'): CpuSet {
+  exact(value, path, errors, `a ${what} list like "0-3,8"`);
   const text = typeof value === 'number' ? String(value) : value;
   if (typeof text !== 'string')
     errors.fail(path, `expected a ${what} list like "0-3,8"; got ${describe(value)}`);

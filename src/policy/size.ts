@@ -1,6 +1,12 @@
 import type { MemoryAmount } from '../model/policy.js';
 import { parseSize } from '../model/units.js';
 
+/** 2^53 − 1: the largest whole number a YAML (or JSON) number holds exactly, so the largest count or byte size. */
+export const MAX_EXACT = Number.MAX_SAFE_INTEGER;
+
+/** Above MAX_EXACT a number is rounded (99999999999999999999 reads as 100000000000000000000). */
+export const TOO_LARGE = `got a number above ${MAX_EXACT} (2^53 − 1), the largest whole number a policy holds exactly`;
+
 /**
  * Parse a memory amount: bytes (`1073741824`), a size with a base-1024 unit as systemd writes them
  * (`512M`, `32G`, `1.5T`, also `32GiB`; `32GB` is refused as ambiguous), a percentage (`25%`), or
@@ -10,6 +16,7 @@ import { parseSize } from '../model/units.js';
 export function parseMemoryAmount(value: unknown, allowUnlimited: boolean): MemoryAmount | string {
   const expected = `expected bytes (e.g. 34359738368), a size with unit K, M, G or T (e.g. 32G), a percentage (e.g. 25%)${allowUnlimited ? ' or "max"' : ''}`;
   if (typeof value === 'number') {
+    if (value > MAX_EXACT) return `${TOO_LARGE}; ${expected}`;
     if (!Number.isSafeInteger(value) || value < 0) return `${expected}; got ${value}`;
     return { bytes: value };
   }
@@ -33,7 +40,9 @@ export function parseMemoryAmount(value: unknown, allowUnlimited: boolean): Memo
   }
   if (!/^\d+(?:\.\d+)?\s*[KMGTP]?(?:iB)?$/i.test(s)) return `${expected}; got ${describe(s)}`;
   const bytes = parseSize(s);
-  if (bytes === null) return `size ${describe(s)} is too large`;
+  if (bytes === null) {
+    return `size ${describe(s)} is too large: at most ${MAX_EXACT} bytes (just under 8P); write a smaller size${allowUnlimited ? ' or "max"' : ''}`;
+  }
   return { bytes };
 }
 

@@ -1,8 +1,16 @@
 // The small checks every policy section is built from; each reports at the field, via FieldErrors.
 import type { FieldErrors, FieldPath } from '../model/field.js';
-import { describe, quote } from './size.js';
+import { describe, MAX_EXACT, quote, TOO_LARGE } from './size.js';
 
 export type Obj = Record<string, unknown>;
+
+/**
+ * Refuses a number too large to be exact: a count or size written that large is not the one isolate
+ * would use. `expected` is the field's own wording ("a whole number of cores, 0 or more"): the fix.
+ */
+export function exact(value: unknown, path: FieldPath, errors: FieldErrors, expected: string): void {
+  if (typeof value === 'number' && value > MAX_EXACT) errors.fail(path, `${TOO_LARGE}; expected ${expected}`);
+}
 
 export function object(value: unknown, path: FieldPath, errors: FieldErrors, expected: string): Obj {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {

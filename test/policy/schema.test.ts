@@ -41,6 +41,12 @@ describe('policy JSON Schema', () => {
     ['bad weight', 'cpu: { idle: true }', 'cpu: { weight: 0 }'],
     ['bad apiVersion', 'isolate/v1', 'isolate/v9'],
     ['ambiguous GB size', 'low: 32G', 'low: 32GB'],
+    // Beyond 2^53 − 1 a number is rounded: neither may take it (schema maximum, loader safe integer).
+    ['cores beyond 2^53 − 1', 'cores: 8', 'cores: 99999999999999999999'],
+    ['reserved cores beyond 2^53 − 1', '{ cores: 1 }', '{ cores: 99999999999999999999 }'],
+    ['bytes beyond 2^53 − 1', 'low: 32G', 'low: 99999999999999999999'],
+    ['uid beyond uid_t', '{ cgroup: /kafka.slice }', '{ process: { user: 4294967295 } }'],
+    ['node id beyond the CPU list limit', 'mems: local', 'mems: 99999999999999999999'],
   ];
   it('each schema lives at the URL its $id names, in the same directory, so the relative $ref resolves', () => {
     for (const [f, schema] of Object.entries(schemas)) {
@@ -56,6 +62,19 @@ describe('policy JSON Schema', () => {
     expect(validate(parse(text))).toBe(false);
     expect(JSON.stringify(validate.errors)).toMatch(/raid/);
     expect(() => parsePolicy(text, 'bad.yaml')).toThrow(UserError);
+  });
+
+  const boundary: [string, string, string][] = [
+    ['cores 2^53 − 1', 'cores: 8', 'cores: 9007199254740991'],
+    ['reserved cores 2^53 − 1', '{ cores: 1 }', '{ cores: 9007199254740991 }'],
+    ['bytes 2^53 − 1', 'low: 32G', 'low: 9007199254740991'],
+    ['uid 4294967294', '{ cgroup: /kafka.slice }', '{ process: { user: 4294967294 } }'],
+  ];
+  it.each(boundary)('accepts %s in both', (_name, from, to) => {
+    expect(base).toContain(from);
+    const text = base.replace(from, to);
+    expect(validate(parse(text)), JSON.stringify(validate.errors)).toBe(true);
+    expect(() => parsePolicy(text, 'edge.yaml')).not.toThrow();
   });
 
   it.each(bad)('rejects %s in both', (_name, from, to) => {
