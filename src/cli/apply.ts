@@ -100,7 +100,7 @@ export function registerApply(program: Command): void {
           signal: sig.signal,
           ...testing,
           ...(opts.policy ? { policyPath: opts.policy } : {}),
-          ...(opts.plan && !('testBareChanges' in testing) ? { planFile: opts.plan } : {}),
+          ...(opts.plan ? { planFile: opts.plan } : {}),
           force: !!opts.force,
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           async confirm(changes, warnings) {

@@ -145,6 +145,8 @@ export interface Plan {
   allocation: Allocation;
   changes: Change[];
   warnings: string[];
+  /** Facts worth knowing that need no action (INFO), such as CPUs the kernel lists but ignores. */
+  notes: string[];
   /** The cgroup layout the plan was made for (unified, hybrid, legacy), as one line. */
   layout?: string;
 }

@@ -68,4 +68,6 @@ export interface Topology {
   isolated: CpuSet;
   /** Oddities found while reading that an SRE should know about. */
   warnings: string[];
+  /** How this kernel reports the machine, said once (INFO): worth knowing, nothing to fix. */
+  notes: string[];
 }

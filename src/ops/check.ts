@@ -33,7 +33,7 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     ...(req.topology ? { topology: req.topology } : {}),
     ...(req.processScan ? { processScan: req.processScan } : {}),
   });
-  const extra: Finding[] = [];
+  const extra: Finding[] = built.topology.notes.map((message) => ({ severity: 'info', message }));
   const v1 = built.observed.v1;
   if (v1) {
     // The layout judged, said in every report (the v1 backend has no partitions to report instead).

@@ -107,7 +107,7 @@ const SAVED_PLAN: Check = object(
     }),
     executorOptions,
   },
-  { layout: nullable(str(4096)) },
+  { layout: nullable(str(4096)), notes: arrayOf(str(), 10_000) },
 );
 
 /** A saved plan, every field checked; refused with the first field that is wrong. */

@@ -32,6 +32,10 @@ export function formatPlan(plan: Plan, policySource: string): string {
         : `${cgroupTarget(c)} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
     lines.push(`  ${String(i + 1).padStart(3)}. ${what}${c.note ? `  [${c.note}]` : ''}`);
   });
+  if (plan.notes.length) {
+    lines.push('', 'Notes:');
+    for (const n of plan.notes) lines.push(`  - ${n}`);
+  }
   if (plan.warnings.length) {
     lines.push('', 'Warnings:');
     for (const w of plan.warnings) lines.push(`  - ${w}`);

@@ -23,6 +23,8 @@ export interface PlanJson {
   layout?: string;
   changes: Plan['changes'];
   warnings: string[];
+  /** INFO: facts worth knowing, nothing to fix (absent from plans saved before it existed). */
+  notes?: string[];
   /** sha256 of allocation + changes: `apply --plan` recomputes it and refuses when the host moved on. */
   fingerprint: string;
 }
@@ -56,6 +58,7 @@ export function planToJson(plan: Plan): PlanJson {
     ...(plan.layout ? { layout: plan.layout } : {}),
     changes: plan.changes,
     warnings: plan.warnings,
+    notes: plan.notes,
   };
   return { ...body, fingerprint: fingerprintOf(body) };
 }

@@ -46,5 +46,5 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
       ...r.warnings.map((w) => `raid: ${w}`),
     );
   }
-  return { allocation, changes, warnings, layout: layoutOf(observed) };
+  return { allocation, changes, warnings, notes: [...topology.notes], layout: layoutOf(observed) };
 }

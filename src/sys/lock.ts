@@ -109,7 +109,7 @@ export async function acquireLock(path: string, opts: AcquireOptions): Promise<L
     await mkdir(dirname(path), { recursive: true });
   }
   // A lock another user could create or replace would let them stall or steer a root process.
-  const dir = untrustedPath(dirname(path));
+  const dir = untrustedPath(dirname(path), { sharedDirectory: true });
   if (dir) throw new LockPathError(path, `its directory is not root's alone: ${describeUntrusted(dir)}`);
   // Only a regular file is a lock someone holds: a directory or device there is a mistake.
   const st = await lstat(path).catch(() => null);

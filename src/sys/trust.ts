@@ -30,14 +30,24 @@ export function trustedOwners(): number[] {
 
 const MAX_LINKS = 40;
 
+export interface TrustOptions {
+  /**
+   * `file` is a directory in which others may create names so long as they cannot replace the one
+   * isolate uses (a lock in /run/lock): a root-owned sticky directory is accepted there too.
+   */
+  sharedDirectory?: boolean;
+}
+
 /**
  * The first component of `file` (an absolute path) that another user could have written or
  * replaced, or null when there is none. A missing or unreadable component is reported as such:
  * trust is never assumed from a failed look.
  */
-export function untrustedPath(file: string, owners: readonly number[] = trustedOwners()): Untrusted | null {
+export function untrustedPath(file: string, opts: TrustOptions = {}): Untrusted | null {
+  const owners = trustedOwners();
+  const shared = !!opts.sharedDirectory;
   const pending = path.resolve(file).split('/').filter(Boolean);
-  const top = examine('/', owners, pending.length === 0);
+  const top = examine('/', owners, pending.length === 0 && !shared);
   if (top !== null) return 'problem' in top ? top : unusable('/', 'is a symbolic link');
   let current = '/';
   let links = 0;
@@ -50,7 +60,7 @@ export function untrustedPath(file: string, owners: readonly number[] = trustedO
       continue;
     }
     const next = path.join(current, name);
-    const st = examine(next, owners, pending.length === 0);
+    const st = examine(next, owners, pending.length === 0 && !shared);
     if (st === null) {
       current = next;
       continue;
@@ -100,7 +110,7 @@ function verdict(p: string, st: Stats, owners: readonly number[], last: boolean)
       path: p,
       uid: st.uid,
       mode: st.mode,
-      problem: `is writable by ${(st.mode & 0o020) !== 0 ? 'its group' : 'others'}`,
+      problem: `is writable by ${[st.mode & 0o020 ? 'its group' : '', st.mode & 0o002 ? 'others' : ''].filter(Boolean).join(' and ')}`,
       fix: `chmod go-w ${p}`,
     };
   }

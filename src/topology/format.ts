@@ -37,6 +37,7 @@ export function topologyToJson(t: Topology) {
     possible: t.possible.toArray(),
     isolated: t.isolated.toArray(),
     warnings: t.warnings,
+    notes: t.notes,
   };
 }
 
@@ -86,6 +87,7 @@ export function formatTopology(t: Topology, hostFacts?: string): string {
       `devices on an unknown node: ${unknown.map((d) => `${d.kind}:${d.name}${d.driver ? `(${d.driver})` : ''}`).join(' ')}`,
     );
   }
+  for (const n of t.notes) lines.push(`note: ${n}`);
   for (const w of t.warnings) lines.push(`warning: ${w}`);
   return `${lines.join('\n')}\n`;
 }

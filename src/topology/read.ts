@@ -156,7 +156,8 @@ export function readTopology(root = '/'): Topology {
   const pCores = fs.list('sys/devices/cpu_core/cpus');
   const eCores = fs.list('sys/devices/cpu_atom/cpus');
 
-  const nodes = readNodes(fs, cpuIds, possibleList, warnings);
+  const notes: string[] = [];
+  const nodes = readNodes(fs, cpuIds, possibleList, warnings, notes);
   const nodeOfCpu = new Map<number, number>();
   for (const n of nodes) for (const c of n.cpus) nodeOfCpu.set(c, n.id);
 
@@ -269,6 +270,7 @@ export function readTopology(root = '/'): Topology {
     possible,
     isolated,
     warnings,
+    notes,
   };
 }
 
@@ -321,6 +323,7 @@ function readNodes(
   cpuIds: number[],
   possible: CpuSet | null,
   warnings: string[],
+  notes: string[],
 ): NumaNode[] {
   const ids = numbered(fs.entries(NODE_DIR), 'node');
   if (ids.length === 0) {
@@ -360,7 +363,7 @@ function readNodes(
     const notPresent = listed.minus(present).minus(dirs);
     if (!notPresent.isEmpty) {
       const one = notPresent.size === 1;
-      warnings.push(
+      notes.push(
         `node ${id}'s ${listFile.slice(base.length + 1)} names ${one ? 'cpu' : 'cpus'} ${notPresent}, which ${one ? 'is' : 'are'} not present; ignored`,
       );
     }

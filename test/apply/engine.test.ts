@@ -297,6 +297,47 @@ describe('journal', () => {
     expect(j.version).toBe(1);
   });
 
+  it('every field is checked against its schema before any is used', async () => {
+    const m = new MemExec();
+    await applyChanges({ root, changes: [ch('a', 'x', null, '1')], executors: { raid: m } });
+    const good = JSON.parse(await readFile(journalPath(root), 'utf8'));
+    const cases: [(j: typeof good) => void, string][] = [
+      // The id names the file an undone journal is moved to.
+      [(j) => (j.id = '../../../etc/cron.d/x'), 'journal.id: "../../../etc/cron.d/x" is not a journal id'],
+      [(j) => (j.pid = 'me'), 'journal.pid: expected an integer from 1 to 4194304, found "me"'],
+      [(j) => (j.hook = 1), 'journal.hook: not a field isolate writes'],
+      [
+        (j) =>
+          (j.context = { executorOptions: { raid: { timeoutMs: 1, toolPaths: { storcli: 'storcli64' } } } }),
+        'journal.context.executorOptions.raid.toolPaths.storcli: "storcli64" is not an absolute path',
+      ],
+      [
+        (j) =>
+          (j.entries[0].change = {
+            backend: 'cgroupfs',
+            target: '/x',
+            setting: 'Slice',
+            from: null,
+            to: 'a',
+          }),
+        'journal.entries[0].change.setting: "Slice" is not one of',
+      ],
+      [
+        (j) => (j.entries[0].change.target = '/etc/passwd'),
+        'journal.entries[0].change.target: "/etc/passwd" is not a RAID target',
+      ],
+      [(j) => (j.entries[0].previous = 3), 'journal.entries[0].previous: expected a string, found 3'],
+    ];
+    for (const [edit, message] of cases) {
+      const j = structuredClone(good);
+      edit(j);
+      await writeFile(journalPath(root), JSON.stringify(j));
+      await expect(readJournal(root)).rejects.toThrow(message);
+    }
+    await writeFile(journalPath(root), JSON.stringify(good));
+    expect((await readJournal(root))?.entries).toHaveLength(1);
+  });
+
   it('a settled, unchanged file is not parsed again; any write is seen; each reader gets its own copy', async () => {
     const m = new MemExec();
     await applyChanges({ root, changes: [ch('a', 'x', null, '1')], executors: { raid: m } });

@@ -1,10 +1,12 @@
 // `apply --plan`: a saved plan is self-contained. It embeds its policy text (and hash) and how to carry
 // it out, so deleting or editing the policy file afterwards changes nothing; a host that moved on is
 // refused with the first differing value.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Change } from '../../src/model/plan.js';
+import { fingerprintOf, type PlanJson } from '../../src/planner/json.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
 import { isolate } from './run.js';
 
@@ -79,5 +81,116 @@ describe('apply --plan', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/embedded policy does not match its sha256/);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
+
+// A saved plan is input anyone may have written: it is applied as verified, never as written, and it
+// chooses nothing that is executed.
+// biome-ignore lint/suspicious/noExplicitAny: a saved plan as a forger edits it, any field any way
+type Doc = Record<string, any>;
+
+describe('apply --plan applies what it verified, not what the file says', () => {
+  const edit = (planFile: string, change: (saved: Doc) => void) => {
+    const saved = JSON.parse(readFileSync(planFile, 'utf8'));
+    change(saved);
+    writeFileSync(planFile, JSON.stringify(saved));
+  };
+  const untouched = (cg: string) => {
+    expect(readFileSync(join(cg, 'kafka.slice/cpuset.cpus'), 'utf8').trim()).toBe('');
+    expect(readFileSync(join(cg, 'hadoop-yarn/cpuset.cpus'), 'utf8').trim()).toBe('');
+  };
+
+  it('refuses a change edited to give /hadoop-yarn every CPU, naming it, and writes nothing', () => {
+    const { root, cg } = host();
+    const { planFile } = savePlan(root);
+    edit(planFile, (s) => {
+      const yarn = s.changes.find((c: Change) => c.target === '/hadoop-yarn' && c.setting === 'cpuset.cpus');
+      yarn.to = '0-7';
+    });
+    const r = isolate(['apply', '--plan', planFile, '--root', root, '--yes'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /the plan was edited after it was saved \(change \d+ reads "\/hadoop-yarn cpuset\.cpus: "" → 0-7", its policy plans "\/hadoop-yarn cpuset\.cpus: "" → 0-1,4-7"\)/,
+    );
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    untouched(cg);
+  });
+
+  it('refuses a plan whose partition change was deleted, also with its fingerprint made to match', () => {
+    const { root, cg } = host();
+    const { planFile } = savePlan(root);
+    const drop = (s: Doc) => {
+      s.changes = s.changes.filter((c: Change) => c.setting !== 'cpuset.cpus.partition');
+    };
+    edit(planFile, drop);
+    let r = isolate(['apply', '--plan', planFile, '--root', root, '--yes'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /edited after it was saved \(change \d+ \(.*cpuset\.cpus\.partition.*\) is missing/,
+    );
+    untouched(cg);
+    // The forger recomputes the fingerprint over the edited file: its own policy still plans otherwise.
+    edit(planFile, (s) => {
+      s.fingerprint = fingerprintOf(s as PlanJson);
+    });
+    r = isolate(['apply', '--plan', planFile, '--root', root, '--yes'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the host now also needs: \/kafka\.slice cpuset\.cpus\.partition/);
+    untouched(cg);
+  });
+
+  it('refuses tool paths stored in the plan before anything runs', () => {
+    const { root, cg } = host();
+    const { planFile } = savePlan(root);
+    const dir = mkdtempSync(join(tmpdir(), 'isolate-evil-'));
+    const evil = join(dir, 'storcli64');
+    writeFileSync(evil, `#!/bin/sh\ntouch ${dir}/ran\n`, { mode: 0o755 });
+    edit(planFile, (s) => {
+      s.executorOptions = { raid: { timeoutMs: 1000, toolPaths: { storcli: evil } } };
+    });
+    const r = isolate(['apply', '--plan', planFile, '--root', root, '--yes'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `it was saved to run with RAID tools storcli=${evil} \\(timeout 1000 ms\\), this apply runs with no RAID tool; tool paths come only from --tool-path`,
+      ),
+    );
+    expect(existsSync(join(dir, 'ran'))).toBe(false);
+    untouched(cg);
+  });
+
+  it('checks every field against the schema: an unknown field, a wrong type, a relative tool path', () => {
+    const { root, cg } = host();
+    const cases: [(s: Doc) => void, RegExp][] = [
+      [(s) => (s.hooks = { bare: true }), /plan\.hooks: not a field isolate writes/],
+      [(s) => (s.changes[0].to = 7), /plan\.changes\[0\]\.to: expected a string, found 7/],
+      [(s) => (s.changes[0].backend = 'shell'), /plan\.changes\[0\]\.backend: "shell" is not one of/],
+      [
+        (s) => (s.executorOptions = { raid: { timeoutMs: 1, toolPaths: { storcli: 'bin/storcli' } } }),
+        /plan\.executorOptions\.raid\.toolPaths\.storcli: "bin\/storcli" is not an absolute path/,
+      ],
+      [(s) => (s.allocation.kafka.cpus = [-1]), /plan\.allocation\.kafka\.cpus\[0\]: expected an integer/],
+    ];
+    for (const [change, expected] of cases) {
+      const { planFile } = savePlan(root);
+      edit(planFile, change);
+      const r = isolate(['apply', '--plan', planFile, '--root', root, '--yes'], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(expected);
+      expect(r.stderr).toMatch(/not a plan "isolate plan" saves/);
+    }
+    untouched(cg);
+  });
+
+  it('refuses a plan file another user could write, as it would such a policy', () => {
+    const { root, cg } = host();
+    const { planFile } = savePlan(root);
+    chmodSync(planFile, 0o666);
+    const r = isolate(['apply', '--plan', planFile, '--root', root, '--yes'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `--plan ${planFile}: refused, ${planFile} is writable by its group and others (owner uid 0, mode 0666); fix: chmod go-w ${planFile}`,
+    );
+    untouched(cg);
   });
 });

@@ -55,6 +55,34 @@ describe('the single executable', () => {
     expect(r.stderr).not.toMatch(/ExperimentalWarning|single executable/i);
   });
 
+  it('has no test hooks: none of their code is in it, and a bare change list is refused', () => {
+    // The control: the test build of dist/ has them, so the search below can find them.
+    expect(readFileSync(join(REPO, 'dist/main.cjs'), 'utf8')).toContain('ISOLATE_TEST_BARE_PLAN');
+    const bundle = readFileSync(join(out, 'work/main.cjs'), 'utf8');
+    const bytes = readFileSync(exe);
+    for (const hook of [
+      'ISOLATE_TEST_BARE_PLAN',
+      'ISOLATE_TEST_CRASH_AT_STEP',
+      'ISOLATE_TEST_PAUSE_AT_STEP',
+      'testBareChanges',
+    ]) {
+      expect(bundle, hook).not.toContain(hook);
+      expect(bytes.indexOf(hook), hook).toBe(-1);
+    }
+    const root = makeFakeHost('qemu-2s-smt2', ['kafka.slice']);
+    const bareFile = join(bare, 'bare.json');
+    writeFileSync(
+      bareFile,
+      JSON.stringify({
+        changes: [{ backend: 'cgroupfs', target: '/kafka.slice', setting: 'cpuset.cpus', from: '', to: '0-7' }],
+      }),
+    );
+    const r = run(['apply', '--yes', '--root', root, '--plan', bareFile], { ISOLATE_TEST_BARE_PLAN: '1' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--plan .*bare\.json: it does not embed its policy/);
+    expect(readFileSync(join(root, 'sys/fs/cgroup/kafka.slice/cpuset.cpus'), 'utf8').trim()).toBe('');
+  });
+
   it('holds its code cache 8-byte aligned, so V8 uses it in place instead of copying it first', () => {
     const cache = readFileSync(join(out, 'work/main.cache'));
     const bytes = readFileSync(exe);

@@ -112,5 +112,6 @@ export function synthTopology(spec: SynthSpec): Topology {
     possible: CpuSet.of(cpus.map((c) => c.id)),
     isolated: CpuSet.EMPTY,
     warnings: [],
+    notes: [],
   };
 }

@@ -2,10 +2,11 @@
 // stale lock left by a SIGKILLed holder; PID reuse; the "held by" description. Large runs:
 // bench/lock-contention.mjs.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lockPath } from '../../src/raid/hostlock.js';
 import { acquireLock, holderAlive, processStart } from '../../src/sys/lock.js';
 import { bundleLockWorker } from './bundle.js';
 import { runContention } from './lock-harness.js';
@@ -94,5 +95,46 @@ describe('acquireLock', () => {
     await a.lock.release();
     const b = await acquireLock(path, { command: 'three', waitMs: 0 });
     expect(b.acquired).toBe(false);
+  });
+});
+
+describe('a lock no other user can plant', () => {
+  it('the RAID lock is /run/lock/isolate-raid.lock, never a temp directory', () => {
+    const saved = process.env.ISOLATE_RAID_LOCK;
+    delete process.env.ISOLATE_RAID_LOCK;
+    try {
+      expect(lockPath()).toBe('/run/lock/isolate-raid.lock');
+    } finally {
+      if (saved !== undefined) process.env.ISOLATE_RAID_LOCK = saved;
+    }
+  });
+
+  it('refuses a lock whose directory is missing, or that others can write without the sticky bit', async () => {
+    await expect(
+      acquireLock(join(dir, 'missing', 'x.lock'), { command: 't', createDir: false }),
+    ).rejects.toThrow(/cannot create it \(ENOENT\)/);
+    const open = join(dir, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    await expect(acquireLock(join(open, 'x.lock'), { command: 't' })).rejects.toThrow(
+      `its directory is not root's alone: ${open} is writable by its group and others (owner uid 0, mode 0777)`,
+    );
+    // Sticky and root's, as /run/lock and /tmp are: nobody can replace the lock they did not make.
+    chmodSync(open, 0o1777);
+    const ok = await acquireLock(join(open, 'x.lock'), { command: 't' });
+    expect(ok.acquired).toBe(true);
+    if (ok.acquired) await ok.lock.release();
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('refuses a lock file another user created first', async () => {
+    const path = join(dir, 'planted.lock');
+    writeFileSync(
+      path,
+      `${JSON.stringify({ pid: process.ppid, start: null, command: 'x', since: '?', token: 't' })}\n`,
+    );
+    chownSync(path, 65534, 65534);
+    await expect(acquireLock(path, { command: 't', waitMs: 0 })).rejects.toThrow(
+      'it exists and is owned by uid 65534, not root: another user made it; remove it',
+    );
   });
 });

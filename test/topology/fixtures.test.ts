@@ -156,7 +156,7 @@ describe('topology from real sysfs trees', () => {
     ]);
     expect(new Set(t.cpus.map((c) => c.package))).toEqual(new Set([0, 8]));
     expect(t.possible.toString()).toBe('0-159');
-    expect(t.warnings).toContain("node 0's cpulist names cpus 128-159, which are not present; ignored");
+    expect(t.notes).toContain("node 0's cpulist names cpus 128-159, which are not present; ignored");
   });
 
   it('amd-epyc-l3: several L3 groups per node', () => {

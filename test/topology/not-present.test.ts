@@ -18,13 +18,16 @@ describe('POWER9: node 0 lists possible CPUs that are not present', () => {
   it('plans with the bundled policy: whole SMT4 cores on one node, and says which CPUs it ignored', () => {
     const r = isolate(['plan', '--dry-run', '--root', POWER9, '--policy', 'default']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(NOTE);
+    // At INFO: under Notes, not among the warnings.
+    expect(r.stdout).toMatch(new RegExp(`\\nNotes:\\n  - ${NOTE}\\n`));
     expect(r.stdout).not.toMatch(/contradicts/);
+    expect(r.stdout.slice(r.stdout.indexOf('Warnings:'))).not.toContain(NOTE);
 
     const j = isolate(['plan', '--dry-run', '--json', '--root', POWER9, '--policy', 'default']);
     expect(j.code, j.stderr).toBe(0);
     const plan = JSON.parse(j.stdout);
-    expect(plan.warnings).toContain(NOTE);
+    expect(plan.notes).toEqual([NOTE]);
+    expect(plan.warnings).not.toContain(NOTE);
     const kafka = plan.allocation.kafka;
     expect(kafka.nodes).toHaveLength(1);
     // 50 % of a node's 16 cores: 8 whole cores of 4 threads, none of them a not-present CPU.
@@ -38,14 +41,16 @@ describe('POWER9: node 0 lists possible CPUs that are not present', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^128 online CPUs \(0-127\), 32 physical cores, 2 NUMA nodes, up to 4 threads/m);
     expect(r.stdout).toMatch(/^package 8$/m);
-    expect(r.stdout).toContain(NOTE);
+    expect(r.stdout).toContain(`note: ${NOTE}`);
+    expect(r.stdout).not.toMatch(/^warning:/m);
   });
 
   it('the reader keeps only present CPUs on node 0', () => {
     const t = readTopology(POWER9);
     expect(t.nodes.find((n) => n.id === 0)!.cpus.toString()).toBe('0-63');
     expect(t.cpus.map((c) => c.id)).toEqual([...Array(128).keys()]);
-    expect(t.warnings).toEqual([NOTE]);
+    expect(t.notes).toEqual([NOTE]);
+    expect(t.warnings).toEqual([]);
   });
 });
 
@@ -59,7 +64,7 @@ describe('qemu-possible-not-present (x86: not-present CPUs in no node cpulist) s
       [0, '0-3'],
       [1, ''],
     ]);
-    expect(t.warnings.join('\n')).not.toMatch(/not present/);
+    expect([...t.warnings, ...t.notes].join('\n')).not.toMatch(/not present/);
   });
   it('plans', () => {
     const r = isolate(['plan', '--dry-run', '--root', tree, '--policy', 'default']);
@@ -102,7 +107,7 @@ describe('which node cpulist entries are ignored and which are contradictions', 
   it('not-present CPUs are ignored on every node that names them, one note per node', () => {
     const t = readTopology(tree({ node0: '0-3,8-11', node1: '4-7,10' }));
     expect(t.nodes.map((n) => n.cpus.toString())).toEqual(['0-3', '4-7']);
-    expect(t.warnings).toEqual([
+    expect(t.notes).toEqual([
       "node 0's cpulist names cpus 8-11, which are not present; ignored",
       "node 1's cpulist names cpu 10, which is not present; ignored",
     ]);
