@@ -2,7 +2,7 @@
 // itself (model.ts), so the two cannot drift apart.
 import { findingText, type Verdict } from '../model/finding.js';
 import type { RaidController, RaidObservation } from '../model/raid.js';
-import { writeBackVerdict } from '../planner/raid/safety.js';
+import { writeBackVerdict } from '../model/raid-safety.js';
 
 export function renderCheck(v: Verdict, controllers: number): string {
   const sorted = v.findings;
