@@ -139,6 +139,21 @@ describe('docs/commands.md', () => {
     sample('apply-stale-plan', transcript(root, 'isolate apply --plan /var/lib/isolate/plan.json --yes', r));
   });
 
+  it('apply --plan refuses a plan edited after it was saved', () => {
+    const root = hostWithPolicy(FIXTURE);
+    expect(cli(root, ['plan']).code).toBe(0);
+    const file = join(root, 'var/lib/isolate/plan.json');
+    const saved = JSON.parse(readFileSync(file, 'utf8'));
+    const yarn = saved.changes.find(
+      (c: { target: string; setting: string }) => c.target === '/hadoop-yarn' && c.setting === 'cpuset.cpus',
+    );
+    yarn.to = '0-7';
+    writeFileSync(file, JSON.stringify(saved));
+    const r = cli(root, ['apply', '--plan', file, '--yes']);
+    expect(r.code).toBe(1);
+    sample('apply-edited-plan', transcript(root, 'isolate apply --plan /var/lib/isolate/plan.json --yes', r));
+  });
+
   it('one-line errors, and the JSON document of a failure', () => {
     const missing = join(tmpdir(), `isolate-no-such-host-${process.pid}`);
     const plan = cli(missing, ['plan', '--dry-run']);

@@ -2,7 +2,7 @@
 // to have that problem (a cgroup v1 or hybrid layout, cpuset bound elsewhere, a kernel without cpuset
 // partitions, a RAID controller without its tool, a cgroup write the kernel refuses).
 import { spawnSync } from 'node:child_process';
-import { chownSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeHost, type SimHost } from '../raid/host.js';
@@ -113,6 +113,14 @@ describe('docs/troubleshooting.md', () => {
     });
     expect(r.code).toBe(1);
     sample('raid-no-tool', transcript(raid.root, 'isolate raid check', r));
+  });
+
+  it('a policy another user could write', () => {
+    const root = v1Host(true, KAFKA_FLINK);
+    chmodSync(join(root, 'etc/isolate/policy.yaml'), 0o664);
+    const r = cli(root, ['apply', '--yes']);
+    expect(r.code).toBe(1);
+    sample('policy-writable', transcript(root, 'isolate apply --yes', r));
   });
 
   it('every sample in the doc is produced by this file', () => {
