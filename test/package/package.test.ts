@@ -74,7 +74,9 @@ describe('the single executable', () => {
     writeFileSync(
       bareFile,
       JSON.stringify({
-        changes: [{ backend: 'cgroupfs', target: '/kafka.slice', setting: 'cpuset.cpus', from: '', to: '0-7' }],
+        changes: [
+          { backend: 'cgroupfs', target: '/kafka.slice', setting: 'cpuset.cpus', from: '', to: '0-7' },
+        ],
       }),
     );
     const r = run(['apply', '--yes', '--root', root, '--plan', bareFile], { ISOLATE_TEST_BARE_PLAN: '1' });
