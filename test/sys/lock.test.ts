@@ -6,7 +6,6 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writ
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lockPath } from '../../src/raid/hostlock.js';
 import { acquireLock, holderAlive, processStart } from '../../src/sys/lock.js';
 import { bundleLockWorker } from './bundle.js';
 import { runContention } from './lock-harness.js';
@@ -99,16 +98,6 @@ describe('acquireLock', () => {
 });
 
 describe('a lock no other user can plant', () => {
-  it('the RAID lock is /run/lock/isolate-raid.lock, never a temp directory', () => {
-    const saved = process.env.ISOLATE_RAID_LOCK;
-    delete process.env.ISOLATE_RAID_LOCK;
-    try {
-      expect(lockPath()).toBe('/run/lock/isolate-raid.lock');
-    } finally {
-      if (saved !== undefined) process.env.ISOLATE_RAID_LOCK = saved;
-    }
-  });
-
   it('refuses a lock whose directory is missing, or that others can write without the sticky bit', async () => {
     await expect(
       acquireLock(join(dir, 'missing', 'x.lock'), { command: 't', createDir: false }),
