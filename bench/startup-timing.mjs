@@ -1,7 +1,7 @@
-// Timing short commands like hyperfine (bench/sea-startup.mjs, bench/sea-floor.mjs): warm-up rounds,
-// then many runs of every command, interleaved round by round so a load change on a shared machine
-// hits every row alike; wall-clock median and p90, and the median CPU time (user + system, from the
-// child's rusage), which a busy machine disturbs less than the wall clock.
+// Timing short commands like hyperfine (bench/sea-startup.mjs): warm-up rounds, then many runs of every
+// command, interleaved round by round so a load change on a shared machine hits every row alike;
+// wall-clock median and p90, and the median CPU time (user + system, from the child's rusage), which a
+// busy machine disturbs less than the wall clock.
 import { spawnSync } from 'node:child_process';
 
 /**

@@ -1,6 +1,6 @@
-// A systemd host's top level of cgroups, as the benchmarks model it (agent-idle.mjs AGENT_TREE=systemd,
-// observe-round.mjs): a Debian 12 host (systemd 252, kernel 6.1), unfenced, with every file the agent
-// reads in a cgroup where the cpuset, cpu, memory, io and pids controllers are on.
+// A systemd host's top level of cgroups, as bench/agent-idle.mjs models it (AGENT_TREE=systemd): a
+// Debian 12 host (systemd 252, kernel 6.1), unfenced, with every file the agent reads in a cgroup where
+// the cpuset, cpu, memory, io and pids controllers are on.
 export const SYSTEMD_TOP_LEVEL = [
   'init.scope',
   'system.slice',
