@@ -15,10 +15,8 @@ import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
 import { apply } from '../ops/apply.js';
 import { check } from '../ops/check.js';
-import { PlanMemo } from '../ops/plan.js';
 import { SystemdMemo } from '../ops/systemd-memo.js';
 import type { Topology } from '../model/topology.js';
-import { KeptFiles } from '../sys/kept-files.js';
 import { readTopology, topologyStamp } from '../topology/read.js';
 import { afterFailure, type Backoff, due, NO_BACKOFF } from './backoff.js';
 import { DropInWatch } from './dropins.js';
@@ -47,15 +45,6 @@ export interface AgentOptions {
   notify?: Notifier;
   /** After each round (tests, the textfile writer). */
   afterRound?: (round: RoundResult) => Promise<void> | void;
-  /**
-   * After each thread audit (the first one follows the first round): hand the garbage of that work
-   * back to the kernel now (agent/heap.ts). Returns whether it could.
-   */
-  compactHeap?: () => boolean;
-  /** Resident memory in bytes (tests; default process.memoryUsage.rss). */
-  rss?: () => number;
-  /** The least time between a thread audit and a heap compaction, either way (default: heapKeeper's). */
-  heavyGapMs?: number;
 }
 
 export interface RoundResult {
@@ -75,14 +64,12 @@ export async function runAgent(o: AgentOptions): Promise<number> {
     throw new UserError(policy.error ?? `no policy at ${o.policyPath}`);
   }
 
-  // Kept across rounds: PIDs that matched no workload are not re-read every second (proc-scan.ts).
+  // Kept across rounds (ops/round-cache.ts): PIDs that matched no workload are not read again every
+  // round (proc-scan.ts), and systemd's last answer is used again while the cgroup tree reads the same.
   const processScan = new ProcessScanMemo();
-  // And the last plan that changed nothing: a round that observes the same host plans the same.
-  const planMemo = new PlanMemo();
-  // And systemd's last answer about the units: asked again when the cgroup tree shows a change.
   const systemdMemo = new SystemdMemo();
-  // And the cgroup files and mount table a round reads, open: each round reads them again from offset 0.
-  const keptFiles = new KeptFiles(KEPT_FILES);
+  const cache = { processes: processScan, systemd: systemdMemo };
+  const topology = new TopologyHolder(o.root);
   let backoff: Backoff = NO_BACKOFF;
   let nextRaid = 0;
   let nextCheck = 0;
@@ -107,7 +94,6 @@ export async function runAgent(o: AgentOptions): Promise<number> {
     systemdMemo.forget();
     nudge();
   });
-  const heap = heapKeeper(o);
   let readyDone = false;
   let lastWatchdog = 0;
 
@@ -125,7 +111,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       let round: RoundResult | null = null;
       if (o.once || due(backoff, now)) {
         const raidDue = o.once || now >= nextRaid;
-        round = await reconcile(o, policy, raidDue, { processScan, planMemo, keptFiles, systemdMemo });
+        round = await reconcile(o, policy, raidDue, cache, topology.current());
         if (raidDue && round.ok) nextRaid = now + o.raidIntervalMs;
         backoff = round.ok ? NO_BACKOFF : afterFailure(backoff, now, o.intervalMs, o.maxBackoffMs);
         o.metrics?.failures(backoff.failures);
@@ -150,19 +136,17 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       }
 
       if (o.once) {
-        const report = await hostCheck(o, policy, processScan);
+        const report = await hostCheck(o, policy, processScan, topology.current());
         logCheck(o, report);
         return round?.ok === false && report.status === 'OK'
           ? EXIT_STATUS.WARNING
           : EXIT_STATUS[report.status];
       }
-      // An audit due within a quiet gap after a compaction waits for the gap's end (heapKeeper).
-      const audited = Date.now() >= nextCheck && heap.auditMayRun(Date.now());
-      if (audited) {
+      if (Date.now() >= nextCheck) {
         nextCheck = Date.now() + o.checkIntervalMs;
         // Logged like `isolate check` (status and summary), so the journal of an agent host says what
         // each audit found, not only the metrics; an audit that cannot run is UNKNOWN, as there.
-        const report = await hostCheck(o, policy, processScan).catch((err: unknown) => {
+        const report = await hostCheck(o, policy, processScan, topology.current()).catch((err: unknown) => {
           o.log('warn', 'check', {
             status: 'UNKNOWN',
             summary: err instanceof Error ? err.message : String(err),
@@ -179,7 +163,6 @@ export async function runAgent(o: AgentOptions): Promise<number> {
           });
         }
       }
-      heap.afterRound(audited);
       if (o.stop.aborted) return 0;
       let sleepMs = Math.max(
         0,
@@ -206,98 +189,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   } finally {
     for (const w of watchers.values()) w.close();
     dropIns.close();
-    keptFiles.closeAll();
     await o.notify?.stopping();
   }
-}
-
-/**
- * Resident memory above its working level that makes the agent compact again between audits: the
- * rounds leave garbage in V8's old generation that only a full GC frees, and a build without these
- * compactions reached 68.8 MB in 10 minutes on the bench (bench/agent-idle.mjs, 2,000 processes;
- * README). Much of the growth measured then outside V8's heap was the recordings of stopped GC
- * profilers (metrics.ts); without them it grew ~2 KiB/s and compacted every ~8-9 minutes (~50-80 ms of
- * CPU each time, 30-56 ms of it on the main thread), most of that the garbage of prom-client's `gc`
- * performance observer, left out since (metrics.ts collectDefaultMetricsButGc).
- */
-export const HEAP_GROWTH_BYTES = 2 ** 20;
-
-/**
- * Rounds after a compaction before resident memory is measured as its working level. A compaction
- * leaves it ~2 MB lower than the rounds keep it (V8 shrinks the young generation, which then fills
- * again, ~0.1 MB a round for ~15 rounds on the bench): measured straight after, the next compaction
- * fired on the refill, not on growth — twice more in the two rounds after the start-up audit, each
- * one ~50 ms of CPU on the main thread and V8's workers (debug log and 5 s CPU slices of the bench).
- */
-export const HEAP_SETTLE_ROUNDS = 30;
-
-/**
- * The least time between a thread audit and a heap compaction that resident memory's growth asks for,
- * in either order: the two largest bursts of the agent's CPU with 2,000 processes (an audit ~20-25 ms; a
- * compaction 40-80 ms with V8's GC helpers, ~35-50 ms on the main thread alone, which the executable's
- * --single-threaded-gc keeps it to), and in one 60 s window together they were what put that
- * window over the 0.5 % target (bench/agent-idle.mjs, AGENT_CPU_TRACE=1: the audit's 5 s slice and
- * the compaction's next to it). A compaction that growth asks for right after an audit waits until
- * the gap has passed; an audit due within the gap after a compaction waits as long (at most a
- * minute late, every ten). The start-up audit's compaction does not wait: it is before any window.
- */
-export const HEAVY_GAP_MS = 60_000;
-
-/**
- * The heap compactions (agent/heap.ts): after the start-up audit, and later, after an audit or between
- * audits, when resident memory has grown. A later audit no longer grows it by itself: its scan decides
- * each cgroup once (audit/threads.ts) and allocates ~1.3 MB, which the young generation's collections
- * free; compacting after every audit anyway cost 30-50 ms of CPU (main thread and V8's workers) in the
- * audit's 60 s window. Growth found within HEAVY_GAP_MS of an audit waits for the gap's end, so that
- * no 60 s window holds both.
- */
-function heapKeeper(o: AgentOptions): {
-  /**
-   * After each round: the start-up audit compacts; later, any round once resident memory has grown
-   * and HEAVY_GAP_MS have passed since the last audit.
-   */
-  afterRound: (audited: boolean) => void;
-  /** Whether an audit that is due may run now: not within HEAVY_GAP_MS after a compaction. */
-  auditMayRun: (now: number) => boolean;
-} {
-  const rss = o.rss ?? (() => process.memoryUsage.rss());
-  // Half the audit interval when that is shorter: with audits every 10 s, a compaction still finds a gap.
-  const gap = o.heavyGapMs ?? Math.min(HEAVY_GAP_MS, o.checkIntervalMs / 2);
-  // Rounds since the last compaction (null before the first), and the level measured once settled.
-  let roundsSince: number | null = null;
-  let working: number | null = null;
-  // When the last compaction ended, and when the last audit did (never: any audit or compaction may run).
-  let compactedAt = -Infinity;
-  let auditedAt = -Infinity;
-  const compact = (afterAudit: boolean) => {
-    if (!o.compactHeap) return;
-    const before = rss();
-    const started = performance.now();
-    if (!o.compactHeap()) return;
-    const ms = Math.round(performance.now() - started);
-    const after = rss();
-    o.log('debug', afterAudit ? 'heap compacted after the thread audit' : 'heap compacted as it grew', {
-      rssBeforeMiB: +(before / 2 ** 20).toFixed(1),
-      rssAfterMiB: +(after / 2 ** 20).toFixed(1),
-      ms,
-      ...(afterAudit || working === null ? {} : { workingMiB: +(working / 2 ** 20).toFixed(1) }),
-    });
-    roundsSince = 0;
-    working = null;
-    compactedAt = Date.now();
-  };
-  return {
-    afterRound: (audited) => {
-      const now = Date.now();
-      const startUp = audited && roundsSince === null;
-      if (audited) auditedAt = now;
-      // Every round, audit or not: the rounds since the last compaction, and the level once settled.
-      if (roundsSince !== null && working === null && ++roundsSince >= HEAP_SETTLE_ROUNDS) working = rss();
-      const grown = working !== null && now - auditedAt >= gap && rss() > working + HEAP_GROWTH_BYTES;
-      if (startUp || grown) compact(audited);
-    },
-    auditMayRun: (now) => now - compactedAt >= gap,
-  };
 }
 
 /** The shortest time between the end of a round and a round brought forward by an event. */
@@ -367,45 +260,30 @@ function startProbe(
   return { stop: () => clearTimeout(t) };
 }
 
-/**
- * Files the agent keeps open (sys/kept-files.ts): the mount table and 10-20 files in each observed
- * cgroup (the workloads' cgroups and their ancestors; on a systemd host also every top-level unit and
- * slice, read for their cpuset files). Past that, the oldest kept one is closed for each new one; far under the 1,024
- * descriptors a service gets by default.
- */
-const KEPT_FILES = 512;
-
 /** Re-read sysfs only when the online lists change (hotplug), or every TOPOLOGY_REFRESH_MS anyway. */
 const TOPOLOGY_REFRESH_MS = 300_000;
-let cachedTopology: { root: string; stamp: string; at: number; topology: Topology } | null = null;
 
-function topologyFor(root: string): Topology {
-  const stamp = topologyStamp(root);
-  const now = Date.now();
-  if (
-    !cachedTopology ||
-    cachedTopology.root !== root ||
-    cachedTopology.stamp !== stamp ||
-    now - cachedTopology.at > TOPOLOGY_REFRESH_MS
-  ) {
-    cachedTopology = { root, stamp, at: now, topology: readTopology(root) };
+/** The topology the agent plans with: read again when its stamp changes (hotplug) or it is old. */
+class TopologyHolder {
+  private last: { stamp: string; at: number; topology: Topology } | null = null;
+  constructor(private readonly root: string) {}
+
+  current(): Topology {
+    const stamp = topologyStamp(this.root);
+    const now = Date.now();
+    if (!this.last || this.last.stamp !== stamp || now - this.last.at > TOPOLOGY_REFRESH_MS) {
+      this.last = { stamp, at: now, topology: readTopology(this.root) };
+    }
+    return this.last.topology;
   }
-  return cachedTopology.topology;
-}
-
-/** What the agent keeps from one round to the next to make the next one cheaper (never what it wrote). */
-interface RoundMemory {
-  processScan: ProcessScanMemo;
-  planMemo: PlanMemo;
-  keptFiles: KeptFiles;
-  systemdMemo: SystemdMemo;
 }
 
 async function reconcile(
   o: AgentOptions,
   policy: PolicyHolder,
   raidDue: boolean,
-  memory: RoundMemory,
+  cache: { processes: ProcessScanMemo; systemd: SystemdMemo },
+  topology: Topology,
 ): Promise<RoundResult> {
   const t0 = performance.now();
   try {
@@ -413,11 +291,11 @@ async function reconcile(
       root: o.root,
       policySource: policy.current!,
       observeRaid: raidDue,
-      topology: topologyFor(o.root),
-      ...memory,
+      topology,
+      cache,
       log: o.log,
       notice: (m) => o.log('warn', m),
-    }).finally(() => memory.keptFiles.endRound());
+    });
     const applied = out.steps.filter((s) => s.status === 'applied').map((s) => s.change);
     for (const c of applied) {
       o.log('info', 'corrected', {
@@ -432,7 +310,7 @@ async function reconcile(
     }
     o.metrics?.reconciled((performance.now() - t0) / 1000, true, Date.now());
     o.metrics?.corrected(applied);
-    o.metrics?.systemdAsked(memory.systemdMemo.stats.asked);
+    o.metrics?.systemdAsked(cache.systemd.stats.asked);
     if (out.allocation) o.metrics?.allocation(out.allocation);
     if (out.raid) o.metrics?.raid(out.raid);
     return { ok: true, changed: out.changed, ...(out.allocation ? { allocation: out.allocation } : {}) };
@@ -517,14 +395,14 @@ function hostCheck(
   o: AgentOptions,
   policy: PolicyHolder,
   processScan: ProcessScanMemo,
+  topology: Topology,
 ): Promise<CheckReport> {
-  const view = processScan.view();
   return check({
     root: o.root,
     policySource: policy.current!,
     observeRaid: false,
     listCap: AGENT_LIST_CAP,
-    topology: topologyFor(o.root),
-    ...(view ? { processScan: view } : {}),
+    topology,
+    cache: { processes: processScan.view() ?? undefined },
   });
 }

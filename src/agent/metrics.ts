@@ -36,16 +36,8 @@ const WRITE_POLICY = ['write-back', 'write-through', 'always-write-back', 'unkno
 export async function createMetrics(): Promise<AgentMetrics> {
   const prom = await import('prom-client');
   const registry = new prom.Registry();
-  // prom-client's event-loop delay histogram (nodejs_eventloop_lag_{min,max,mean,stddev,p50,p90,p99}
-  // _seconds) records the time between the ticks of its own timer: its sampling period plus the lag,
-  // so at 1 s it reported a lag of ~1 s. And every tick wakes the process: at its 10 ms default that
-  // alone cost the idle agent ~0.6 % of a core, at 1 s it was one of the agent's three wake-ups a
-  // second (bench/agent-idle.mjs). Those gauges are left out; their sampler, which cannot be turned
-  // off, ticks once an hour. nodejs_eventloop_lag_seconds, measured at each scrape, stays.
-  await collectDefaultMetricsButGc(prom, registry, { eventLoopMonitoringPrecision: 3_600_000 });
-  for (const stat of ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99']) {
-    registry.removeSingleMetric(`nodejs_eventloop_lag_${stat}_seconds`);
-  }
+  // prom-client's standard process and Node.js metrics, as users of any Node.js exporter know them.
+  prom.collectDefaultMetrics({ register: registry });
   const g = (name: string, help: string, labelNames: string[] = []) =>
     new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[] = []) =>
@@ -184,35 +176,4 @@ export async function serveMetrics(m: AgentMetrics, host: string, port: number):
     server.listen(port, host, () => resolve());
   });
   return server;
-}
-
-/**
- * prom-client's default metrics, all but nodejs_gc_duration_seconds. That one comes from a `gc`
- * performance observer, and for every GC it reports Node builds an object graph that lands in the old
- * generation: ~4.3 KB a scavenge, of the 5.5 KB the agent's old generation grew a scavenge (1.2 KB
- * without it; --trace-gc-nvp, 2,000 processes). That garbage made resident memory grow between
- * audits, and each 1 MiB of growth costs a heap compaction of 50-80 ms of CPU (agent.ts
- * HEAP_GROWTH_BYTES): with the observer one came ~9 minutes after the start, without it none in two
- * 10-minute runs (bench/agent-idle.mjs). collectDefaultMetrics cannot leave a collector out, and its
- * modules are not part of prom-client's API (nor of the executable's copy of it, scripts/package.mjs),
- * so the observer's registration is refused while it runs: it is synchronous, nothing else runs
- * meanwhile. V8's GC profiler is no cheaper way to time GCs (docs/observability.md).
- */
-async function collectDefaultMetricsButGc(
-  prom: typeof Prom,
-  registry: Prom.Registry,
-  config: { eventLoopMonitoringPrecision: number },
-): Promise<void> {
-  const { PerformanceObserver } = await import('node:perf_hooks');
-  const observe = PerformanceObserver.prototype.observe;
-  PerformanceObserver.prototype.observe = function (this: InstanceType<typeof PerformanceObserver>, options) {
-    const types = 'entryTypes' in options ? options.entryTypes : [options.type];
-    if (!types.includes('gc')) observe.call(this, options);
-  };
-  try {
-    prom.collectDefaultMetrics({ register: registry, ...config });
-  } finally {
-    PerformanceObserver.prototype.observe = observe;
-  }
-  registry.removeSingleMetric('nodejs_gc_duration_seconds');
 }

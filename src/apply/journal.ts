@@ -1,6 +1,5 @@
 // The apply journal: before every write isolate records what it is about to change and the value
 // it found, so a failed or interrupted apply (kill -9) can be undone exactly, in reverse order.
-import { statSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
@@ -85,55 +84,12 @@ export async function readJournal(root: string): Promise<Journal | null> {
   return readJournalFile(journalPath(root));
 }
 
-/**
- * The journals last read, by file, with the stat they were read under. The agent asks for the
- * journal every round (an interrupted apply must be undone before it plans), and it changes only
- * when an apply runs: one stat then replaces a read, a UTF-8 check, a parse and a check of every
- * entry (~5 % of the agent's CPU in a `perf` profile of bench/agent-idle.mjs). Any write changes
- * the file's change time, which nothing can set back; but the kernel stamps it with a clock that
- * ticks every few milliseconds, so — as git does with its index — a file changed less than
- * `SETTLED_MS` before it was read is not remembered: a second write within the same tick would
- * look unchanged. Callers update what they are given, so each gets its own copy.
- */
-const lastRead = new Map<string, { stamp: string; journal: Journal }>();
-const LAST_READ_MAX = 8;
-const SETTLED_MS = 2000;
-/** Journal files parsed (not taken from `lastRead`), for the tests. */
-export const journalParses = { count: 0 };
+/** The journal's state alone (null: no journal): the agent asks it every round. */
+export async function readJournalState(root: string): Promise<JournalState | null> {
+  return (await readJournal(root))?.state ?? null;
+}
 
 async function readJournalFile(file: string): Promise<Journal | null> {
-  const read = await loadJournal(file);
-  if (read === null) return null;
-  return read.shared ? structuredClone(read.journal) : read.journal;
-}
-
-/**
- * The journal's state alone (null: no journal), without the copy `readJournal` gives each caller:
- * the agent asks it every round, and copying a converged host's journal was ~3 % of its JavaScript.
- */
-export async function readJournalState(root: string): Promise<JournalState | null> {
-  return (await loadJournal(journalPath(root)))?.journal.state ?? null;
-}
-
-/** The journal, from `lastRead` when its stat is unchanged (`shared`: not to be changed). */
-async function loadJournal(file: string): Promise<{ journal: Journal; shared: boolean } | null> {
-  const st = statSync(file, { bigint: true, throwIfNoEntry: false });
-  if (st === undefined) return null;
-  const stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-  const known = st.isFile() ? lastRead.get(file) : undefined;
-  if (known?.stamp === stamp) return { journal: known.journal, shared: true };
-  lastRead.delete(file);
-  const j = await readJournalText(file);
-  journalParses.count++;
-  if (j === null) return null;
-  if (st.isFile() && Date.now() - Number(st.ctimeMs) > SETTLED_MS) {
-    if (lastRead.size >= LAST_READ_MAX) lastRead.delete(lastRead.keys().next().value as string);
-    lastRead.set(file, { stamp, journal: structuredClone(j) });
-  }
-  return { journal: j, shared: false };
-}
-
-async function readJournalText(file: string): Promise<Journal | null> {
   const unreadable = (why: string) =>
     new UserError(
       `journal ${file} is unreadable (${why}); inspect it (it lists every value isolate changed), restore by hand, then move it aside`,

@@ -6,12 +6,8 @@ import { UNIT_CGROUP } from '../model/systemd.js';
 
 /** The cgroup2 mount under `--root`. */
 export function cgroupMount(root: string): string {
-  if (lastMount.root !== root) lastMount = { root, mount: path.join(root, 'sys/fs/cgroup') };
-  return lastMount.mount;
+  return path.join(root, 'sys/fs/cgroup');
 }
-// The agent asks for the same root hundreds of times a round; path.join normalizes every time, and
-// with the agent's optimizing compilers off (cli/agent.ts) that was a tenth of a round's CPU.
-let lastMount = { root: '', mount: '' };
 
 /** A cgroup path that needs no normalizing: absolute, no empty, `.` or `..` segment, no trailing `/`. */
 const PLAIN_CG_PATH = /^(?:\/(?!\.\.?(?:\/|$))[^/]+)+$/;

@@ -5,7 +5,6 @@
 import path from 'node:path';
 import type { CgroupLayout } from '../model/observed.js';
 import { UserError } from '../model/errors.js';
-import type { KeptFiles } from '../sys/kept-files.js';
 import { cgroupMount, exists, isDir, listDirs, readTrim } from './fsutil.js';
 
 /** Controllers a v1 mount's super options can name (anything else there is a mount option). */
@@ -73,21 +72,13 @@ function refuse(what: string): never {
  * mount in it must be visible under `<root>/sys/fs/cgroup` (a contradiction is refused, naming both);
  * without one (a fixture tree) the directories decide.
  */
-export async function detectCgroupLayout(root: string, kept?: KeptFiles): Promise<CgroupMounts> {
+export async function detectCgroupLayout(root: string): Promise<CgroupMounts> {
   const mount = cgroupMount(root);
   const mountinfoFile = path.join(root, 'proc/self/mountinfo');
-  // The agent reads it every round through a descriptor it keeps open (`kept`).
-  const text = kept ? (kept.read(mountinfoFile)?.trim() ?? null) : await readTrim(mountinfoFile);
+  const text = await readTrim(mountinfoFile);
   if (text === null) return fromDirectories(mount);
-  // The agent asks every round; an unchanged mount table means unchanged mounts (a controller moving
-  // between v1 and v2 is a mount or unmount), so only the table is read again, not judged again.
-  if (lastJudged?.root === root && lastJudged.text === text) return lastJudged.mounts;
-  const mounts = await fromMountinfo(mount, mountinfoFile, text);
-  lastJudged = { root, text, mounts };
-  return mounts;
+  return fromMountinfo(mount, mountinfoFile, text);
 }
-
-let lastJudged: { root: string; text: string; mounts: CgroupMounts } | null = null;
 
 async function fromMountinfo(mount: string, mountinfoFile: string, text: string): Promise<CgroupMounts> {
   let unified: string | null = null;

@@ -12,7 +12,6 @@ import {
   tgidOf,
 } from './proc-scan.js';
 import { type CgroupMounts, detectCgroupLayout } from './layout.js';
-import type { KeptFiles } from '../sys/kept-files.js';
 import {
   cgroupDir,
   cgroupMount,
@@ -39,8 +38,6 @@ export interface ObserveRequest {
   processScan?: ProcessScanner;
   /** The mount table as the caller already read it this round (absent: read here). */
   mounts?: CgroupMounts;
-  /** The agent's open cgroup files, read again each round (absent: each file opened and closed). */
-  keptFiles?: KeptFiles;
 }
 
 // Long command lines are cut: matchers look at the start.
@@ -123,14 +120,10 @@ export async function observeHost(root: string, req: ObserveRequest): Promise<Ob
   return { cgroup, processes: procs.matched, processCgroups: procs.cgroups };
 }
 
-/** The running kernel's release: it cannot change under a running agent, so it is read once per root. */
-async function kernelRelease(root: string): Promise<string | null> {
-  if (lastRelease?.root !== root) {
-    lastRelease = { root, release: await readTrim(path.join(root, 'proc/sys/kernel/osrelease')) };
-  }
-  return lastRelease.release;
+/** The running kernel's release. */
+function kernelRelease(root: string): Promise<string | null> {
+  return readTrim(path.join(root, 'proc/sys/kernel/osrelease'));
 }
-let lastRelease: { root: string; release: string | null } | null = null;
 
 async function observeCgroupFs(root: string, req: ObserveRequest): Promise<ObservedCgroupFs> {
   const mount = cgroupMount(root);
@@ -158,11 +151,10 @@ async function observeCgroupFs(root: string, req: ObserveRequest): Promise<Obser
   for (const t of topLevel) wanted.add(`/${t}`);
 
   const groups: Record<string, ObservedGroup> = {};
-  const kept = req.keptFiles;
-  groups['/'] = readListed(root, '/', ROOT_FILES, rootEntries?.names ?? null, kept).group;
+  groups['/'] = readListed(root, '/', ROOT_FILES, rootEntries?.names ?? null);
   for (const p of wanted) {
     const files = asked.has(p) ? GROUP_FILES : SIBLING_FILES;
-    const seen = kept ? observeKept(root, p, files, kept) : listAndObserve(root, p, files);
+    const seen = listAndObserve(root, p, files);
     listings.set(p, seen.names);
     groups[p] = seen.group;
   }
@@ -270,72 +262,32 @@ function listAndObserve(
   files: readonly string[],
 ): { names: Set<string> | null; group: ObservedGroup } {
   const names = listNames(cgroupDir(root, p));
-  return { names, group: readListed(root, p, files, names).group };
+  return { names, group: readListed(root, p, files, names) };
 }
 
 /**
  * A cgroup's files as its listing shows them (null: it does not exist; a controller enabled or
- * disabled adds or removes its files), read through `kept` when given, and whether a listed file
- * failed to read.
+ * disabled adds or removes its files).
  */
 function readListed(
   root: string,
   p: string,
   files: readonly string[],
   names: Set<string> | null,
-  kept?: KeptFiles,
-  already?: ReadonlyMap<string, string | null>,
-): { group: ObservedGroup; unread: boolean } {
+): ObservedGroup {
   const dir = cgroupDir(root, p);
   const g: ObservedGroup = {
     exists: names !== null,
     values: {},
     ownedBySystemd: ownedBySystemd(p),
   };
-  let unread = false;
-  if (names === null) return { group: g, unread };
-  const read = kept ? (file: string) => kept.read(file)?.trim() ?? null : readTrimSync;
+  if (names === null) return g;
   for (const f of files) {
     if (!names.has(f)) continue;
-    const text = already?.get(f);
-    const v = text !== undefined ? (text?.trim() ?? null) : read(`${dir}/${f}`);
+    const v = readTrimSync(`${dir}/${f}`);
     if (v !== null) g.values[f] = v;
-    else unread = true;
   }
-  return { group: g, unread };
-}
-
-/**
- * listAndObserve for a reader that keeps its files open (the agent), with the directory listed again
- * only when the cgroup's controllers or type changed (on a regular filesystem: its entries), since a
- * cgroup's files follow from those (KeptFiles.names). A listed file that no longer reads (the cgroup
- * removed, a controller turned off) makes the listing wrong: listed again and read again, once.
- */
-function observeKept(
-  root: string,
-  p: string,
-  files: readonly string[],
-  kept: KeptFiles,
-): { names: Set<string> | null; group: ObservedGroup } {
-  const dir = cgroupDir(root, p);
-  // Read once for the key and reported as read: the same texts, not a second read of each. Not
-  // looked for where the last listing had no such file: a cgroup always has both, and a fixture
-  // tree of regular files that gains one changes its directory's stamp.
-  const last = kept.lastNames(dir);
-  const keyFile = (f: string) => (!last || last.has(f) ? kept.read(`${dir}/${f}`) : null);
-  const controllers = keyFile('cgroup.controllers');
-  const type = keyFile('cgroup.type');
-  const key = `${controllers ?? '-'}\n${type ?? '-'}`;
-  const already = new Map([
-    ['cgroup.controllers', controllers],
-    ['cgroup.type', type],
-  ]);
-  for (let attempt = 0; ; attempt++) {
-    const names = kept.names(dir, key);
-    const { group, unread } = readListed(root, p, files, names, kept, attempt === 0 ? already : undefined);
-    if (attempt > 0 || names === null || !unread) return { names, group };
-    kept.forget(dir);
-  }
+  return g;
 }
 
 /**

@@ -26,7 +26,6 @@
 //   placed in a fraction of the interval instead of waiting for the next round.
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { readKernelFileAgain } from '../sys/kept-files.js';
 import { readHeadSync } from './fsutil.js';
 
 export interface ProcessScanOptions {
@@ -64,8 +63,7 @@ export const PROBE_MAX_BIRTHS = 64;
 
 /** The last PID the kernel allocated in this PID namespace (/proc/loadavg's last field); null when unknown. */
 export function readLastPid(procDir: string): number | null {
-  // Read several times a second by the probe: one descriptor, no open and close per look.
-  const text = readKernelFileAgain(`${procDir}/loadavg`, 256)?.trimEnd();
+  const text = readHeadSync(`${procDir}/loadavg`, 256)?.trimEnd();
   const last = text?.slice(text.lastIndexOf(' ') + 1);
   return last && /^\d+$/.test(last) ? Number(last) : null;
 }

@@ -42,17 +42,6 @@ export function parseAddress(text: string): { host: string; port: number } {
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
-/**
- * The agent runs for months and its rounds are bound by system calls, not by JavaScript: V8's
- * optimizing compilers (TurboFan, Maglev) cost it ~12 MB resident (their code pages and what they
- * produce) and buy no measurable CPU (bench/agent-idle.mjs on Node 24: 81 → 68 MB, CPU within noise).
- * Set before the agent's code runs hot; the interpreter and baseline compiler stay.
- */
-function leanRuntime(v8: typeof import('node:v8')): void {
-  v8.setFlagsFromString('--no-turbofan');
-  v8.setFlagsFromString('--no-maglev');
-}
-
 export function registerAgent(program: Command): void {
   program
     .command('agent')
@@ -89,10 +78,8 @@ export function registerAgent(program: Command): void {
       const checkIntervalMs = parseDuration('--check-interval', f.checkInterval, 1000);
       const address = f.metrics && !f.once ? parseAddress(f.metricsAddress) : null;
 
-      leanRuntime(await import('node:v8'));
       const log = await makeLogger(1);
       const { runAgent } = await import('../agent/agent.js');
-      const { compactHeap } = await import('../agent/heap.js');
       const { notifier } = await import('../agent/notify.js');
       const stop = new AbortController();
       const onStop = (sig: NodeJS.Signals) => {
@@ -131,7 +118,6 @@ export function registerAgent(program: Command): void {
           stop: stop.signal,
           onReload: (cb) => process.on('SIGHUP', cb),
           notify: notifier(process.env),
-          compactHeap,
           ...(metrics ? { metrics } : {}),
           ...(textfile && metrics
             ? {

@@ -12,17 +12,15 @@ import {
   rollbackLast,
 } from '../apply/engine.js';
 import { readBaseline, readJournal, readJournalState } from '../apply/journal.js';
-import type { ProcessScanner } from '../cgroup/proc-scan.js';
-import type { KeptFiles } from '../sys/kept-files.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
 import type { Topology } from '../model/topology.js';
 import { executorsFor } from './executors.js';
-import { buildPlan, type ExecutorOptions, executorOptionsFor, type PlanMemo } from './plan.js';
+import { buildPlan, type ExecutorOptions, executorOptionsFor } from './plan.js';
 import { policyOf } from './policy-source.js';
 import type { PolicySource } from './policy-source.js';
-import type { SystemdMemo } from './systemd-memo.js';
+import type { RoundCache } from './round-cache.js';
 import type { OpContext } from './ports.js';
 
 export interface ApplyRequest extends OpContext {
@@ -33,14 +31,8 @@ export interface ApplyRequest extends OpContext {
   observeRaid?: boolean;
   /** See PlanRequest.topology. */
   topology?: Topology;
-  /** See PlanRequest.processScan. */
-  processScan?: ProcessScanner;
-  /** See PlanRequest.keptFiles. */
-  keptFiles?: KeptFiles;
-  /** See PlanRequest.planMemo. */
-  planMemo?: PlanMemo;
-  /** See PlanRequest.systemdMemo. */
-  systemdMemo?: SystemdMemo;
+  /** See PlanRequest.cache. */
+  cache?: RoundCache;
   /** Apply exactly this saved plan (refused when the host changed since). */
   planFile?: string;
   force?: boolean;
@@ -90,10 +82,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     ...(req.raidToolPaths ? { raidToolPaths: req.raidToolPaths } : {}),
     ...(req.observeRaid === false ? { observeRaid: false } : {}),
     ...(req.topology ? { topology: req.topology } : {}),
-    ...(req.processScan ? { processScan: req.processScan } : {}),
-    ...(req.keptFiles ? { keptFiles: req.keptFiles } : {}),
-    ...(req.planMemo ? { planMemo: req.planMemo } : {}),
-    ...(req.systemdMemo ? { systemdMemo: req.systemdMemo } : {}),
+    cache: req.cache,
   };
   const chosen = {
     ...(req.policySource ? { policySource: req.policySource } : {}),

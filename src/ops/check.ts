@@ -3,7 +3,7 @@ import path from 'node:path';
 import { audit } from '../audit/audit.js';
 import { cgroupMount } from '../cgroup/fsutil.js';
 import type { CheckReport } from '../audit/report.js';
-import type { ProcessScanner } from '../cgroup/proc-scan.js';
+import type { RoundCache } from './round-cache.js';
 import type { Finding } from '../model/finding.js';
 import type { Topology } from '../model/topology.js';
 import { buildPlan } from './plan.js';
@@ -18,9 +18,9 @@ export interface CheckRequest extends OpContext {
   observeRaid?: boolean;
   /** AuditInput.listCap. */
   listCap?: number;
-  /** See PlanRequest.topology and PlanRequest.processScan (the agent's). */
+  /** See PlanRequest.topology and PlanRequest.cache (the agent's). */
   topology?: Topology;
-  processScan?: ProcessScanner;
+  cache?: RoundCache;
 }
 
 export async function check(req: CheckRequest): Promise<CheckReport> {
@@ -31,7 +31,7 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     ...(req.observeRaid === false ? { observeRaid: false } : {}),
     ...(req.notice ? { notice: req.notice } : {}),
     ...(req.topology ? { topology: req.topology } : {}),
-    ...(req.processScan ? { processScan: req.processScan } : {}),
+    cache: req.cache,
   });
   const extra: Finding[] = built.topology.notes.map((message) => ({ severity: 'info', message }));
   const v1 = built.observed.v1;

@@ -1,7 +1,3 @@
-// `plan` as a function: read the policy, sysfs, the cgroup tree and (when the policy asks for a RAID
-// setting) the RAID controllers under --root, then plan. `apply`, `check` and the agent call it too,
-// so they always agree; a saved plan carries everything `apply --plan` needs.
-import type { ProcessScanner } from '../cgroup/proc-scan.js';
 import type { ObservedState } from '../model/observed.js';
 import type { Plan } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
@@ -13,9 +9,7 @@ import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
 import { ancestors, workloadTarget } from '../planner/targets.js';
 import { dedicatedSliceName, defaultUnitPath, isDedicatedSlice, unitOfCgroup } from '../model/systemd.js';
-import type { KeptFiles } from '../sys/kept-files.js';
-import { deepFreeze } from './freeze.js';
-import type { SystemdMemo } from './systemd-memo.js';
+import type { RoundCache } from './round-cache.js';
 import { readTopology } from '../topology/read.js';
 import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath } from './policy-source.js';
 
@@ -51,14 +45,8 @@ export interface PlanRequest {
    * instead of refused.
    */
   warnUntrustedPolicy?: boolean;
-  /** The agent's memory of processes that matched no workload (read every PID without it). */
-  processScan?: ProcessScanner;
-  /** The agent's open cgroup files and mount table, read again each round (else opened and closed). */
-  keptFiles?: KeptFiles;
-  /** The agent's last converged plan, reused while nothing it was made from has changed. */
-  planMemo?: PlanMemo;
-  /** The agent's last answer from systemd, reused while the cgroup tree reads the same (systemd-memo.ts). */
-  systemdMemo?: SystemdMemo;
+  /** What the agent keeps between rounds (round-cache.ts); absent: everything is read. */
+  cache?: RoundCache;
 }
 
 export interface BuiltPlan {
@@ -97,71 +85,30 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   const policy = policyOf(source);
   const topology = req.topology ?? readTopology(req.root);
   const executorOptions = executorOptionsFor(policy, req.raidToolPaths);
-  const memo = {
-    ...(req.processScan ? { processScan: req.processScan } : {}),
-    ...(req.keptFiles ? { keptFiles: req.keptFiles } : {}),
-    ...(req.systemdMemo ? { systemdMemo: req.systemdMemo } : {}),
-  };
-  let observed = await observe(req.root, policy, memo);
+  const cache = req.cache ?? {};
+  let observed = await observe(req.root, policy, cache);
   if (executorOptions.raid && req.observeRaid !== false) {
     const { observeRaid } = await import('../raid/observe.js');
     observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid });
   }
-  const planOf = (o: ObservedState) =>
-    req.planMemo ? req.planMemo.plan(topology, policy, o) : planHost(topology, policy, o);
-  let plan = planOf(observed);
-  if (req.systemdMemo) {
-    const reused = req.systemdMemo.reused;
-    req.systemdMemo.planned(plan.changes.length);
+  let plan = planHost(topology, policy, observed);
+  if (cache.systemd) {
+    const reused = cache.systemd.reused;
+    cache.systemd.planned(plan.changes.length);
     if (reused && plan.changes.length > 0) {
       // Changes are never computed from a remembered answer: observe again, asking systemd.
       const raid = observed.raid;
-      observed = await observe(req.root, policy, memo);
+      observed = await observe(req.root, policy, cache);
       if (raid) observed.raid = raid;
-      plan = planOf(observed);
-      req.systemdMemo.planned(plan.changes.length);
+      plan = planHost(topology, policy, observed);
+      cache.systemd.planned(plan.changes.length);
     }
   }
   return { plan, topology, policy, source, observed, executorOptions };
 }
 
-/**
- * The agent's memory of its last plan that changed nothing. The planner is pure, so the same
- * topology, policy and observation plan the same; on a converged host nearly every round observes
- * exactly what the one before it did, and planning it again was a sixth of a round's JavaScript in
- * a CPU profile (bench/agent-idle.mjs; side by side, the agent used 5-8 % less CPU without it). The
- * host is still observed in full every round: only the pure step is skipped, and any difference in
- * what was read (one value, one PID) plans anew.
- */
-export class PlanMemo {
-  private last: { topology: Topology; policy: Policy; observed: string; plan: Plan } | null = null;
-  /** Plans made and plans reused, for the tests. */
-  readonly stats = { planned: 0, reused: 0 };
-
-  plan(topology: Topology, policy: Policy, observed: ObservedState): Plan {
-    // Plain data only (records, arrays, strings, numbers): its JSON text is the observation itself.
-    const key = JSON.stringify(observed);
-    const last = this.last;
-    if (last && last.topology === topology && last.policy === policy && last.observed === key) {
-      this.stats.reused++;
-      return last.plan;
-    }
-    this.stats.planned++;
-    const plan = planHost(topology, policy, observed);
-    // Only a plan with nothing to do is kept: one with changes is applied (and may fail), and the
-    // next round must plan against whatever that left.
-    this.last =
-      plan.changes.length === 0 ? { topology, policy, observed: key, plan: deepFreeze(plan) } : null;
-    return plan;
-  }
-}
-
 /** Everything the planner may diff against: targets, their ancestors, units and process matches. */
-export async function observe(
-  root: string,
-  policy: Policy,
-  memo: { processScan?: ProcessScanner; keptFiles?: KeptFiles; systemdMemo?: SystemdMemo } = {},
-): Promise<ObservedState> {
+export async function observe(root: string, policy: Policy, cache: RoundCache = {}): Promise<ObservedState> {
   const paths = new Set<string>();
   const units: string[] = [];
   const processMatchers: Record<string, { cmdline?: string; exe?: string; user?: string | number }> = {};
@@ -181,13 +128,9 @@ export async function observe(
   const { observeHost } = await import('../cgroup/observe.js');
   const { detectCgroupLayout } = await import('../cgroup/layout.js');
   // The mount table, read once: the cgroup v2 observer and the v1 choice below both go by it.
-  const mounts = await detectCgroupLayout(root, memo.keptFiles);
+  const mounts = await detectCgroupLayout(root);
   // What the cgroup observer takes of the round's memory (systemd's answer is asked for below).
-  const known = {
-    mounts,
-    ...(memo.processScan ? { processScan: memo.processScan } : {}),
-    ...(memo.keptFiles ? { keptFiles: memo.keptFiles } : {}),
-  };
+  const known = { mounts, processScan: cache.processes };
   let observed = await observeHost(root, { paths: [...paths], units, processMatchers, ...known });
   // A unit found somewhere unexpected: make sure its ancestors are known too, for subtree_control.
   const missing = Object.values(observed.cgroup.units)
@@ -228,8 +171,8 @@ export async function observe(
     return systemd;
   };
   // The agent asks again only when what the cgroup tree shows of systemd's units may have changed.
-  const systemd = memo.systemdMemo
-    ? await memo.systemdMemo.answer(JSON.stringify([root, asked, observed.cgroup]), ask)
+  const systemd = cache.systemd
+    ? await cache.systemd.answer(JSON.stringify([root, asked, observed.cgroup]), ask)
     : await ask();
   if (systemd) observed.systemd = systemd;
   // cpuset on a v1 hierarchy (legacy, or hybrid): the v1 backend observes, plans and applies.

@@ -15,6 +15,8 @@ export interface PolicySource {
   text: string;
   /** sha256 of `text`, hex. */
   sha256: string;
+  /** The policy parsed from `text`, when the source has parsed it already (see policyOf). */
+  readonly policy?: Policy;
 }
 
 export function sha256(text: string): string {
@@ -80,8 +82,10 @@ export function readPolicySource(path: string, trust: PolicyTrust = 'refuse'): P
     trust.warn(`warning: ${why}; apply, the agent and check refuse it`);
   }
   let hash: string | undefined;
+  let policy: Policy | undefined;
   // Hashed on first use (a saved plan, the journal, the agent's reload): `plan --dry-run` never needs
-  // it, and node:crypto's modules cost a short command ~13 ms to load (docs/install.md).
+  // it, and node:crypto's modules cost a short command ~13 ms to load (docs/install.md). Parsed on
+  // first use too, once for the source's life: the agent plans with the same source every round.
   return {
     path,
     text,
@@ -89,15 +93,14 @@ export function readPolicySource(path: string, trust: PolicyTrust = 'refuse'): P
       hash ??= sha256(text);
       return hash;
     },
+    get policy() {
+      policy ??= parsePolicy(text, path);
+      return policy;
+    },
   };
 }
 
-let parsed: { path: string; text: string; policy: Policy } | null = null;
-
-/** The policy of a source; the last one is kept, so a loop re-planning every second parses once. */
+/** The policy of a source: parsed by the source itself when it was read from a file, else now. */
 export function policyOf(source: PolicySource): Policy {
-  if (parsed?.path !== source.path || parsed.text !== source.text) {
-    parsed = { path: source.path, text: source.text, policy: parsePolicy(source.text, source.path) };
-  }
-  return parsed.policy;
+  return source.policy ?? parsePolicy(source.text, source.path);
 }

@@ -178,22 +178,8 @@ export function readTrimSync(file: string): string | null {
 }
 
 /**
- * A read that asked for more and got less than this has reached the end of the file, so no read is
- * made to be told so. The kernel's seq_file (cgroupfs, most of /proc) fills each read with whole
- * records up to its page-sized buffer: one that stops for want of room returns at least a page less
- * its longest record, and the records of these files (a PID, a CPU list, a line of memory.stat or
- * mountinfo) are far shorter than 2 KiB, while a single record larger than the buffer gets a larger
- * buffer, not a short read. sysfs attributes and /proc/<pid>/cmdline return all that is asked for up
- * to their end, and a regular file (a fixture tree) reads short only at its end. The read that would
- * return 0 was a quarter of each small file's cost in the agent (~4 of ~16 µs for open, read, read,
- * close under its V8 flags, Node 24), ~50 files a round.
- */
-const SHORT_READ_ENDS = 2048;
-
-/**
- * Reads a kernel file from its start into `buffer`, at most `want` bytes, until the end by the rule
- * above; returns the bytes read. Positional reads, so a descriptor kept open (kept-files.ts) reads
- * from offset 0 again as a fresh one does. Throws like readSync.
+ * Reads a kernel file from its start into `buffer`, at most `want` bytes, until its end (a read that
+ * returns nothing); returns the bytes read. Throws like readSync.
  */
 export function readFromStart(fd: number, buffer: Buffer, want: number): number {
   let n = 0;
@@ -201,7 +187,7 @@ export function readFromStart(fd: number, buffer: Buffer, want: number): number 
     const r = readSync(fd, buffer, n, want - n, n);
     if (r === 0) break;
     n += r;
-    if (n >= want || r < SHORT_READ_ENDS) break;
+    if (n >= want) break;
   }
   return n;
 }

@@ -8,8 +8,6 @@ import { parseShow, systemctl } from './systemctl.js';
 
 export const PROPERTIES = Object.values(SYSTEMD_PROPERTY);
 
-let version: Promise<number> | null = null;
-
 /** True when `root` is this host and systemd runs it (sd_booted(3): /run/systemd/system exists). */
 export function systemdRuns(root: string): boolean {
   return path.resolve(root) === '/' && existsSync('/run/systemd/system');
@@ -20,11 +18,9 @@ export async function observeSystemd(
   units: readonly string[],
 ): Promise<ObservedSystemd | undefined> {
   if (!systemdRuns(root)) return undefined;
-  // The manager's version does not change while it runs: asked once per process.
-  version ??= systemctl(['--version'])
+  const v = await systemctl(['--version'])
     .then((t) => Number(/systemd (\d+)/.exec(t)?.[1] ?? Number.NaN))
     .catch(() => Number.NaN);
-  const v = await version;
   const out: ObservedSystemd = { version: Number.isNaN(v) ? null : v, units: {} };
   const names = [...new Set(units)].sort();
   if (names.length === 0) return out;

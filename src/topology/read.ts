@@ -4,8 +4,7 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, normalize, relative } from 'node:path';
 import { UserError } from '../model/errors.js';
-import { readKernelFileAgain } from '../sys/kept-files.js';
-import { ReadRefused, readBoundedIfPresent } from '../sys/read.js';
+import { ReadRefused, readBoundedIfPresent, readHeadSync } from '../sys/read.js';
 import { CpuSet, CpuSetParseError } from '../model/cpuset.js';
 import type { Core, Cpu, Device, NumaNode, Topology } from '../model/topology.js';
 import { byNatural } from '../model/order.js';
@@ -128,10 +127,8 @@ const STAMP_FILES = [`${CPU_DIR}/online`, `${NODE_DIR}/online`, `${NODE_DIR}/has
 export function topologyStamp(root = '/'): string {
   // `offline` is `possible` (fixed at boot) minus `online`, and `isolated` is set at boot only
   // (isolcpus=): neither can change without one of these changing or a reboot. Read every round of
-  // the agent: through kept descriptors, and never parsed (a change only triggers readTopology).
-  return STAMP_FILES.map(
-    (f) => readKernelFileAgain(root.endsWith('/') ? root + f : `${root}/${f}`, 4096) ?? '-',
-  ).join('|');
+  // the agent, never parsed (a change only triggers readTopology).
+  return STAMP_FILES.map((f) => readHeadSync(normalize(`${root}/${f}`), 4096) ?? '-').join('|');
 }
 
 /** Read the whole topology under `root`. Throws UserError naming the file when sysfs is malformed. */

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { detectLayout, findUnitCgroup, observeHost } from '../../src/cgroup/observe.js';
 import { slicePath } from '../../src/model/systemd.js';
-import { KeptFiles } from '../../src/sys/kept-files.js';
 
 let root: string;
 
@@ -110,56 +109,6 @@ describe('observeHost', () => {
       'cpuset.cpus.partition': 'member',
     });
     expect(c.groups['/']?.values['cpuset.cpus.effective']).toBe('0-7');
-  });
-
-  it('observes the same through kept descriptors and remembered listings as by opening each file, round after round', async () => {
-    await cg('', { 'cgroup.controllers': 'cpuset cpu memory', 'cgroup.subtree_control': 'cpuset' });
-    await cg('hadoop-yarn', {
-      'cgroup.controllers': 'cpuset',
-      'cgroup.type': 'domain',
-      'cpuset.cpus': '0-3',
-      'cgroup.events': 'populated 1',
-      'cgroup.procs': '7',
-    });
-    await cg('system.slice', { 'cgroup.controllers': 'cpuset', 'cpuset.cpus': '' });
-    const kept = new KeptFiles(64);
-    const req = { paths: ['/hadoop-yarn'], units: [], processMatchers: {} };
-    const yarn = path.join(root, 'sys/fs/cgroup/hadoop-yarn');
-    const steps: [string, () => Promise<void>][] = [
-      ['as made', async () => {}],
-      [
-        'memory enabled: its files appear',
-        () => cg('hadoop-yarn', { 'memory.max': '4G', 'memory.low': '0' }),
-      ],
-      ['a file gone', () => rm(path.join(yarn, 'memory.low'))],
-      ['a value written in place', () => cg('hadoop-yarn', { 'cpuset.cpus': '0-1' })],
-      ['the cgroup removed', () => rm(yarn, { recursive: true })],
-      ['made anew', () => cg('hadoop-yarn', { 'cgroup.controllers': 'cpuset', 'cpuset.cpus': '' })],
-    ];
-    const seen: string[] = [];
-    for (const [what, step] of steps) {
-      await step();
-      // Older than a clock tick, so a remembered listing is trusted (kept-files.ts, RACY_MS).
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      const fresh = await observeHost(root, req);
-      const through = await observeHost(root, { ...req, keptFiles: kept });
-      kept.endRound();
-      expect(through.cgroup, what).toEqual(fresh.cgroup);
-      seen.push(
-        Object.keys(fresh.cgroup.groups['/hadoop-yarn']?.values ?? {})
-          .sort()
-          .join(' '),
-      );
-    }
-    // The steps did change what there is to see (the comparison above is not of empty observations).
-    expect(seen).toEqual([
-      'cgroup.controllers cgroup.type cpuset.cpus',
-      'cgroup.controllers cgroup.type cpuset.cpus memory.low memory.max',
-      'cgroup.controllers cgroup.type cpuset.cpus memory.max',
-      'cgroup.controllers cgroup.type cpuset.cpus memory.max',
-      '',
-      'cgroup.controllers cpuset.cpus',
-    ]);
   });
 
   it('refuses writes when cpuset is not available', async () => {

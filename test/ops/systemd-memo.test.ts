@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ObservedSystemd } from '../../src/model/observed.js';
 import { apply } from '../../src/ops/apply.js';
-import { buildPlan, PlanMemo } from '../../src/ops/plan.js';
+import { buildPlan } from '../../src/ops/plan.js';
 import { SYSTEMD_MAX_AGE_MS, SystemdMemo } from '../../src/ops/systemd-memo.js';
 import { convergedHost, POLICY } from './memo-host.js';
 
@@ -113,17 +113,16 @@ describe('buildPlan with the agent memory of systemd', () => {
     const { root, cg, policyPath } = convergedHost();
     await apply({ root, policyPath });
     const systemdMemo = new SystemdMemo();
-    const planMemo = new PlanMemo();
-    const { topology } = await buildPlan({ root, policyPath, systemdMemo, planMemo });
+    const cache = { systemd: systemdMemo };
+    const { topology } = await buildPlan({ root, policyPath, cache });
     expect(systemdMemo.stats).toEqual({ asked: 1, reused: 0 });
-    // A running workload's memory use moves every round; neither systemd nor the plan is asked again.
+    // A running workload's memory use moves every round; systemd is not asked again.
     writeFileSync(join(cg, 'hadoop-yarn/memory.current'), '123456789\n');
-    await buildPlan({ root, policyPath, systemdMemo, planMemo, topology });
+    await buildPlan({ root, policyPath, cache, topology });
     expect(systemdMemo.stats).toEqual({ asked: 1, reused: 1 });
-    expect(planMemo.stats).toEqual({ planned: 1, reused: 1 });
     // A hand-made write into the tree: systemd is asked again with the new observation.
     writeFileSync(join(cg, 'hadoop-yarn/cpuset.cpus'), '0-7\n');
-    const drifted = await buildPlan({ root, policyPath, systemdMemo, planMemo, topology });
+    const drifted = await buildPlan({ root, policyPath, cache, topology });
     expect(drifted.plan.changes.length).toBeGreaterThan(0);
     expect(systemdMemo.stats).toEqual({ asked: 2, reused: 1 });
   });
@@ -132,11 +131,11 @@ describe('buildPlan with the agent memory of systemd', () => {
     const { root, policyPath } = convergedHost();
     await apply({ root, policyPath });
     const systemdMemo = new SystemdMemo();
-    const { topology } = await buildPlan({ root, policyPath, systemdMemo });
+    const { topology } = await buildPlan({ root, policyPath, cache: { systemd: systemdMemo } });
     // A new policy with the same units and the same tree: the remembered answer fits the key, but
     // the plan has changes, so the plan returned is the one made after asking again.
     writeFileSync(policyPath, POLICY(', memory: { high: 1G }'));
-    const b = await buildPlan({ root, policyPath, systemdMemo, topology });
+    const b = await buildPlan({ root, policyPath, cache: { systemd: systemdMemo }, topology });
     expect(b.plan.changes.map((c) => `${c.target} ${c.setting}`)).toContain('/hadoop-yarn memory.high');
     expect(systemdMemo.stats).toEqual({ asked: 2, reused: 1 });
     expect(systemdMemo.reused).toBe(false);

@@ -2,17 +2,12 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { buildSync } from 'esbuild';
 import {
-  closeSync,
   existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
-  openSync,
   readFileSync,
   readdirSync,
-  readlinkSync,
-  renameSync,
-  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -29,7 +24,6 @@ import {
   readTrimSync,
   readTextFile,
 } from '../../src/sys/read.js';
-import { KeptFiles, readKernelFileAgain } from '../../src/sys/kept-files.js';
 import { writeFileAtomic, writeNewFile } from '../../src/sys/write.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'isolate-files-'));
@@ -163,154 +157,6 @@ describe('readBounded / readTextFile', () => {
     // An editor's byte order mark is not part of the text (a YAML key would start with U+FEFF).
     writeFileSync(join(d, 'bom'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('a: 1\n')]));
     expect(readTextFile(join(d, 'bom'), { maxBytes: 100 })).toBe('a: 1\n');
-  });
-});
-
-describe('readKernelFileAgain', () => {
-  it('reads the current content each time through one descriptor; absent or not a regular file: null', () => {
-    const d = tmp();
-    const f = join(d, 'loadavg');
-    writeFileSync(f, '0.00 0.01 0.05 1/93 100\n');
-    expect(readKernelFileAgain(f, 256)).toBe('0.00 0.01 0.05 1/93 100\n');
-    writeFileSync(f, '0.10 0.01 0.05 2/93 12345\n'); // same inode, as procfs: read afresh
-    expect(readKernelFileAgain(f, 256)).toBe('0.10 0.01 0.05 2/93 12345\n');
-    expect(readKernelFileAgain(f, 4)).toBe('0.10');
-    expect(readKernelFileAgain(join(d, 'absent'), 256)).toBeNull();
-    execFileSync('mkfifo', [join(d, 'fifo')]);
-    expect(readKernelFileAgain(join(d, 'fifo'), 256)).toBeNull(); // never opened, so never blocks
-    // Many files (a reader of many roots): the oldest descriptors are closed, reading still works.
-    for (let i = 0; i < 40; i++) {
-      writeFileSync(join(d, `f${i}`), `${i}\n`);
-      expect(readKernelFileAgain(join(d, `f${i}`), 16)).toBe(`${i}\n`);
-    }
-    expect(readKernelFileAgain(f, 256)).toBe('0.10 0.01 0.05 2/93 12345\n');
-  });
-});
-
-/** Past the time in which a directory's change time could still hide a second change (RACY_MS). */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
-
-describe('KeptFiles: the agent reads each cgroup file again through one descriptor', () => {
-  /** Descriptors this process has open on `file` (from /proc/self/fd): whether a file is kept. */
-  const openOn = (file: string) =>
-    readdirSync('/proc/self/fd').filter((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`) === file;
-      } catch {
-        return false;
-      }
-    }).length;
-
-  it('sees every write made in place, and the file that replaced one by rename or by a new directory', () => {
-    const d = tmp();
-    const g = join(d, 'hadoop-yarn');
-    mkdirSync(g);
-    const f = join(g, 'cpuset.cpus');
-    writeFileSync(f, '2-3,6-7\n');
-    const kept = new KeptFiles(8);
-    expect(kept.read(f)).toBe('2-3,6-7\n');
-    expect(openOn(f)).toBe(1);
-    writeFileSync(f, '0-7\n'); // someone widens it by hand: same inode
-    expect(kept.read(f)).toBe('0-7\n');
-    expect(openOn(f)).toBe(1); // still the one descriptor, not a new one per read
-    // An atomic replace (write a temporary file, rename it over), seen by the next round: the
-    // directory's entries changed, so the path is opened again.
-    writeFileSync(join(g, 'tmp'), '1\n');
-    renameSync(join(g, 'tmp'), f);
-    kept.endRound();
-    expect(kept.read(f)).toBe('1\n');
-    // The directory removed and made again (a unit restarted into a fresh cgroup at the same path).
-    rmSync(g, { recursive: true });
-    kept.endRound();
-    expect(kept.read(f)).toBeNull();
-    mkdirSync(g);
-    writeFileSync(f, '\n');
-    kept.endRound();
-    expect(kept.read(f)).toBe('\n');
-    expect(kept.read(f, 0)).toBe('');
-    expect(kept.read(join(d, 'absent'))).toBeNull();
-    execFileSync('mkfifo', [join(d, 'fifo')]);
-    expect(kept.read(join(d, 'fifo'))).toBeNull(); // never opened, so never blocks
-    expect(kept.size).toBe(1);
-  });
-
-  it('closes after a round what the round did not read, and keeps at most its capacity', () => {
-    const d = tmp();
-    const files = Array.from({ length: 5 }, (_, i) => join(d, `f${i}`));
-    for (const [i, f] of files.entries()) writeFileSync(f, `${i}\n`);
-    const kept = new KeptFiles(4);
-    for (const f of files) kept.read(f);
-    expect(kept.size).toBe(4); // the oldest was closed for the fifth
-    expect(openOn(files[0]!)).toBe(0);
-    expect(kept.read(files[0]!)).toBe('0\n'); // still readable: opened again
-    kept.endRound();
-    expect(kept.size).toBe(4);
-    kept.read(files[0]!);
-    kept.read(files[4]!);
-    kept.endRound(); // a round that read two of them: the others are closed
-    expect(kept.size).toBe(2);
-    expect(files.map(openOn)).toEqual([1, 0, 0, 0, 1]);
-    kept.closeAll();
-    expect(files.map(openOn)).toEqual([0, 0, 0, 0, 0]);
-  });
-
-  it('reads a file longer than its buffer whole, or up to the limit asked for', () => {
-    const d = tmp();
-    const f = join(d, 'cgroup.procs');
-    const pids = Array.from({ length: 3000 }, (_, i) => `${100000 + i}\n`).join('');
-    writeFileSync(f, pids);
-    const kept = new KeptFiles(2, 4096); // the file is five times the buffer: read whole by its path
-    expect(kept.read(f)).toBe(pids);
-    expect(kept.read(f, 14)).toBe('100000\n100001\n');
-  });
-
-  it('lists a directory again only when its key changes or, on a regular filesystem, its entries do', async () => {
-    const d = tmp();
-    writeFileSync(join(d, 'cpuset.cpus'), '\n');
-    await settle();
-    const kept = new KeptFiles(8);
-    const first = kept.names(d, 'cpuset');
-    expect([...first!]).toEqual(['cpuset.cpus']);
-    kept.endRound();
-    expect(kept.names(d, 'cpuset')).toBe(first); // the same listing: not listed again
-    writeFileSync(join(d, 'memory.max'), 'max\n'); // a controller's files appear
-    kept.endRound();
-    expect([...kept.names(d, 'cpuset')!].sort()).toEqual(['cpuset.cpus', 'memory.max']);
-    // Listed in the clock tick of a change, a listing is not trusted: a second change in that tick
-    // would leave the directory's time as it was.
-    kept.endRound();
-    writeFileSync(join(d, 'memory.low'), '0\n');
-    const racy = kept.names(d, 'cpuset');
-    expect(racy!.has('memory.low')).toBe(true);
-    kept.endRound();
-    expect(kept.names(d, 'cpuset')).not.toBe(racy); // nothing changed since, but listed again
-    await settle();
-    kept.endRound();
-    const second = kept.names(d, 'cpuset');
-    expect(kept.names(d, 'cpuset')).toBe(second);
-    expect(kept.names(d, 'cpuset memory')).not.toBe(second); // another key: listed again
-    kept.forget(d);
-    expect(kept.names(d, 'cpuset memory')).not.toBe(second);
-    expect(kept.names(join(d, 'memory.max'), 'x')).toBeNull(); // not a directory
-    rmSync(d, { recursive: true });
-    kept.endRound();
-    expect(kept.names(d, 'cpuset memory')).toBeNull();
-  });
-
-  it('trusts the key alone on a kernel filesystem, whose directories change without a new stamp', () => {
-    // /proc/self/fd is procfs: descriptors opened after the listing are not in it until the key changes.
-    const kept = new KeptFiles(8);
-    const before = kept.names('/proc/self/fd', 'one')!;
-    const fds = [openSync('/proc/self/status', 'r'), openSync('/proc/self/status', 'r')];
-    try {
-      kept.endRound();
-      expect(kept.names('/proc/self/fd', 'one')).toBe(before);
-      const after = kept.names('/proc/self/fd', 'two')!;
-      expect(fds.every((fd) => after.has(String(fd)))).toBe(true);
-      expect(fds.some((fd) => !before.has(String(fd)))).toBe(true);
-    } finally {
-      for (const fd of fds) closeSync(fd);
-    }
   });
 });
 
