@@ -75,3 +75,22 @@ export function docTable(doc: string, heading: string): string[][] {
   }
   return rows;
 }
+
+/**
+ * The text under `heading` (a line starting with `#`), up to the next heading of the same or a higher
+ * level: the section a test checks, without the rest of the doc.
+ */
+export function docSection(doc: string, heading: string): string {
+  const lines = docText(doc).split('\n');
+  const at = lines.findIndex((l) => /^#+ /.test(l) && l.replace(/^#+ /, '').trim() === heading);
+  if (at < 0) throw new Error(`${doc}: no heading "${heading}"`);
+  const level = /^#+/.exec(lines[at]!)![0].length;
+  let end = at + 1;
+  let fence = false;
+  for (; end < lines.length; end++) {
+    if (lines[end]!.startsWith('```')) fence = !fence;
+    const m = /^(#+) /.exec(lines[end]!);
+    if (!fence && m && m[1]!.length <= level) break;
+  }
+  return lines.slice(at + 1, end).join('\n');
+}
