@@ -305,7 +305,7 @@ async function reconcile(
         from: c.from,
         to: c.to,
         reason: 'the host differed from the policy',
-        ...(c.note ? { note: c.note } : {}),
+        note: c.note,
       });
     }
     o.metrics?.reconciled((performance.now() - t0) / 1000, true, Date.now());
@@ -313,7 +313,7 @@ async function reconcile(
     o.metrics?.systemdAsked(cache.systemd.stats.asked);
     if (out.allocation) o.metrics?.allocation(out.allocation);
     if (out.raid) o.metrics?.raid(out.raid);
-    return { ok: true, changed: out.changed, ...(out.allocation ? { allocation: out.allocation } : {}) };
+    return { ok: true, changed: out.changed, allocation: out.allocation };
   } catch (err) {
     o.metrics?.reconciled((performance.now() - t0) / 1000, false, Date.now());
     return { ok: false, changed: 0, error: err instanceof Error ? err.message : String(err) };

@@ -159,7 +159,7 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
 
     const pre = await preflight(changes, execs, opts);
     const todo = pre.filter((s) => s.status !== 'unchanged');
-    if (todo.length === 0) return { changed: 0, steps: pre, ...(recovered ? { recovered } : {}) };
+    if (todo.length === 0) return { changed: 0, steps: pre, recovered };
 
     // Keep the last journal for forensics; a new apply starts a new one.
     await archiveJournal(root);
@@ -225,7 +225,7 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
     await writeJournal(root, journal);
     const changed = steps.filter((s) => s.status === 'applied').length;
     log('info', 'apply finished', { journal: journal.id, changed });
-    return { changed, steps, journalId: journal.id, ...(recovered ? { recovered } : {}) };
+    return { changed, steps, journalId: journal.id, recovered };
   } finally {
     await lock.release();
   }
@@ -238,8 +238,8 @@ function changeFields(c: Change): Record<string, unknown> {
     target: c.target,
     setting: c.setting,
     to: c.to,
-    ...(c.workload ? { workload: c.workload } : {}),
-    ...(c.note ? { reason: c.note } : {}),
+    workload: c.workload,
+    reason: c.note,
   };
 }
 
@@ -381,7 +381,7 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
       const exec = executorOf(execs, e.change);
       const r = await exec.undo(e.change, e.previous, ctx);
       if (r.pending && exec.commitUndo) {
-        staged.set(exec, [...(staged.get(exec) ?? []), { e, ...(r.note ? { note: r.note } : {}) }]);
+        staged.set(exec, [...(staged.get(exec) ?? []), { e, note: r.note }]);
         continue;
       }
       markUndone(e, r.note);

@@ -206,6 +206,6 @@ export function newJournal(context?: Record<string, unknown>): Journal {
     updatedAt: now,
     state: 'applying',
     entries: [],
-    ...(context ? { context } : {}),
+    context,
   };
 }

@@ -41,8 +41,8 @@ export function audit(input: AuditInput): CheckReport {
   const spec: ScanSpec = {
     exclusive: excl.map((a) => ({ name: a.name, target: a.target, cpus: a.cpus })),
     fence: scope,
-    ...(input.v1CpusetDir ? { v1CpusetDir: input.v1CpusetDir } : {}),
-    ...(input.listCap !== undefined ? { listCap: input.listCap } : {}),
+    v1CpusetDir: input.v1CpusetDir,
+    listCap: input.listCap,
   };
   const all = excl.reduce((acc, a) => acc.union(a.cpus), CpuSet.EMPTY);
   const scan = scanThreads(input.root, spec);
@@ -92,7 +92,7 @@ export function audit(input: AuditInput): CheckReport {
   return {
     status: verdict.status,
     summary,
-    ...(input.policy ? { policy: input.policy } : {}),
+    policy: input.policy,
     exclusiveCpus: all.toString(),
     workloads,
     violations: scan.violations.items,

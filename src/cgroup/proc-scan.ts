@@ -5,17 +5,12 @@
 //
 // What stays exact: a PID born while the agent runs is read in every round of its first `youngMs`
 // (and at least `youngScans` rounds), so a start script that execs into Kafka is seen as Kafka; a PID
-// that matched is re-read every round; and every PID is re-read at least every `fullScanMs`. The one
-// thing that waits up to `fullScanMs` (2 min): a process that ran for more than `youngMs` under
-// another command line and then execs into a matching one. (Brokers run as systemd units or in a
-// cgroup, matched by `systemdUnit:`/`cgroup:`, never wait.)
-//
-// Those re-reads are spread over the period, a share each round, not made all at once: each settled
-// PID has its own time in the period (its first due time is a fraction of the period set by its PID,
-// then once a period, keeping that place). All at once, with 2,000 processes, the round that made them
-// took 0.13-0.19 s more CPU than the others (bench/agent-idle.mjs, AGENT_CPU_TRACE=1), and its
-// corrections waited for them; spread, a round reads ~17 of them (~0.5 ms). In all they cost about a
-// third more that way (a read on a cold cache costs more): +0.015 % of a core.
+// that matched is re-read every round; and every PID is read again at each full scan, every
+// `fullScanMs`. The one thing that waits up to `fullScanMs` (2 min): a process that ran for more than
+// `youngMs` under another command line and then execs into a matching one. (Brokers run as systemd
+// units or in a cgroup, matched by `systemdUnit:`/`cgroup:`, never wait.) A remembered PID is the
+// process with that PID *and start time* (/proc/PID/stat field 22): a PID the kernel handed out again
+// is a new process, read at once, even when a wrap or a burst of births hid its birth.
 //
 // Two cheaper looks at the kernel's PID counter (the last field of /proc/loadavg: the last PID the
 // kernel handed out, threads included):
@@ -45,17 +40,12 @@ export const DEFAULT_PROCESS_SCAN: ProcessScanOptions = {
   youngMs: 10_000,
 };
 
-/** Width of a slot of the re-read schedule: a PID is re-read in the first round at or after its slot. */
-const DUE_SLOT_MS = 1000;
-
-/**
- * When a PID first read at `at` is first re-read: at a point of the period after the current slot
- * set by the fractional part of PID × the golden ratio, so PIDs handed out one after another (as at
- * a host's boot) fall evenly over it. Then once a period.
- */
-function firstDue(pid: number, at: number, period: number): number {
-  const slack = Math.max(0, period - DUE_SLOT_MS);
-  return at + period - slack * ((pid * 0.6180339887498949) % 1);
+/** A process's start time in clock ticks since boot (field 22 of /proc/PID/stat); null when gone. */
+export function startTimeOf(procDir: string, pid: number): string | null {
+  const stat = readHeadSync(`${procDir}/${pid}/stat`, 1024);
+  // comm (field 2) may hold spaces and parentheses: count the fields after the last ')'.
+  const rest = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return rest?.[19] ?? null;
 }
 
 /** More births than this between two probes is a busy host: the next round reads them all instead. */
@@ -115,19 +105,8 @@ export interface ProcessScanner {
 }
 
 export class ProcessScanMemo implements ProcessScanner {
-  /** PID → scans in a row in which it matched nothing, since when, and the slot of its next re-read. */
-  private quiet = new Map<number, { scans: number; since: number; slot: number }>();
-  /** The re-read schedule: slot (due time / DUE_SLOT_MS) → PIDs due then (stale entries are skipped). */
-  private slots = new Map<number, number[]>();
-  /** The first slot not yet taken; null before a first scan. */
-  private nextSlot: number | null = null;
-  /**
-   * PIDs whose re-read falls in this scan. A new Set each scan, never `clear()`: V8 gives a Set or
-   * Map that lives in the old generation its new tables there too (on clear and each growth), so
-   * one cleared and refilled every round left ~1.4 KB of garbage in the old generation a round,
-   * which only a full GC frees.
-   */
-  private due = new Set<number>();
+  /** PID → its start time, and scans in a row (since when) in which it matched nothing. */
+  private quiet = new Map<number, { start: string | null; scans: number; since: number }>();
   /** The first scan after (re)start: what it finds was there before the agent, not born young. */
   private first = true;
   private scanAt = 0;
@@ -135,11 +114,13 @@ export class ProcessScanMemo implements ProcessScanner {
   private matched = new Set<number>();
   private nextListing = 0;
   private signature = '';
-  /** This scan lists all of /proc (once a period: PIDs that ended are forgotten, none is missed). */
+  /** This scan reads every PID again (once a period: PIDs that ended are forgotten, none is missed). */
   private listAll = true;
+  /** This scan lists /proc in full (a full scan, a wrap or a burst of births). */
+  private complete = true;
+  /** The PID counter at the last listing, and PIDs born then but not visible yet (looked up once more). */
   private listing: {
     lastPid: number;
-    /** PIDs born but not visible at the last look: looked up once more. */
     unseen: Map<number, number>;
   } | null = null;
   /** PIDs read that matched nothing but are not trusted yet (see `skip`). */
@@ -152,7 +133,7 @@ export class ProcessScanMemo implements ProcessScanner {
 
   constructor(
     private readonly options: ProcessScanOptions = DEFAULT_PROCESS_SCAN,
-    // A monotonic clock: a wall clock stepped back (NTP, an operator) would hold every re-read back.
+    // A monotonic clock: a wall clock stepped back (NTP, an operator) would hold every full scan back.
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -162,8 +143,6 @@ export class ProcessScanMemo implements ProcessScanner {
     if (signature !== this.signature) {
       this.signature = signature;
       this.quiet.clear();
-      this.slots.clear();
-      this.nextSlot = null;
       this.first = true;
       this.matched.clear();
       this.young.clear();
@@ -176,40 +155,6 @@ export class ProcessScanMemo implements ProcessScanner {
     this.scanAt = t;
     this.listAll = t >= this.nextListing;
     if (this.listAll) this.nextListing = t + this.options.fullScanMs;
-    this.takeDue(t);
-  }
-
-  /** The PIDs whose re-read is due by `t`: every slot up to t's. */
-  private takeDue(t: number): void {
-    this.due = new Set();
-    const last = Math.floor(t / DUE_SLOT_MS);
-    const from = this.nextSlot ?? last;
-    this.nextSlot = last + 1;
-    const take = (slot: number) => {
-      const pids = this.slots.get(slot);
-      if (!pids) return;
-      this.slots.delete(slot);
-      for (const pid of pids) {
-        const q = this.quiet.get(pid);
-        // Stale: the PID matched, ended, or was rescheduled since.
-        if (q?.slot === slot) this.due.add(pid);
-      }
-    };
-    if (last - from > this.slots.size) {
-      // A long pause (a suspended host, a stopped clock): the slots that exist, not every second since.
-      for (const slot of [...this.slots.keys()]) if (slot <= last) take(slot);
-    } else {
-      for (let slot = from; slot <= last; slot++) take(slot);
-    }
-  }
-
-  /** Re-read the PID at `due`, or in the next scan if that slot has been taken already. */
-  private schedule(pid: number, q: { slot: number }, due: number): void {
-    const slot = Math.max(Math.floor(due / DUE_SLOT_MS), this.nextSlot ?? 0);
-    q.slot = slot;
-    const pids = this.slots.get(slot);
-    if (pids) pids.push(pid);
-    else this.slots.set(slot, [pid]);
   }
 
   /**
@@ -234,7 +179,7 @@ export class ProcessScanMemo implements ProcessScanner {
       lastPid >= l.lastPid &&
       lastPid - l.lastPid <= PROBE_MAX_BIRTHS
     ) {
-      const visit = new Set<number>([...this.young, ...this.matched, ...this.due]);
+      const visit = new Set<number>([...this.young, ...this.matched]);
       const pids = [...l.unseen.keys()];
       for (let pid = l.lastPid + 1; pid <= lastPid; pid++) pids.push(pid);
       for (const pid of pids) {
@@ -250,23 +195,33 @@ export class ProcessScanMemo implements ProcessScanner {
         else l.unseen.delete(pid);
       }
       l.lastPid = lastPid;
+      this.complete = false;
       return { names: [...visit].map(String), complete: false };
     }
     const names = readdirSync(procDir);
     this.listing = lastPid === null ? null : { lastPid, unseen: new Map() };
+    this.complete = true;
     return { names, complete: true };
   }
 
-  /** Whether this scan may skip reading the PID. */
+  /**
+   * Whether this scan may skip reading the PID: a trusted quiet PID, outside a full scan. When /proc
+   * was listed in full for another reason (a wrap of the PID counter, a burst of births), the PID
+   * must still be the process remembered: its start time says so.
+   */
   skip(pid: number): boolean {
-    if (this.due.has(pid)) return false;
+    if (this.listAll) return false;
     const q = this.quiet.get(pid);
-    const trusted = q !== undefined && this.trusted(q);
-    if (trusted) this.young.delete(pid);
-    return trusted;
+    if (q === undefined || !this.trusted(q)) return false;
+    if (this.complete && this.scanned && startTimeOf(this.scanned.procDir, pid) !== q.start) {
+      this.quiet.delete(pid);
+      return false;
+    }
+    this.young.delete(pid);
+    return true;
   }
 
-  /** Quiet for `youngScans` scans and `youngMs`: trusted not to match until it is due again. */
+  /** Quiet for `youngScans` scans and `youngMs`: trusted not to match until the next full scan. */
   private trusted(q: { scans: number; since: number }): boolean {
     return q.scans >= this.options.youngScans && this.scanAt - q.since >= this.options.youngMs;
   }
@@ -277,30 +232,21 @@ export class ProcessScanMemo implements ProcessScanner {
       this.quiet.delete(pid);
       this.young.delete(pid);
       this.matched.add(pid);
-    } else {
-      const q = this.quiet.get(pid);
-      if (!q) {
-        const since = this.first ? Number.NEGATIVE_INFINITY : this.scanAt;
-        const fresh = { scans: 1, since, slot: 0 };
-        this.quiet.set(pid, fresh);
-        this.schedule(pid, fresh, firstDue(pid, this.scanAt, this.options.fullScanMs));
-        this.young.add(pid);
-      } else {
-        q.scans++;
-        // Read because it was due (not as a young PID): its next re-read is one period after its
-        // slot, so it keeps its place in the period — after a long pause too, where every PID was due.
-        if (this.due.has(pid)) {
-          let next = q.slot * DUE_SLOT_MS + this.options.fullScanMs;
-          if (next <= this.scanAt)
-            next += Math.ceil((this.scanAt - next + 1) / this.options.fullScanMs) * this.options.fullScanMs;
-          this.schedule(pid, q, next);
-        }
-        // A trusted PID read because it was due stays trusted: not young again.
-        if (this.trusted(q)) this.young.delete(pid);
-        else this.young.add(pid);
-      }
-      this.matched.delete(pid);
+      return;
     }
+    this.matched.delete(pid);
+    const start = this.scanned ? startTimeOf(this.scanned.procDir, pid) : null;
+    const q = this.quiet.get(pid);
+    if (!q || q.start !== start) {
+      // Not seen before, or a new process under a PID seen before.
+      this.quiet.set(pid, { start, scans: 1, since: this.first ? Number.NEGATIVE_INFINITY : this.scanAt });
+      this.young.add(pid);
+      return;
+    }
+    q.scans++;
+    // A trusted PID read again at a full scan stays trusted: not young again.
+    if (this.trusted(q)) this.young.delete(pid);
+    else this.young.add(pid);
   }
 
   /** Forget PIDs that are gone (a reused PID starts young again). */

@@ -195,9 +195,9 @@ export async function observeV1(
     if (w.match.kind !== 'process') continue;
     const { cmdline, exe, user } = w.match;
     matchers[w.name] = {
-      ...(cmdline !== undefined ? { cmdline } : {}),
-      ...(exe !== undefined ? { exe } : {}),
-      ...(user !== undefined ? { user } : {}),
+      cmdline,
+      exe,
+      user,
     };
   }
   const byMatcher = req.matched ?? (await matchProcesses(root, matchers)).matched;

@@ -18,7 +18,7 @@ interface AgentFlags {
   once?: boolean;
 }
 
-/** `5s`, `500ms`, `10m`, `1h`, or plain seconds. */
+/** `5s`, `1500ms`, `10m`, `1h`, or plain seconds. */
 export function parseDuration(flag: string, text: string, minMs: number): number {
   const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(text.trim());
   const ms = m
@@ -26,7 +26,7 @@ export function parseDuration(flag: string, text: string, minMs: number): number
     : Number.NaN;
   if (!Number.isFinite(ms) || ms < minMs) {
     throw new UserError(
-      `${flag} ${text}: expected a duration of at least ${minMs / 1000}s, like 5s, 500ms, 10m`,
+      `${flag} ${text}: expected a duration of at least ${minMs / 1000}s, like 1s, 5s, 10m`,
     );
   }
   return ms;
@@ -118,7 +118,7 @@ export function registerAgent(program: Command): void {
           stop: stop.signal,
           onReload: (cb) => process.on('SIGHUP', cb),
           notify: notifier(process.env),
-          ...(metrics ? { metrics } : {}),
+          metrics,
           ...(textfile && metrics
             ? {
                 afterRound: async () => {

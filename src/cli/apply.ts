@@ -34,7 +34,7 @@ function stepsJson(steps: StepReport[]) {
     ...s.change,
     previous: s.previous,
     status: s.status,
-    ...(s.note ? { note: s.note } : {}),
+    note: s.note,
   }));
 }
 
@@ -99,8 +99,8 @@ export function registerApply(program: Command): void {
           notice,
           signal: sig.signal,
           ...testing,
-          ...(opts.policy ? { policyPath: opts.policy } : {}),
-          ...(opts.plan ? { planFile: opts.plan } : {}),
+          policyPath: opts.policy,
+          planFile: opts.plan,
           force: !!opts.force,
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           async confirm(changes, warnings) {
@@ -184,7 +184,7 @@ export function registerApply(program: Command): void {
       const { check } = await import('../ops/check.js');
       const { formatCheck } = await import('../audit/format.js');
       const { EXIT_STATUS } = await import('../model/finding.js');
-      const report = await check({ root, notice, ...(opts.policy ? { policyPath: opts.policy } : {}) });
+      const report = await check({ root, notice, policyPath: opts.policy });
       if (opts.json) printJson(report);
       else printText(formatCheck(report));
       process.exitCode = EXIT_STATUS[report.status];

@@ -37,7 +37,7 @@ export function registerCore(program: Command): void {
       const { detectCgroupLayout } = await import('../cgroup/layout.js');
       const cg = await detectCgroupLayout(root);
       const layout = cg.layout === 'none' ? undefined : cg;
-      if (opts.json) printJson({ ...topologyToJson(topology), ...(layout ? { cgroupLayout: layout } : {}) });
+      if (opts.json) printJson({ ...topologyToJson(topology), cgroupLayout: layout });
       else {
         const text = formatTopology(topology, root === '/' ? await hostFacts() : undefined);
         printText(layout ? `${text}${formatLayout(layout)}\n` : text);
@@ -69,7 +69,7 @@ export function registerCore(program: Command): void {
     .option('--root <dir>', 'host root: sysfs, cgroupfs, /proc and /etc/isolate are read under it')
     .option(
       '--policy <file>',
-      'policy file, or "default" for the bundled example (default /etc/isolate/policy.yaml; with --dry-run, else the bundled example)',
+      'policy file, or "default" for the bundled example (default /etc/isolate/policy.yaml; with --dry-run, the bundled example when that file is missing)',
     )
     .option('--dry-run', 'only print the plan; write nothing anywhere')
     .option(
@@ -106,7 +106,7 @@ export function registerCore(program: Command): void {
           notice,
           allowBundledPolicy: !!opts.dryRun,
           warnUntrustedPolicy: !!opts.dryRun,
-          ...(opts.policy ? { policyPath: opts.policy } : {}),
+          policyPath: opts.policy,
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           ...(opts.dryRun
             ? {}

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { Verdict } from '../model/finding.js';
 import type { RaidObservation } from '../model/raid.js';
+import { UserError } from '../model/errors.js';
 import { hostRoot, printJson, printText } from './options.js';
 
 interface LiveOptions {
@@ -47,9 +48,13 @@ export function registerRaid(program: Command): void {
     .argument('<file...>', 'saved outputs of that tool (JSON or text)')
     .option('--json', 'print JSON (the same document as raid show --json)')
     .option('--check', 'exit with the monitoring-plugin code of the findings')
-    .option('--root <dir>', 'accepted like every command; the saved outputs are read from the paths given')
     .action(async (files: string[], o: { tool: string; json?: boolean; check?: boolean }, cmd: Command) => {
-      hostRoot(cmd);
+      // It reads the files it is given and no host: a --root would be a mistake, not a setting.
+      if (cmd.optsWithGlobals<{ root?: string }>().root !== undefined) {
+        throw new UserError(
+          'raid parse: --root does not apply; it reads only the saved outputs given as FILE...: drop --root',
+        );
+      }
       const { raidParse } = await import('../ops/raid.js');
       const { renderShow } = await import('./raid-render.js');
       const { verdict, parsed } = await raidParse(o.tool, files);

@@ -21,7 +21,7 @@ export async function fromEnv(
 ): Promise<{ hooks?: EngineHooks; testBareChanges?: Change[] }> {
   const hooks = testHooksFromEnv(root, process.env);
   const bare = planFile && process.env.ISOLATE_TEST_BARE_PLAN === '1' ? bareChanges(planFile) : undefined;
-  return { ...(hooks ? { hooks } : {}), ...(bare ? { testBareChanges: bare } : {}) };
+  return { hooks, testBareChanges: bare };
 }
 
 /** `{ "changes": [...] }`, each change checked as a saved plan's are. */

@@ -72,21 +72,21 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
           journal!.entries.map((e) => e.change),
           journalOptions(journal),
         ),
-        ...(log ? { log } : {}),
+        log,
       })
     : null;
 
   const planReq = {
     root,
-    ...(req.notice ? { notice: req.notice } : {}),
-    ...(req.raidToolPaths ? { raidToolPaths: req.raidToolPaths } : {}),
-    ...(req.observeRaid === false ? { observeRaid: false } : {}),
-    ...(req.topology ? { topology: req.topology } : {}),
+    notice: req.notice,
+    raidToolPaths: req.raidToolPaths,
+    observeRaid: req.observeRaid,
+    topology: req.topology,
     cache: req.cache,
   };
   const chosen = {
-    ...(req.policySource ? { policySource: req.policySource } : {}),
-    ...(req.policyPath ? { policyPath: req.policyPath } : {}),
+    policySource: req.policySource,
+    policyPath: req.policyPath,
   };
   let changes: Change[];
   let warnings: string[] = [];
@@ -131,8 +131,8 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
       recoveredFirst: early,
       changes,
       warnings,
-      ...(allocation ? { allocation } : {}),
-      ...(raid ? { raid } : {}),
+      allocation,
+      raid,
     };
   }
   if (req.confirm && !(await req.confirm(changes, warnings))) {
@@ -147,9 +147,9 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
       force: !!req.force,
       executors: await executorsFor(root, cs, opts),
       context: { executorOptions: opts },
-      ...(log ? { log } : {}),
-      ...(req.signal ? { signal: req.signal } : {}),
-      ...(req.hooks ? { hooks: req.hooks } : {}),
+      log,
+      signal: req.signal,
+      hooks: req.hooks,
     });
   let result = await run(changes, options);
   if (result.recovered && !fromSaved) {
@@ -164,8 +164,8 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     recoveredFirst: early,
     changes,
     warnings,
-    ...(allocation ? { allocation } : {}),
-    ...(raid ? { raid } : {}),
+    allocation,
+    raid,
   };
 }
 
@@ -187,7 +187,7 @@ export async function rollback(ctx: OpContext): Promise<RollbackResult> {
   return rollbackLast({
     root: ctx.root,
     executors,
-    ...(ctx.log ? { log: ctx.log } : {}),
-    ...(ctx.signal ? { signal: ctx.signal } : {}),
+    log: ctx.log,
+    signal: ctx.signal,
   });
 }

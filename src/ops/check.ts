@@ -26,11 +26,11 @@ export interface CheckRequest extends OpContext {
 export async function check(req: CheckRequest): Promise<CheckReport> {
   const built = await buildPlan({
     root: req.root,
-    ...(req.policyPath ? { policyPath: req.policyPath } : {}),
-    ...(req.policySource ? { policySource: req.policySource } : {}),
-    ...(req.observeRaid === false ? { observeRaid: false } : {}),
-    ...(req.notice ? { notice: req.notice } : {}),
-    ...(req.topology ? { topology: req.topology } : {}),
+    policyPath: req.policyPath,
+    policySource: req.policySource,
+    observeRaid: req.observeRaid,
+    notice: req.notice,
+    topology: req.topology,
     cache: req.cache,
   });
   const extra: Finding[] = built.topology.notes.map((message) => ({ severity: 'info', message }));
@@ -50,6 +50,6 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     strict: built.policy.strict,
     extraFindings: extra,
     ...(v1 ? { v1CpusetDir: path.join(cgroupMount(req.root), v1.hierarchies.cpuset!) } : {}),
-    ...(req.listCap !== undefined ? { listCap: req.listCap } : {}),
+    listCap: req.listCap,
   });
 }

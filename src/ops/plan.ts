@@ -119,9 +119,9 @@ export async function observe(root: string, policy: Policy, cache: RoundCache = 
     if (w.match.kind === 'process') {
       const { cmdline, exe, user } = w.match;
       processMatchers[w.name] = {
-        ...(cmdline !== undefined ? { cmdline } : {}),
-        ...(exe !== undefined ? { exe } : {}),
-        ...(user !== undefined ? { user } : {}),
+        cmdline,
+        exe,
+        user,
       };
     }
   }

@@ -86,18 +86,22 @@ export function readPolicySource(path: string, trust: PolicyTrust = 'refuse'): P
   // Hashed on first use (a saved plan, the journal, the agent's reload): `plan --dry-run` never needs
   // it, and node:crypto's modules cost a short command ~13 ms to load (docs/install.md). Parsed on
   // first use too, once for the source's life: the agent plans with the same source every round.
-  return {
+  const source: PolicySource = {
     path,
     text,
     get sha256() {
       hash ??= sha256(text);
       return hash;
     },
-    get policy() {
+  };
+  // Not enumerable: a source's JSON (a saved plan embeds it) is its path, text and hash.
+  Object.defineProperty(source, 'policy', {
+    get: () => {
       policy ??= parsePolicy(text, path);
       return policy;
     },
-  };
+  });
+  return source;
 }
 
 /** The policy of a source: parsed by the source itself when it was read from a file, else now. */

@@ -16,8 +16,8 @@ export interface RaidExecutorOptions {
 export function raidExecutor(opts: RaidExecutorOptions): ChangeExecutor {
   const applyOpts: ApplyOptions = {
     root: opts.root,
-    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
-    ...(opts.toolPaths ? { toolPaths: opts.toolPaths } : {}),
+    timeoutMs: opts.timeoutMs,
+    toolPaths: opts.toolPaths,
   };
   return {
     read: (change: Change) => readRaidSetting(change, applyOpts),

@@ -717,9 +717,18 @@ describe('hardening: monitoring and JSON contracts', () => {
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: expect.any(String) });
   });
-  it('raid parse takes --root like every command', () => {
-    const r = run(['raid', 'parse', '--root', root, '--tool', 'storcli', '/nonexistent.json']);
-    expectRefusal(r, 1, /raid parse: cannot read \/nonexistent\.json \(no such file\)/);
+  it('raid parse refuses --root, which would do nothing: it reads only the files it is given', () => {
+    for (const args of [
+      ['raid', 'parse', '--root', root, '--tool', 'storcli', '/nonexistent.json'],
+      ['--root', root, 'raid', 'parse', '--tool', 'storcli', '/nonexistent.json'],
+    ]) {
+      expectRefusal(run(args), 1, /raid parse: --root does not apply; .*drop --root/);
+    }
+    expectRefusal(
+      run(['raid', 'parse', '--tool', 'storcli', '/nonexistent.json']),
+      1,
+      /raid parse: cannot read \/nonexistent\.json \(no such file\)/,
+    );
   });
 });
 

@@ -5,7 +5,6 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDist } from '../support/build.js';
 import { fixturePath, HAVE_FIXTURES } from './fixtures.js';
 import {
   CV_9270,
@@ -23,9 +22,9 @@ let host: SimHost | null = null;
 let snapshot: string | null = null;
 
 beforeAll(() => {
-  buildDist();
-  // Other work in this tree rebuilds dist/ at any time; run a private copy of this build (inside the
-  // repo so its external packages still resolve from node_modules).
+  // The suite's global setup built dist/; other work in this tree may rebuild it at any time, so run
+  // a private copy of that build (inside the repo so its external packages still resolve from
+  // node_modules). Not built again here: a rebuild removes dist/ under the other files running now.
   snapshot = mkdtempSync(join(repo, 'test/raid/.cli-'));
   cpSync(join(repo, 'dist'), snapshot, { recursive: true });
   CLI = join(snapshot, 'cli.js');
