@@ -36,8 +36,17 @@ const WRITE_POLICY = ['write-back', 'write-through', 'always-write-back', 'unkno
 export async function createMetrics(): Promise<AgentMetrics> {
   const prom = await import('prom-client');
   const registry = new prom.Registry();
-  // prom-client's standard process and Node.js metrics, as users of any Node.js exporter know them.
-  prom.collectDefaultMetrics({ register: registry });
+  // prom-client's standard process and Node.js metrics, but for the event-loop delay histogram's
+  // seven gauges (nodejs_eventloop_lag_{min,max,mean,stddev,p50,p90,p99}_seconds). Its sampler
+  // wakes the process every 10 ms by default — 97 wake-ups a second measured, +0.7-1.0 % of a core on
+  // an agent that otherwise wakes twice in 5 s (bench/agent-idle.mjs, docs/performance.md) — and it
+  // cannot be turned off, only slowed; slowed to its period, its gauges would report the period, not
+  // the lag. So it samples once an hour and its gauges are left out; nodejs_eventloop_lag_seconds,
+  // measured when scraped, stays.
+  prom.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 3_600_000 });
+  for (const stat of ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99']) {
+    registry.removeSingleMetric(`nodejs_eventloop_lag_${stat}_seconds`);
+  }
   const g = (name: string, help: string, labelNames: string[] = []) =>
     new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[] = []) =>
