@@ -2,10 +2,8 @@
 // same application layer as the CLI. The real state is observed every round; nothing is assumed
 // from what was last written, so drift of any kind (a hand-made write, systemd rewriting on
 // daemon-reload, a unit restarted into a fresh cgroup, a new YARN container) is corrected.
-import { existsSync, type FSWatcher, watch } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
 import type { CheckReport } from '../audit/report.js';
-import { cgroupDir } from '../cgroup/fsutil.js';
-import { bornSince, probeBirths } from '../cgroup/observe.js';
 import { ProcessScanMemo } from '../cgroup/proc-scan.js';
 import { readPsi } from '../cgroup/psi.js';
 import { UserError } from '../model/errors.js';
@@ -20,6 +18,8 @@ import type { Topology } from '../model/topology.js';
 import { readTopology, topologyStamp } from '../topology/read.js';
 import { afterFailure, type Backoff, due, NO_BACKOFF } from './backoff.js';
 import { DropInWatch } from './dropins.js';
+import { startProbe } from './probe.js';
+import { watchWorkloads } from './watch.js';
 import type { AgentMetrics } from './metrics.js';
 import type { Notifier } from './notify.js';
 import { PolicyHolder } from './policy.js';
@@ -123,7 +123,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
           });
         }
         if (round.allocation) {
-          watchWorkloads(o, round.allocation, watchers, nudge);
+          watchWorkloads(o.root, round.allocation, watchers, nudge);
           recordPressure(o, round.allocation);
         }
         if (systemdMemo.systemdRuns && !o.once) dropIns.refresh();
@@ -196,70 +196,6 @@ export async function runAgent(o: AgentOptions): Promise<number> {
 /** The shortest time between the end of a round and a round brought forward by an event. */
 const MIN_NUDGE_GAP_MS = 100;
 
-/**
- * The probe for new matching processes looks once between two rounds, half an interval after the
- * round (not under 100 ms): a new broker then waits half an interval at most, not a whole one. Not
- * more often: on the VMs this was measured on, each wake-up of an idle Node.js process costs ~0.3 ms
- * of CPU (an empty 250 ms timer: 0.2 % of a core, a 1 s one 0.08 %), and the three more a second of
- * a quarter-interval probe were 11-15 % of the agent's idle cost (bench/agent-idle.mjs, side by side).
- */
-export function probePeriodMs(intervalMs: number): number {
-  return Math.max(100, Math.floor(intervalMs / 2));
-}
-
-/**
- * Between rounds, look for processes born since the last round that a `process:` matcher selects
- * (proc-scan.ts): a new broker then waits a fraction of the interval, not the rest of it. Costs one
- * read of /proc/loadavg per probe while no task is born; nothing without process matchers. Looks
- * at once (a process born while the round ran), then every probe period until `sleepMs` is nearly
- * over: never in the last half period, where the round's own timer wakes the agent anyway.
- */
-function startProbe(
-  o: AgentOptions,
-  memo: ProcessScanMemo,
-  nudge: () => void,
-  sleepMs: number,
-): { stop: () => void } {
-  if (!memo.target() || o.once) return { stop: () => {} };
-  let busy = false;
-  const tick = () => {
-    if (busy) return;
-    // Nearly every tick finds nothing born: decided without a promise. (A timer's exception would
-    // end the agent; the round reads /proc itself and reports what fails there.)
-    let pids: number[];
-    try {
-      pids = bornSince(memo);
-    } catch {
-      return;
-    }
-    if (pids.length === 0) return;
-    busy = true;
-    probeBirths(memo, pids)
-      .then((pid) => {
-        if (pid === null) return;
-        o.log('debug', 'new matching process; reconciling now', { process: pid });
-        nudge();
-      })
-      .catch(() => {})
-      .finally(() => {
-        busy = false;
-      });
-  };
-  tick();
-  const period = probePeriodMs(o.intervalMs);
-  const end = Date.now() + sleepMs;
-  let t: ReturnType<typeof setTimeout> | undefined;
-  const next = () => {
-    if (Date.now() + period > end - period / 2) return;
-    t = setTimeout(() => {
-      tick();
-      next();
-    }, period);
-  };
-  next();
-  return { stop: () => clearTimeout(t) };
-}
-
 /** Re-read sysfs only when the online lists change (hotplug), or every TOPOLOGY_REFRESH_MS anyway. */
 const TOPOLOGY_REFRESH_MS = 300_000;
 
@@ -317,48 +253,6 @@ async function reconcile(
   } catch (err) {
     o.metrics?.reconciled((performance.now() - t0) / 1000, false, Date.now());
     return { ok: false, changed: 0, error: err instanceof Error ? err.message : String(err) };
-  }
-}
-
-/**
- * The kernel says sooner than the next round: `cgroup.events` when a watched cgroup gains or loses
- * processes, and an inotify IN_MODIFY on a cpuset file when anyone writes it (the VFS reports every
- * write(2), cgroupfs included) — a hand-made write or systemd's re-realization is corrected at
- * once, not at the next round. The agent's own writes wake it too: one extra round that finds
- * nothing to do.
- */
-const WATCHED_FILES = ['cgroup.events', 'cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.partition'];
-
-function watchWorkloads(
-  o: AgentOptions,
-  a: Allocation,
-  watchers: Map<string, FSWatcher>,
-  nudge: () => void,
-): void {
-  for (const w of a.workloads) {
-    for (const name of WATCHED_FILES) {
-      const file = `${cgroupDir(o.root, w.target)}/${name}`;
-      // Not there yet (a workload that does not run, a controller not enabled): a failed watch
-      // costs an exception every round, a look costs one access(2).
-      if (watchers.has(file) || !existsSync(file)) continue;
-      try {
-        const watcher = watch(file, { persistent: false }, (event) => {
-          // The cgroup went away (a unit restarted into a fresh one): watch its successor next round.
-          if (event === 'rename') {
-            watcher.close();
-            watchers.delete(file);
-          }
-          nudge();
-        });
-        watcher.on('error', () => {
-          watcher.close();
-          watchers.delete(file);
-        });
-        watchers.set(file, watcher);
-      } catch {
-        // Gone between the look and the watch, or not watchable: try again next round.
-      }
-    }
   }
 }
 

@@ -5,7 +5,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { cgroupMount, cgroupUnder, exists, listDirs, readTrimSync } from '../cgroup/fsutil.js';
 import type { CgroupMounts } from '../cgroup/layout.js';
-import { matchProcesses, type ProcessMatcher } from '../cgroup/observe.js';
+import { matchProcesses, type ProcessMatcher } from '../cgroup/processes.js';
 import type { ObservedV1, ObservedV1Group } from '../model/observed.js';
 import type { Match } from '../model/policy.js';
 

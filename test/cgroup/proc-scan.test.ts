@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bornSince, matchProcesses, probeBirths } from '../../src/cgroup/observe.js';
+import { bornSince, matchProcesses, probeBirths } from '../../src/cgroup/processes.js';
 import { PROBE_MAX_BIRTHS, ProcessScanMemo, type ProcessScanner } from '../../src/cgroup/proc-scan.js';
 
 let root: string;
