@@ -116,8 +116,13 @@ export class ProcessScanMemo implements ProcessScanner {
   private signature = '';
   /** This scan reads every PID again (once a period: PIDs that ended are forgotten, none is missed). */
   private listAll = true;
-  /** This scan lists /proc in full (a full scan, a wrap or a burst of births). */
-  private complete = true;
+  /**
+   * How a listing of all of /proc outside a full scan tells a new process under a remembered PID:
+   * after a burst of births the counter says which PIDs are new (those above `bornAbove`); after a
+   * wrap of the counter, or without one, nothing does and each remembered PID's start time is read.
+   * Null: this scan looks up only the PIDs born since the last round.
+   */
+  private reused: { bornAbove: number } | 'start' | null = 'start';
   /** The PID counter at the last listing, and PIDs born then but not visible yet (looked up once more). */
   private listing: {
     lastPid: number;
@@ -195,25 +200,32 @@ export class ProcessScanMemo implements ProcessScanner {
         else l.unseen.delete(pid);
       }
       l.lastPid = lastPid;
-      this.complete = false;
+      this.reused = null;
       return { names: [...visit].map(String), complete: false };
     }
     const names = readdirSync(procDir);
+    this.reused = lastPid !== null && l && lastPid >= l.lastPid ? { bornAbove: l.lastPid } : 'start';
     this.listing = lastPid === null ? null : { lastPid, unseen: new Map() };
-    this.complete = true;
     return { names, complete: true };
   }
 
   /**
    * Whether this scan may skip reading the PID: a trusted quiet PID, outside a full scan. When /proc
-   * was listed in full for another reason (a wrap of the PID counter, a burst of births), the PID
-   * must still be the process remembered: its start time says so.
+   * was listed in full for another reason (a burst of births, a wrap of the PID counter), the PID
+   * must still be the process remembered: born before the burst, or with the start time remembered.
    */
   skip(pid: number): boolean {
     if (this.listAll) return false;
     const q = this.quiet.get(pid);
     if (q === undefined || !this.trusted(q)) return false;
-    if (this.complete && this.scanned && startTimeOf(this.scanned.procDir, pid) !== q.start) {
+    const reused = this.reused;
+    const isNew =
+      reused === null
+        ? false
+        : reused === 'start'
+          ? !this.scanned || startTimeOf(this.scanned.procDir, pid) !== q.start
+          : pid > reused.bornAbove;
+    if (isNew) {
       this.quiet.delete(pid);
       return false;
     }

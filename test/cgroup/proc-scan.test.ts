@@ -256,7 +256,7 @@ describe('process scan memory', () => {
     expect(perRound).toEqual(perRound.map((_, i) => (i < 2 || i % 10 === 0 ? 202 : 1)));
   });
 
-  it('a PID reused by a new process while /proc is listed in full (a burst) is read at once: its start time differs', async () => {
+  it('a PID the counter wrapped around to within one interval is read at once: its start time differs', async () => {
     let now = 0;
     const memo = new ProcessScanMemo({ fullScanMs: 120_000, youngScans: 1, youngMs: 0 }, () => now);
     const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
@@ -266,24 +266,31 @@ describe('process scan memory', () => {
     expect(await scan()).toEqual([20]);
     now += 1000;
     expect(await scan()).toEqual([20]); // PID 10 trusted not to match
-    // A burst of births (more than a round looks up one by one) in which PID 10 ended and a new broker
-    // got the same number: /proc is listed in full, and 10 is not the process remembered.
+    // Within one interval the counter ran to pid_max and wrapped: 10 ended and a new broker got it.
     proc(10, ['java', 'kafka.Kafka', 'reborn.properties']);
     startTime(10, 5000);
+    lastPid(12);
+    now += 1000;
+    expect(await scan()).toEqual([10, 20]);
+  });
+
+  it('after a burst of births, the PIDs above the last counter are new and the others are the same processes', async () => {
+    let now = 0;
+    const memo = new ProcessScanMemo({ fullScanMs: 120_000, youngScans: 1, youngMs: 0 }, () => now);
+    const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
+    lastPid(20);
+    expect(await scan()).toEqual([20]);
+    now += 1000;
+    expect(await scan()).toEqual([20]); // PID 10 trusted
+    // More births than a round looks up one by one: /proc is listed in full. PID 10 is the process
+    // remembered (born before the burst; its exec shows at the next full scan, no start time read),
+    // PID 80 is new.
+    proc(10, ['java', 'kafka.Kafka', 'exec.properties']);
+    proc(80, ['java', 'kafka.Kafka', 'new.properties']);
     lastPid(20 + PROBE_MAX_BIRTHS + 5);
     now += 1000;
-    expect(await scan()).toEqual([10, 20]);
-    // The same process as remembered, in another burst: not read again.
-    proc(30, ['/usr/bin/sleep', 'infinity']);
-    startTime(30, 6000);
-    lastPid(30);
-    now += 1000;
-    await scan();
-    now += 1000;
-    await scan();
-    proc(30, ['java', 'kafka.Kafka', 'late.properties']); // an exec: same process, same start time
-    lastPid(30 + 2 * PROBE_MAX_BIRTHS);
-    now += 1000;
-    expect(await scan()).toEqual([10, 20]);
+    expect(await scan()).toEqual([20, 80]);
+    now = 120_000;
+    expect(await scan()).toEqual([10, 20, 80]);
   });
 });
