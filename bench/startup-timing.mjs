@@ -1,5 +1,5 @@
-// Timing short commands like hyperfine (bench/sea-startup.mjs): warm-up rounds, then many runs of every
-// command, interleaved round by round so a load change on a shared machine hits every row alike;
+// Timing short commands like hyperfine (bench/cli-startup.mjs, bench/sea-startup.mjs): warm-up rounds,
+// then many runs of every command, interleaved round by round so a load change on a shared machine hits every row alike;
 // wall-clock median and p90, and the median CPU time (user + system, from the child's rusage), which a
 // busy machine disturbs less than the wall clock.
 import { spawnSync } from 'node:child_process';

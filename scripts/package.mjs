@@ -28,8 +28,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
-import { DEFERRED_HELPER, deferBuiltins, LAZY, leftOut, RUNTIME } from './bundle-common.mjs';
+import { bundle, LAZY, RUNTIME } from './bundle-common.mjs';
 import { seaExecutable } from './sea-build.mjs';
 
 const repo = resolve(dirname(new URL(import.meta.url).pathname), '..');
@@ -91,107 +90,7 @@ function ensureRuntime() {
   }
 }
 
-// Run-time helpers of the main bundle: the executable's path (for the default policy and schemas:
-// /usr/bin/isolate → /usr/share/isolate/) is read on each use, and a lazy dependency is evaluated from
-// its asset with this executable's require (built-ins only).
-const BANNER = `Object.defineProperty(globalThis, "__isolateModuleUrl", {
-  get: () => require("node:url").pathToFileURL(process.execPath).href,
-});
-var __isolateLazy = new Map();
-var __isolateImport = (specifier) => Promise.resolve().then(() => {
-  let ns = __isolateLazy.get(specifier);
-  if (!ns) {
-    // Stored already in its CommonJS wrapper (wrapCommonJs below).
-    const source = require("node:sea").getAsset(specifier + ".cjs", "utf8");
-    const file = process.execPath + "/" + specifier + ".cjs";
-    const fn = new (require("node:vm").Script)(source, { filename: file }).runInThisContext();
-    const mod = { exports: {} };
-    fn.call(mod.exports, mod.exports, require, mod, file, require("node:path").dirname(process.execPath));
-    ns = { ...mod.exports, default: mod.exports };
-    __isolateLazy.set(specifier, ns);
-  }
-  return ns;
-});
-${DEFERRED_HELPER}`;
-
-/** import() of a built-in → require (code run by vm.Script has no module loader); of LAZY → its asset. */
-function rewriteImports(file, lazy) {
-  let code = readFileSync(file, 'utf8').replace(
-    /([^.\w])import\(("node:[\w/]+")\)/g,
-    '$1Promise.resolve(require($2))',
-  );
-  if (lazy) {
-    code = code.replace(/([^.\w])import\(("[\w@/-]+")\)/g, '$1__isolateImport($2)');
-    code = deferBuiltins(code, 'package');
-  }
-  writeFileSync(file, code);
-  const left = code.match(/[^.\w]import\(\s*["'`][^"'`]+["'`]\s*\)/g);
-  if (left) throw new Error(`package: dynamic import left in ${file}: ${left.join(', ')}`);
-}
-
-/**
- * Puts a bundle in the function Node wraps a CommonJS module in, as it is stored: the executable's
- * launcher (main.cjs) and its lazy loader (the rest) compile each asset as it is, without building a
- * second copy of the source with the wrapper around it on every start.
- */
-function wrapCommonJs(file) {
-  const code = readFileSync(file, 'utf8');
-  writeFileSync(file, `(function (exports, require, module, __filename, __dirname) {${code}\n})`);
-}
-
 const esTarget = `node${runtime.version.split('.')[0]}`;
-
-/**
- * The CLI as one CommonJS file (src/cli.ts, every dependency but LAZY inside), and each LAZY dependency
- * as one CommonJS file. Minified: the source text is read and kept for the life of every process. The
- * LAZY ones keep their functions' names (esbuild's keepNames), as they are written; the CLI does not:
- * keepNames defines `name` on some 540 functions and classes as the bundle loads, a few ms of every
- * start, and nothing in it reads a function's name (its error classes set their own `name`).
- */
-async function bundle(work) {
-  const common = {
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: esTarget,
-    legalComments: 'none',
-    logLevel: 'warning',
-  };
-  const main = join(work, 'main.cjs');
-  await build({
-    ...common,
-    entryPoints: [join(repo, 'src/cli.ts')],
-    outfile: main,
-    external: LAZY,
-    alias: leftOut.alias,
-    minify: true,
-    // A release: the test suite's fault-injection hooks are dropped with every branch they guard.
-    define: { 'import.meta.url': '__isolateModuleUrl', __ISOLATE_TEST_HOOKS__: 'false' },
-    banner: { js: BANNER },
-  });
-  rewriteImports(main, true);
-  // ASCII only (esbuild escapes the rest by default): scripts/sea-launcher.cjs reads it as Latin-1.
-  const wide = readFileSync(main, 'utf8').search(/[^\x00-\x7f]/);
-  if (wide >= 0) throw new Error(`package: ${main} has a non-ASCII character at offset ${wide}`);
-  wrapCommonJs(main);
-  const assets = {};
-  for (const dep of LAZY) {
-    const file = join(work, `${dep}.cjs`);
-    await build({
-      ...common,
-      stdin: { contents: `module.exports = require(${JSON.stringify(dep)});`, resolveDir: repo },
-      outfile: file,
-      // What prom-client loads but isolate never uses (scripts/bundle-common.mjs).
-      ...leftOut,
-      minify: true,
-      keepNames: true,
-    });
-    rewriteImports(file, false);
-    wrapCommonJs(file);
-    assets[`${dep}.cjs`] = file;
-  }
-  return { main, assets };
-}
 
 // The package-time run whose compiled code goes into the code cache: a captured two-socket tree.
 const WARMUP = [
@@ -199,8 +98,16 @@ const WARMUP = [
   ...['--policy', join(repo, 'policies/default.yaml')],
 ];
 async function makeExecutable(node, work, target) {
-  const { main, assets } = await bundle(work);
-  seaExecutable({ node, work, main, assets, warmup: WARMUP, target });
+  // Minified: the source text is read and kept for the life of every process.
+  await bundle(work, {
+    target: esTarget,
+    minify: true,
+    legalComments: 'none',
+    // A release: the test suite's fault-injection hooks are dropped with every branch they guard.
+    define: { __ISOLATE_TEST_HOOKS__: 'false' },
+  });
+  const assets = Object.fromEntries(LAZY.map((dep) => [`${dep}.cjs`, join(work, `${dep}.cjs`)]));
+  seaExecutable({ node, work, assets, warmup: WARMUP, target });
 }
 
 function walk(dir) {

@@ -1,8 +1,8 @@
-// The single executable around a bundle (scripts/package.mjs, bench/sea-floor.mjs): the launcher
-// (scripts/sea-launcher.cjs), the bundle and its V8 code cache as assets, the blob injected into a
-// stripped copy of the runtime with postject.
+// The single executable around a bundle (scripts/package.mjs): the launcher (scripts/sea-launcher.cjs)
+// as its main script, the bundle, its V8 code cache and the lazy dependencies as assets, the blob
+// injected into a stripped copy of the runtime with postject.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXEC_ARGV } from './bundle-common.mjs';
 
@@ -12,12 +12,11 @@ const here = import.meta.dirname;
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 /**
- * Makes `target` from `node` (the runtime), `main` (a bundle in its CommonJS wrapper, ASCII, in
- * `work`) and other `assets` ({ name: file }). The code cache is what a run of the launcher with
- * `warmup` as its arguments compiled.
+ * Makes `target` from `node` (the runtime) and the bundle in `work` (main.cjs, and the `assets`
+ * beside it: { name: file }). The code cache is what a run of the launcher with `warmup` as its
+ * arguments compiled.
  */
-export function seaExecutable({ node, work, main, assets = {}, warmup, target }) {
-  if (main !== join(work, 'main.cjs')) throw new Error(`sea-build: ${main} is not ${work}/main.cjs`);
+export function seaExecutable({ node, work, assets = {}, warmup, target }) {
   const launcher = join(work, 'sea-launcher.cjs');
   copyFileSync(join(here, 'sea-launcher.cjs'), launcher);
   // The code cache: the launcher runs main.cjs under the runtime with `warmup`, then saves every
@@ -29,10 +28,6 @@ export function seaExecutable({ node, work, main, assets = {}, warmup, target })
   if (warm.status !== 0 || !existsSync(join(work, 'main.cache'))) {
     throw new Error(`package: code cache run (exit ${warm.status}): ${warm.stderr}`);
   }
-  // The cache asset is stored with CACHE_PAD bytes around it (see alignCodeCache).
-  const cache = readFileSync(join(work, 'main.cache'));
-  const cacheAsset = join(work, 'main.cache.asset');
-  writeFileSync(cacheAsset, paddedCache(cache, CACHE_PAD));
   const config = join(work, 'sea-config.json');
   const blob = join(work, 'isolate.blob');
   writeFileSync(
@@ -45,7 +40,7 @@ export function seaExecutable({ node, work, main, assets = {}, warmup, target })
       // one already costs more than loading this bundle through its code cache (docs/install.md).
       useSnapshot: false,
       execArgv: EXEC_ARGV,
-      assets: { ...assets, 'main.cjs': main, 'main.cache': cacheAsset },
+      assets: { ...assets, 'main.cjs': join(work, 'main.cjs'), 'main.cache': join(work, 'main.cache') },
     }),
   );
   const made = spawnSync(node, ['--experimental-sea-config', config], { encoding: 'utf8' });
@@ -73,38 +68,10 @@ export function seaExecutable({ node, work, main, assets = {}, warmup, target })
     ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );
-  alignCodeCache(tmp, cache);
   renameSync(tmp, target);
   // A cache V8 rejects (another runtime, other flags) would only cost start-up time, silently.
   const check = spawnSync(target, ['--version'], { env: { ISOLATE_SEA_DEBUG: '1' }, encoding: 'utf8' });
   if (check.status !== 0 || !check.stderr.includes('isolate sea: code cache accepted')) {
     throw new Error(`package: ${target} --version (exit ${check.status}): ${check.stderr.trim()}`);
   }
-}
-
-// V8 uses a code cache in place only when it is 8-byte aligned; otherwise it copies it first, which on
-// these VMs costs ~120 page faults (~2 ms) of every start (perf: AlignedCachedData). An asset lies
-// wherever the blob's layout puts it, so the asset holds a byte giving the cache's start, padding, the
-// cache, and padding to a fixed size: moving the cache inside the asset changes nothing else.
-// scripts/sea-launcher.cjs reads it back (the start byte, and the 8 bytes of padding in all).
-const CACHE_PAD = 8;
-function paddedCache(cache, start) {
-  const asset = Buffer.alloc(cache.length + CACHE_PAD);
-  asset[0] = start;
-  cache.copy(asset, start);
-  return asset;
-}
-
-/** Moves the code cache inside its asset, in the executable, to an 8-byte aligned file offset. */
-function alignCodeCache(exe, cache) {
-  const bytes = readFileSync(exe);
-  const stored = paddedCache(cache, CACHE_PAD);
-  const at = bytes.indexOf(stored);
-  if (at < 0 || bytes.indexOf(stored, at + 1) >= 0) {
-    throw new Error(`package: the code cache asset is not found once in ${exe}`);
-  }
-  // A mapping keeps a file offset's place within its page, so an aligned offset is an aligned address.
-  const start = (8 - (at % 8)) % 8 || 8;
-  paddedCache(cache, start).copy(bytes, at);
-  writeFileSync(exe, bytes);
 }

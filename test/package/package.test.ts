@@ -85,15 +85,6 @@ describe('the single executable', () => {
     expect(readFileSync(join(root, 'sys/fs/cgroup/kafka.slice/cpuset.cpus'), 'utf8').trim()).toBe('');
   });
 
-  it('holds its code cache 8-byte aligned, so V8 uses it in place instead of copying it first', () => {
-    const cache = readFileSync(join(out, 'work/main.cache'));
-    const bytes = readFileSync(exe);
-    const at = bytes.indexOf(cache);
-    expect(at).toBeGreaterThan(0);
-    expect(bytes.indexOf(cache, at + 1)).toBe(-1);
-    expect(at % 8).toBe(0);
-  });
-
   it('topology and plan --dry-run --json print what dist/cli.js prints', () => {
     for (const args of [
       ['topology', '--json', '--root', FIXTURE],
