@@ -118,11 +118,11 @@ export class ProcessScanMemo implements ProcessScanner {
   private listAll = true;
   /**
    * How a listing of all of /proc outside a full scan tells a new process under a remembered PID:
-   * after a burst of births the counter says which PIDs are new (those above `bornAbove`); after a
-   * wrap of the counter, or without one, nothing does and each remembered PID's start time is read.
-   * Null: this scan looks up only the PIDs born since the last round.
+   * after a burst of births the counter says which PIDs are new (those handed out since the last
+   * round: above `after`, up to `upTo`); after a wrap of the counter, or without one, nothing does and
+   * each remembered PID's start time is read. Null: this scan looks up only the PIDs born since.
    */
-  private reused: { bornAbove: number } | 'start' | null = 'start';
+  private reused: { after: number; upTo: number } | 'start' | null = 'start';
   /** The PID counter at the last listing, and PIDs born then but not visible yet (looked up once more). */
   private listing: {
     lastPid: number;
@@ -204,7 +204,8 @@ export class ProcessScanMemo implements ProcessScanner {
       return { names: [...visit].map(String), complete: false };
     }
     const names = readdirSync(procDir);
-    this.reused = lastPid !== null && l && lastPid >= l.lastPid ? { bornAbove: l.lastPid } : 'start';
+    this.reused =
+      lastPid !== null && l && lastPid >= l.lastPid ? { after: l.lastPid, upTo: lastPid } : 'start';
     this.listing = lastPid === null ? null : { lastPid, unseen: new Map() };
     return { names, complete: true };
   }
@@ -224,7 +225,7 @@ export class ProcessScanMemo implements ProcessScanner {
         ? false
         : reused === 'start'
           ? !this.scanned || startTimeOf(this.scanned.procDir, pid) !== q.start
-          : pid > reused.bornAbove;
+          : pid > reused.after && pid <= reused.upTo;
     if (isNew) {
       this.quiet.delete(pid);
       return false;

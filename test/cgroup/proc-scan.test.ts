@@ -278,19 +278,22 @@ describe('process scan memory', () => {
     let now = 0;
     const memo = new ProcessScanMemo({ fullScanMs: 120_000, youngScans: 1, youngMs: 0 }, () => now);
     const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
+    // PID 30000: born before the counter last wrapped, above it now.
+    proc(30000, ['/usr/bin/sleep', 'infinity']);
     lastPid(20);
     expect(await scan()).toEqual([20]);
     now += 1000;
-    expect(await scan()).toEqual([20]); // PID 10 trusted
-    // More births than a round looks up one by one: /proc is listed in full. PID 10 is the process
-    // remembered (born before the burst; its exec shows at the next full scan, no start time read),
-    // PID 80 is new.
+    expect(await scan()).toEqual([20]); // PIDs 10 and 30000 trusted
+    // More births than a round looks up one by one: /proc is listed in full. PIDs 10 and 30000 are
+    // the processes remembered (not handed out since the last round; their execs show at the next
+    // full scan, no start time read), PID 80 is new.
     proc(10, ['java', 'kafka.Kafka', 'exec.properties']);
+    proc(30000, ['java', 'kafka.Kafka', 'exec2.properties']);
     proc(80, ['java', 'kafka.Kafka', 'new.properties']);
     lastPid(20 + PROBE_MAX_BIRTHS + 5);
     now += 1000;
     expect(await scan()).toEqual([20, 80]);
     now = 120_000;
-    expect(await scan()).toEqual([10, 20, 80]);
+    expect(await scan()).toEqual([10, 20, 80, 30000]);
   });
 });
