@@ -118,9 +118,10 @@ export class ProcessScanMemo implements ProcessScanner {
   private listAll = true;
   /**
    * How a listing of all of /proc outside a full scan tells a new process under a remembered PID:
-   * after a burst of births the counter says which PIDs are new (those handed out since the last
-   * round: above `after`, up to `upTo`); after a wrap of the counter, or without one, nothing does and
-   * each remembered PID's start time is read. Null: this scan looks up only the PIDs born since.
+   * the kernel hands PIDs out in order, so the counters of the last round (`after`) and of this one
+   * (`upTo`) say which PIDs may belong to a new process: those between them, or after a wrap of the
+   * counter those above the old one and up to the new one. Without a counter, each remembered PID's
+   * start time says it. Null: this scan looks up only the PIDs born since the last round.
    */
   private reused: { after: number; upTo: number } | 'start' | null = 'start';
   /** The PID counter at the last listing, and PIDs born then but not visible yet (looked up once more). */
@@ -204,8 +205,7 @@ export class ProcessScanMemo implements ProcessScanner {
       return { names: [...visit].map(String), complete: false };
     }
     const names = readdirSync(procDir);
-    this.reused =
-      lastPid !== null && l && lastPid >= l.lastPid ? { after: l.lastPid, upTo: lastPid } : 'start';
+    this.reused = lastPid !== null && l ? { after: l.lastPid, upTo: lastPid } : 'start';
     this.listing = lastPid === null ? null : { lastPid, unseen: new Map() };
     return { names, complete: true };
   }
@@ -225,7 +225,9 @@ export class ProcessScanMemo implements ProcessScanner {
         ? false
         : reused === 'start'
           ? !this.scanned || startTimeOf(this.scanned.procDir, pid) !== q.start
-          : pid > reused.after && pid <= reused.upTo;
+          : reused.upTo >= reused.after
+            ? pid > reused.after && pid <= reused.upTo
+            : pid > reused.after || pid <= reused.upTo;
     if (isNew) {
       this.quiet.delete(pid);
       return false;

@@ -274,7 +274,23 @@ describe('process scan memory', () => {
     expect(await scan()).toEqual([10, 20]);
   });
 
-  it('after a burst of births, the PIDs above the last counter are new and the others are the same processes', async () => {
+  it('without the PID counter, a remembered PID is the process with its start time', async () => {
+    let now = 0;
+    const memo = new ProcessScanMemo({ fullScanMs: 120_000, youngScans: 1, youngMs: 0 }, () => now);
+    const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
+    startTime(10, 1000);
+    expect(await scan()).toEqual([20]);
+    now += 1000;
+    expect(await scan()).toEqual([20]); // PID 10 trusted
+    proc(10, ['java', 'kafka.Kafka', 'exec.properties']); // an exec: the same process
+    now += 1000;
+    expect(await scan()).toEqual([20]);
+    startTime(10, 9000); // a new process under the same PID
+    now += 1000;
+    expect(await scan()).toEqual([10, 20]);
+  });
+
+  it('after a burst of births, only the PIDs handed out since the last round are new', async () => {
     let now = 0;
     const memo = new ProcessScanMemo({ fullScanMs: 120_000, youngScans: 1, youngMs: 0 }, () => now);
     const scan = async () => (await matchProcesses(root, kafka, memo)).matched.kafka;
