@@ -192,7 +192,14 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
     let seq = 0;
     for (const [i, change] of changes.entries()) {
       const exec = executorOf(execs, change);
-      const live = await safeRead(exec, change);
+      // What undo would restore. A read that fails (EACCES, a systemctl that timed out) is not
+      // "absent": the step fails before its write, and the writes before it are undone.
+      let live: string | null = null;
+      try {
+        live = await exec.read(change);
+      } catch (err) {
+        await failAndUndo(err, i, change);
+      }
       if (exec.satisfied(change, live)) {
         steps.push({ seq: i + 1, change, previous: live, status: 'unchanged' });
         continue;
@@ -245,7 +252,8 @@ function changeFields(c: Change): Record<string, unknown> {
 
 /**
  * The live value of each change: with the backend's readMany where it has one (one process for a
- * dozen systemd units), one by one otherwise. A failed read counts as absent, as in safeRead.
+ * dozen systemd units), one by one otherwise. A failed read refuses the apply before any write: an
+ * unknown value is never taken for an absent one.
  */
 async function readAll(changes: readonly Change[], execs: Executors): Promise<Map<Change, string | null>> {
   const byExec = new Map<ChangeExecutor, Change[]>();
@@ -256,19 +264,26 @@ async function readAll(changes: readonly Change[], execs: Executors): Promise<Ma
     else byExec.set(exec, [c]);
   }
   const out = new Map<Change, string | null>();
+  const unreadable = (c: Change, err: unknown) =>
+    new UserError(
+      `cannot read ${describeChange(c)} before changing it (${err instanceof Error ? err.message : String(err)}); nothing was changed`,
+      EXIT.refused,
+    );
   for (const [exec, list] of byExec) {
-    const values = exec.readMany ? await exec.readMany(list).catch(() => null) : null;
-    for (const [i, c] of list.entries()) out.set(c, values ? (values[i] ?? null) : await safeRead(exec, c));
+    const values = exec.readMany
+      ? await exec.readMany(list).catch((err: unknown) => {
+          throw unreadable(list[0]!, err);
+        })
+      : null;
+    for (const [i, c] of list.entries()) {
+      try {
+        out.set(c, values ? (values[i] ?? null) : await exec.read(c));
+      } catch (err) {
+        throw unreadable(c, err);
+      }
+    }
   }
   return out;
-}
-
-async function safeRead(exec: ChangeExecutor, c: Change): Promise<string | null> {
-  try {
-    return await exec.read(c);
-  } catch {
-    return null;
-  }
 }
 
 /** Journals kept for forensics; the agent applies after every drift, so history must not grow forever. */

@@ -15,6 +15,7 @@ import path from 'node:path';
 import type { Change } from '../model/plan.js';
 import { sameCpuList } from '../model/cpuset.js';
 import { WriteRefused, writeKernelFile } from '../sys/write.js';
+import { isDirLiveSync, readLiveSync, UnreadableError } from '../sys/read.js';
 import { errCode, errnoMeaning } from './errno.js';
 import { cgroupDir, exists, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
 import { writeRefusal } from './observe.js';
@@ -145,16 +146,20 @@ export class CgroupFsExecutor implements ChangeExecutor {
     return path.join(this.dir(change.target), change.setting);
   }
 
+  /**
+   * The live value before a write (journaled as what undo restores): null only when the file or
+   * directory does not exist; a failed read throws, so the step fails before its write.
+   */
   async read(change: Change): Promise<string | null> {
     switch (change.setting) {
       case 'mkdir':
-        return (await isDir(this.dir(change.target))) ? 'present' : null;
+        return isDirLiveSync(this.dir(change.target)) ? 'present' : null;
       case 'cgroup.procs': {
-        const cg = await readTrim(path.join(this.root, 'proc', String(pidOf(change)), 'cgroup'));
+        const cg = procCgroup(path.join(this.root, 'proc', String(pidOf(change)), 'cgroup'));
         return cg === null ? null : parseProcCgroup(cg);
       }
       default:
-        return readTrim(this.file(change));
+        return readLiveSync(this.file(change));
     }
   }
 
@@ -381,5 +386,15 @@ export class CgroupFsExecutor implements ChangeExecutor {
       }
     }
     // Child cgroups created meanwhile by others are not ours to delete; rmdir reports them.
+  }
+}
+
+/** A process's /proc/PID/cgroup; null when the process is gone (ENOENT, or ESRCH while it exits). */
+export function procCgroup(file: string): string | null {
+  try {
+    return readLiveSync(file);
+  } catch (err) {
+    if (err instanceof UnreadableError && err.code === 'ESRCH') return null;
+    throw err;
   }
 }

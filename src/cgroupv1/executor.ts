@@ -9,7 +9,7 @@ import {
   type UndoContext,
   type WriteResult,
 } from '../apply/executor.js';
-import { CgroupFsExecutor } from '../cgroup/cgroupfs.js';
+import { CgroupFsExecutor, procCgroup } from '../cgroup/cgroupfs.js';
 import { errCode, errnoMeaning } from '../cgroup/errno.js';
 import { cgroupMount, isDir, normCgPath, readTrim } from '../cgroup/fsutil.js';
 import { detectCgroupLayout } from '../cgroup/layout.js';
@@ -19,6 +19,7 @@ import { changeSubject } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
 import { parseV1ProcCgroup } from './observe.js';
+import { isDirLiveSync, readLiveSync } from '../sys/read.js';
 
 const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems']);
 const BYTES = new Set(['memory.limit_in_bytes', 'memory.soft_limit_in_bytes', 'memory.memsw.limit_in_bytes']);
@@ -118,16 +119,17 @@ export class CgroupV1Executor implements ChangeExecutor {
 
   /** The cgroup of a process or thread in this change's hierarchy, from `/proc/<id>/cgroup`. */
   private async memberOf(change: Change, id: number): Promise<string | null> {
-    const text = await readTrim(path.join(this.root, 'proc', String(id), 'cgroup'));
+    const text = procCgroup(path.join(this.root, 'proc', String(id), 'cgroup'));
     if (text === null) return null;
     const first = hierarchyOf(change).split(',')[0]!;
     return parseV1ProcCgroup(text).get(first) ?? null;
   }
 
+  /** The live value before a write: null only when absent; a failed read throws (see CgroupFsExecutor.read). */
   async read(change: Change): Promise<string | null> {
-    if (change.setting === 'mkdir') return (await isDir(this.dir(change))) ? 'present' : null;
+    if (change.setting === 'mkdir') return isDirLiveSync(this.dir(change)) ? 'present' : null;
     if (MOVES.has(change.setting)) return this.memberOf(change, idOf(change));
-    return readTrim(path.join(this.dir(change), change.setting));
+    return readLiveSync(path.join(this.dir(change), change.setting));
   }
 
   satisfied(change: Change, live: string | null): boolean {

@@ -214,3 +214,67 @@ export function readHeadSync(file: string, max: number): string | null {
     closeSync(fd);
   }
 }
+
+/** The errors that say a file is not there, as opposed to there but unreadable. */
+const ABSENT = new Set(['ENOENT', 'ENOTDIR']);
+
+/** A failed read of a value isolate is about to change or restore: never taken for "absent". */
+export class UnreadableError extends Error {
+  override name = 'UnreadableError';
+  constructor(
+    readonly file: string,
+    readonly code: string,
+  ) {
+    super(`cannot read ${file} (${code}): its value is unknown, so it is not changed`);
+  }
+}
+
+const codeOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? 'EIO';
+
+/** Values read for a write are cgroup and /proc files: a few KiB; cgroup.procs of a huge cgroup more. */
+const LIVE_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A kernel file's value, trimmed, for a change about to be made or undone: null only when it does
+ * not exist; any other failure (EACCES, EIO, a FIFO that would block) throws UnreadableError. Where
+ * "absent" means "nothing to restore", an unknown value must stop the step, not pass for absent.
+ */
+export function readLiveSync(file: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    if (ABSENT.has(codeOf(err))) return null;
+    throw new UnreadableError(file, codeOf(err));
+  }
+  try {
+    // Kernel files are regular files to stat: a FIFO or device planted at the name is not a value.
+    if (!fstatSync(fd).isFile()) throw new UnreadableError(file, 'EFTYPE');
+    const chunks: Buffer[] = [];
+    let at = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(64 * 1024);
+      const n = readSync(fd, chunk, 0, chunk.length, at);
+      if (n === 0) break;
+      chunks.push(chunk.subarray(0, n));
+      at += n;
+      if (at > LIVE_MAX_BYTES) throw new UnreadableError(file, 'EFBIG');
+    }
+    return Buffer.concat(chunks).toString('utf8').trim();
+  } catch (err) {
+    if (err instanceof UnreadableError) throw err;
+    throw new UnreadableError(file, codeOf(err));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether a directory exists, for a change about to be made or undone: false only when absent. */
+export function isDirLiveSync(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch (err) {
+    if (ABSENT.has(codeOf(err))) return false;
+    throw new UnreadableError(dir, codeOf(err));
+  }
+}

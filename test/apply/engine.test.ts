@@ -108,6 +108,43 @@ describe('applyChanges', () => {
     expect((await readJournal(root))?.state).toBe('rolled-back');
   });
 
+  it('a read that fails is not "absent": refused before any write, or the step fails before its own', async () => {
+    const eacces = () => Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    // In pre-flight (the first read of every change): nothing is written, no journal entry made.
+    const m = new MemExec();
+    m.state.set('a/x', '1');
+    const read = m.read.bind(m);
+    m.read = async (c) => (c.target === 'mem:b' ? Promise.reject(eacces()) : read(c));
+    const refused = await applyChanges({
+      root,
+      changes: [ch('a', 'x', '1', '2'), ch('b', 'y', null, 'on')],
+      executors: { raid: m },
+    }).catch((e) => e);
+    expect(refused).toBeInstanceOf(UserError);
+    expect(refused.message).toMatch(
+      /cannot read .*mem:b.* before changing it \(EACCES: permission denied\); nothing was changed/,
+    );
+    expect(m.writes).toEqual([]);
+    expect(await readJournal(root)).toBeNull();
+    // Between pre-flight and the write (the step's own read): that step fails before its write, the
+    // writes before it are undone, and the journal never records the unknown value as absent.
+    const n = new MemExec();
+    n.state.set('a/x', '1');
+    const readN = n.read.bind(n);
+    let reads = 0;
+    n.read = async (c) => (c.target === 'mem:b' && ++reads > 1 ? Promise.reject(eacces()) : readN(c));
+    const failed = await applyChanges({
+      root,
+      changes: [ch('a', 'x', '1', '2'), ch('b', 'y', null, 'on')],
+      executors: { raid: n },
+    }).catch((e) => e);
+    expect(failed).toBeInstanceOf(ApplyFailedError);
+    expect(failed.message).toMatch(/step 2\/2 .*EACCES/);
+    expect(n.writes).toEqual(['a/x=2', 'undo a/x=1']);
+    const j = await readJournal(root);
+    expect(j?.entries.map((e) => e.change.target)).toEqual(['mem:a']);
+  });
+
   it('reports an incomplete rollback with its own exit code', async () => {
     const m = new MemExec();
     m.failOn = (c) => (c.target === 'mem:b' ? new StepError('b failed', 'EIO') : undefined);

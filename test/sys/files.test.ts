@@ -20,9 +20,12 @@ import {
   readBounded,
   readBoundedBytes,
   readBoundedIfPresent,
+  isDirLiveSync,
   readHeadSync,
+  readLiveSync,
   readTrimSync,
   readTextFile,
+  UnreadableError,
 } from '../../src/sys/read.js';
 import { writeFileAtomic, writeNewFile } from '../../src/sys/write.js';
 
@@ -213,5 +216,23 @@ describe('readHeadSync, readTrimSync: the agent kernel-file readers', () => {
     expect(run.signal, 'the reader blocked on the FIFO').toBeNull();
     expect(run.status, run.stderr).toBe(0);
     for (const v of JSON.parse(run.stdout) as (string | null)[]) expect(v || null).toBeNull();
+  });
+});
+
+describe('readLiveSync, isDirLiveSync: a value about to be changed is absent only when it does not exist', () => {
+  it('null for a missing file or directory; any other failure throws, naming the file and errno', () => {
+    const d = tmp();
+    writeFileSync(join(d, 'cpuset.cpus'), '0-3\n');
+    expect(readLiveSync(join(d, 'cpuset.cpus'))).toBe('0-3');
+    expect(readLiveSync(join(d, 'gone'))).toBeNull();
+    expect(readLiveSync(join(d, 'cpuset.cpus', 'below-a-file'))).toBeNull(); // ENOTDIR: absent too
+    expect(() => readLiveSync(d)).toThrow(UnreadableError);
+    execFileSync('mkfifo', [join(d, 'fifo')]);
+    expect(() => readLiveSync(join(d, 'fifo'))).toThrow(
+      /cannot read .*fifo \(EFTYPE\): its value is unknown/,
+    );
+    expect(isDirLiveSync(d)).toBe(true);
+    expect(isDirLiveSync(join(d, 'gone'))).toBe(false);
+    expect(isDirLiveSync(join(d, 'cpuset.cpus'))).toBe(false);
   });
 });
