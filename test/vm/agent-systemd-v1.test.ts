@@ -5,24 +5,14 @@
 // by AllowedCPUs=. Asserted from /proc/<pid>/task/*/status, /proc/<pid>/cgroup and the cgroup files:
 // Kafka on one whole core of one node and YARN off it after convergence, after daemon-reload, and
 // after a restart of kafka.service (a new process, born in the cpuset root, that the agent moves).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
-import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
-import { keepConsole, SECTIONS, waited, waitforShell } from './support/guest.js';
-import { systemdStandins } from './support/systemd-guest.js';
+import { LAYOUTS } from './harness/index.js';
+import { parseState, SECTIONS, TASKS, waited, waitforShell } from './support/guest.js';
+import { standinPolicy } from './support/policy.js';
+import { vmScenario } from './support/scenario.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-strict: false
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { systemdUnit: kafka.service } }
-  - { name: yarn, class: batch, match: { cgroup: /hadoop-yarn, hierarchy: cpu }, cpu: { weight: 50 } }
-`;
-
-const UNIT = readFileSync(join(import.meta.dirname, '../../systemd/isolate.service'), 'utf8');
+const POLICY = standinPolicy({ kafka: 'unit', batch: [{ name: 'yarn', match: 'yarn-v1', weight: 50 }] });
 
 /** The agent's interval in this guest (seconds); waits are counted in intervals, with a cap. */
 const INTERVAL_S = 1;
@@ -46,6 +36,7 @@ const SCRIPT = String.raw`
 CG=/sys/fs/cgroup
 ${SECTIONS}
 ${waitforShell({ cap: CAP_INTERVALS * INTERVAL_S * 10 })}
+${TASKS}
 kpid() { systemctl show -P MainPID kafka.service; }
 ypids() { cat $CG/cpu,cpuacct/hadoop-yarn/*/cgroup.procs 2>/dev/null; }
 cpusetof() { awk -F: '$2=="cpuset"{print $3}' /proc/$1/cgroup 2>/dev/null; }
@@ -69,9 +60,7 @@ threads() {
   for p in $k $(ypids); do
     who=yarn; [ "$p" = "$k" ] && who=kafka
     echo "cg $who $p $(cpusetof $p)"
-    for s in /proc/$p/task/*/status; do
-      awk -v w=$who -v p=$p '/^Pid:/{t=$2} /^Cpus_allowed_list/{print "task", w, p, t, $2}' $s
-    done
+    tasks $who $p
   done
   endsec "$1"
 }
@@ -116,54 +105,31 @@ sec journal; journalctl -u isolate.service -o cat --no-pager | cut -c1-400 | tai
 sec status; systemctl status --no-pager -l isolate.service kafka.service 2>&1 | sed -n 1,40p; endsec status
 `;
 
-interface Task {
-  who: string;
-  pid: number;
-  tid: number;
-  cpus: CpuSet;
-}
-
-function parse(text: string): { kv: Map<string, string>; tasks: Task[]; cpusetOf: Map<number, string> } {
-  const kv = new Map<string, string>();
-  const tasks: Task[] = [];
+/** parseState, and the `cg WHO PID CPUSET` lines: each process's cpuset. */
+function parse(text: string) {
   const cpusetOf = new Map<number, string>();
   for (const line of text.split('\n')) {
-    const t = /^task (\w+) (\d+) (\d+) (\S+)$/.exec(line.trim());
     const c = /^cg (\w+) (\d+) (\S*)$/.exec(line.trim());
-    if (t) tasks.push({ who: t[1]!, pid: Number(t[2]), tid: Number(t[3]), cpus: CpuSet.parse(t[4]!) });
-    else if (c) cpusetOf.set(Number(c[2]), c[3]!);
-    else if (line.includes('='))
-      kv.set(line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1).trim());
+    if (c) cpusetOf.set(Number(c[2]), c[3]!);
   }
-  return { kv, tasks, cpusetOf };
+  return { ...parseState(text), cpusetOf };
 }
 
 describe('isolate.service (the agent) under systemd 252 on cgroup v1 (legacy)', () => {
-  let r: SystemdVmResult;
-  const s = (n: string) => r.sections[n] ?? '';
+  const { s } = vmScenario('agent-systemd-v1', {
+    systemd: true,
+    layout: LAYOUTS.twoSocketSmt2,
+    unifiedCgroupHierarchy: false,
+    script: SCRIPT,
+    standins: { kafkaAtBoot: true, kafkaThreads: 6, kafkaBusy: false },
+    policy: POLICY,
+    agentInterval: `${INTERVAL_S}s`,
+    files: { '/usr/local/bin/yarn-container': YARN_CONTAINER_V1 },
+    timeoutMs: 600_000,
+  });
   /** A section, with what the agent logged, for a failure message. */
   const ctx = (n: string) =>
     `--- ${n} ---\n${s(n)}\n--- agent journal ---\n${s('journal')}\n--- status ---\n${s('status')}`;
-
-  beforeAll(async () => {
-    const standins = systemdStandins({ kafkaAtBoot: true, kafkaThreads: 6, kafkaBusy: false });
-    r = await runInSystemdVm({
-      layout: LAYOUTS.twoSocketSmt2,
-      unifiedCgroupHierarchy: false,
-      script: SCRIPT,
-      files: {
-        ...standins.files,
-        '/usr/local/bin/yarn-container': YARN_CONTAINER_V1,
-        '/etc/isolate/policy.yaml': POLICY,
-        '/etc/systemd/system/isolate.service': UNIT,
-        '/etc/systemd/system/isolate.service.d/test.conf': `[Service]\nExecStart=\nExecStart=/usr/local/bin/isolate agent --interval ${INTERVAL_S}s\n`,
-      },
-      symlinks: standins.symlinks,
-      timeoutMs: 600_000,
-    });
-    keepConsole('agent-systemd-v1', r.console);
-    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
-  });
 
   /** Whole cores (thread siblings) and nodes of the guest, from its sysfs. */
   const topology = () => {

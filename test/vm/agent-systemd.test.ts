@@ -4,24 +4,15 @@
 // and the cgroup files: Kafka's whole core on one node whether it starts before or after the agent,
 // the fence surviving daemon-reload and a restart of kafka.service, a hand-made cpuset corrected,
 // new containers fenced, kill -9 of the agent survived, metrics on loopback only, JSON in the journal.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
-import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
-import { keepConsole, SECTIONS, waited, waitforShell } from './support/guest.js';
-import { KAFKA_UP, systemdStandins } from './support/systemd-guest.js';
+import { LAYOUTS } from './harness/index.js';
+import { parseState, SECTIONS, TASKS, waited, waitforShell } from './support/guest.js';
+import { standinPolicy } from './support/policy.js';
+import { vmScenario } from './support/scenario.js';
+import { KAFKA_UP } from './support/systemd-guest.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-strict: false
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { systemdUnit: kafka.service } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`;
-
-const UNIT = readFileSync(join(import.meta.dirname, '../../systemd/isolate.service'), 'utf8');
+const POLICY = standinPolicy({ kafka: 'unit', batch: [{ name: 'flink', match: 'yarn' }] });
 
 // Waits count tenths of a second; the agent runs at a 1 s interval here.
 const SCRIPT = String.raw`
@@ -29,21 +20,17 @@ CG=/sys/fs/cgroup
 ${SECTIONS}
 ${KAFKA_UP}
 ${waitforShell()}
+${TASKS}
 kpid() { systemctl show -P MainPID kafka.service; }
-# who pid tid Cpus_allowed_list, for Kafka's and every YARN container's threads.
+# Kafka's and every YARN container's threads, and the files that fence them.
 threads() {
-  local k=$(kpid)
   sec "$1"
   echo "kafka-cpus=$(cat $CG/system.slice/kafka.service/cpuset.cpus.effective 2>/dev/null)"
   echo "kafka-allowed=$(systemctl show -P AllowedCPUs kafka.service)"
   echo "yarn-cpus=$(cat $CG/hadoop-yarn/cpuset.cpus 2>/dev/null)"
   echo "root-subtree=$(cat $CG/cgroup.subtree_control)"
-  for p in $k $(cat $CG/hadoop-yarn/*/cgroup.procs 2>/dev/null); do
-    who=yarn; [ "$p" = "$k" ] && who=kafka
-    for s in /proc/$p/task/*/status; do
-      awk -v w=$who -v p=$p '/^Pid:/{t=$2} /^Cpus_allowed_list/{print "task", w, p, t, $2}' $s
-    done
-  done
+  tasks kafka $(kpid)
+  tasks yarn $(cat $CG/hadoop-yarn/*/cgroup.procs 2>/dev/null)
   endsec "$1"
 }
 settle() { sleep 1; systemctl show -P Version >/dev/null; }
@@ -104,51 +91,20 @@ sec journal; journalctl -u isolate.service -o cat --no-pager | grep '^{' | head 
 sec status; systemctl show -P StatusText isolate.service; systemctl status --no-pager -l isolate.service | head -30; journalctl -u isolate.service --no-pager -n 30 | cut -c1-300; endsec status
 `;
 
-interface Task {
-  who: string;
-  pid: number;
-  tid: number;
-  cpus: CpuSet;
-}
-
-function parse(text: string | undefined): { kv: Map<string, string>; tasks: Task[] } {
-  const kv = new Map<string, string>();
-  const tasks: Task[] = [];
-  for (const line of (text ?? '').split('\n')) {
-    const t = /^task (\w+) (\d+) (\d+) (\S+)$/.exec(line.trim());
-    if (t) tasks.push({ who: t[1]!, pid: Number(t[2]), tid: Number(t[3]), cpus: CpuSet.parse(t[4]!) });
-    else if (line.includes('='))
-      kv.set(line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1).trim());
-  }
-  return { kv, tasks };
-}
-
 describe('isolate.service (the agent) under systemd 252', () => {
-  let r: SystemdVmResult;
-  const s = (n: string) => r.sections[n] ?? '';
-
-  beforeAll(async () => {
-    const standins = systemdStandins({ kafkaAtBoot: false, kafkaThreads: 6 });
-    r = await runInSystemdVm({
-      layout: LAYOUTS.twoSocketSmt2,
-      script: SCRIPT,
-      files: {
-        ...standins.files,
-        '/etc/isolate/policy.yaml': POLICY,
-        '/etc/systemd/system/isolate.service': UNIT,
-        '/etc/systemd/system/isolate.service.d/test.conf':
-          '[Service]\nExecStart=\nExecStart=/usr/local/bin/isolate agent --interval 1s\n',
-      },
-      symlinks: standins.symlinks,
-      timeoutMs: 600_000,
-    });
-    keepConsole('agent-systemd', r.console);
-    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
+  const { s } = vmScenario('agent-systemd', {
+    systemd: true,
+    layout: LAYOUTS.twoSocketSmt2,
+    script: SCRIPT,
+    standins: { kafkaAtBoot: false, kafkaThreads: 6 },
+    policy: POLICY,
+    agentInterval: '1s',
+    timeoutMs: 600_000,
   });
 
   /** Kafka's and YARN's threads in a phase: Kafka on one whole core of one node, YARN off it. */
   const fenced = (phase: string) => {
-    const { kv, tasks } = parse(s(phase));
+    const { kv, tasks } = parseState(s(phase));
     const k = tasks.filter((t) => t.who === 'kafka');
     const y = tasks.filter((t) => t.who === 'yarn');
     expect(k.length, s(phase)).toBeGreaterThanOrEqual(7);
@@ -180,8 +136,11 @@ describe('isolate.service (the agent) under systemd 252', () => {
     expect(b.kafkaCpus.toString()).toBe(a.kafkaCpus.toString());
   });
 
-  it('the fence survives systemctl restart kafka.service', () => {
-    fenced('restarted');
+  it.each([
+    ['the fence survives systemctl restart kafka.service', 'restarted'],
+    ['a YARN container started after the agent is fenced', 'new-container'],
+  ])('%s', (_what, phase) => {
+    fenced(phase);
   });
 
   it('a wrong cpuset.cpus written by hand into /hadoop-yarn is corrected within two intervals', () => {
@@ -189,10 +148,6 @@ describe('isolate.service (the agent) under systemd 252', () => {
     // interval (0.65-0.98 s in four runs under TCG, 2026-12-04); a read every 0.1 s or so.
     const ms = Number(/^ms=(\d+)$/m.exec(s('drift'))?.[1] ?? Number.NaN);
     expect(ms, s('drift')).toBeLessThanOrEqual(2000);
-  });
-
-  it('a YARN container started after the agent is fenced', () => {
-    fenced('new-container');
   });
 
   it('kill -9 of the agent: systemd restarts it and the host stays converged; check passes', () => {
@@ -203,7 +158,7 @@ describe('isolate.service (the agent) under systemd 252', () => {
   });
 
   it('on a converged host the rounds go on without asking systemd (at most every 5 minutes)', () => {
-    const { kv } = parse(s('quiet'));
+    const { kv } = parseState(s('quiet'));
     const n = (k: string) => Number(kv.get(k));
     // At a 1 s interval, under TCG: several rounds in 10 s, each one spawned systemctl before.
     expect(n('rounds-after') - n('rounds-before'), s('quiet')).toBeGreaterThanOrEqual(4);
@@ -212,12 +167,12 @@ describe('isolate.service (the agent) under systemd 252', () => {
   });
 
   it('asks systemd again when a set-property drop-in changes, though no cgroup file does', () => {
-    const { kv } = parse(s('same-value'));
+    const { kv } = parseState(s('same-value'));
     const n = (k: string) => Number(kv.get(k));
     expect(kv.get('rc'), s('same-value')).toBe('0');
     expect(n('asked-after') - n('asked-before'), s('same-value')).toBeGreaterThanOrEqual(1);
     // And it found nothing to change: the value is still the one it set.
-    const before = parse(s('after-kill')).kv.get('kafka-allowed') ?? '';
+    const before = parseState(s('after-kill')).kv.get('kafka-allowed') ?? '';
     expect(CpuSet.parse(kv.get('kafka-allowed') ?? '').equals(CpuSet.parse(before)), s('same-value')).toBe(
       true,
     );

@@ -2,30 +2,22 @@
 // written by hand and a partition switched off, places a newly started Kafka process, serves metrics
 // on loopback only, and leaves the host converged when stopped. Assertions read the cgroup files and
 // /proc as dumped by the guest. (systemd-specific behaviour: the systemd guest.)
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
-import { ensureVmPrereqs, LAYOUTS, runInVm, type VmResult } from './harness/index.js';
+import { LAYOUTS } from './harness/index.js';
 import {
   isKernelThread,
-  keepConsole,
-  LIB,
   parsePairs,
   parseThreads,
   pidsMatching,
   snapLines,
-  standinBinary,
   waited,
   waitforShell,
 } from './support/guest.js';
+import { standinPolicy } from './support/policy.js';
+import { vmScenario } from './support/scenario.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-strict: false
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { process: { cmdline: 'kafka\\.Kafka' } } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, cpu: { weight: 50 } }
-`;
+const POLICY = standinPolicy({ kafka: 'cmdline', batch: [{ name: 'flink', match: 'yarn', weight: 50 }] });
 
 // Waits are counted in tenths of a second; the agent's interval is 1 s. The full thread audit runs at
 // start and then on a slow cadence, as in production (default 60 s; its metric: test/agent): at 2 s
@@ -97,24 +89,13 @@ sec log; cat /tmp/agent.log; endsec log
 `;
 
 describe('isolate agent on a real kernel', () => {
-  let r: VmResult;
-  const s = (name: string) => r.sections[name] ?? '';
-
-  beforeAll(async () => {
-    ensureVmPrereqs();
-    r = await runInVm({
-      layout: LAYOUTS.twoSocketSmt2,
-      includeProject: true,
-      script: SCRIPT,
-      files: {
-        '/usr/local/bin/standin': standinBinary(),
-        '/harness/lib.sh': LIB,
-        '/etc/isolate/policy.yaml': POLICY,
-      },
-      timeoutMs: 600_000,
-    });
-    keepConsole('agent', r.console);
-    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
+  const { s } = vmScenario('agent', {
+    layout: LAYOUTS.twoSocketSmt2,
+    includeProject: true,
+    script: SCRIPT,
+    standin: true,
+    policy: POLICY,
+    timeoutMs: 600_000,
   });
 
   it('converges the host: Kafka on one whole core as a partition root, YARN off it', () => {
@@ -126,13 +107,12 @@ describe('isolate agent on a real kernel', () => {
     expect(CpuSet.parse(snap.get('./hadoop-yarn/cpuset.cpus') ?? '').overlaps(k)).toBe(false);
   });
 
-  it('corrects a hand-written cpuset and a switched-off partition within two intervals', () => {
-    expect(waited(s('drift-cpus')), s('log')).toBeLessThanOrEqual(20);
-    expect(waited(s('drift-partition')), s('log')).toBeLessThanOrEqual(20);
-  });
-
-  it('fences a cgroup removed and made anew at the same path within two intervals', () => {
-    expect(waited(s('recreated')), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+  it.each([
+    ['corrects a hand-written cpuset', 'drift-cpus'],
+    ['corrects a switched-off partition', 'drift-partition'],
+    ['fences a cgroup removed and made anew at the same path', 'recreated'],
+  ])('%s within two intervals', (_what, section) => {
+    expect(waited(s(section)), s('log').slice(-3000)).toBeLessThanOrEqual(20);
   });
 
   it('sets a cpu.weight again within two intervals after the cpu controller was switched off and on', () => {

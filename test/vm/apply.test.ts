@@ -1,38 +1,26 @@
 // Real-kernel scenario: apply / check / rollback on a two-socket SMT2 guest with a fake systemd
 // layout, a Kafka stand-in and a Flink stand-in. Every assertion reads /proc/<pid>/task/*/status
 // and the cgroup files as dumped by the guest, never isolate's own report.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureVmPrereqs, LAYOUTS, runInVm, type VmResult } from './harness/index.js';
+import { describe, expect, it } from 'vitest';
+import { CpuSet } from '../../src/model/cpuset.js';
+import { LAYOUTS } from './harness/index.js';
 import {
   isKernelThread,
-  keepConsole,
-  LIB,
   parsePairs,
   parseThreads,
   pidsMatching,
   snapDiff,
   snapLines,
-  standinBinary,
 } from './support/guest.js';
-import { CpuSet } from '../../src/model/cpuset.js';
+import { standinPolicy } from './support/policy.js';
+import { vmScenario } from './support/scenario.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-strict: true
-workloads:
-  - name: kafka
-    class: exclusive
-    cores: 1
-    numa: single
-    match: { process: { cmdline: 'kafka\\.Kafka' } }
-    memory: { low: 64M, mems: local }
-  - name: flink
-    class: batch
-    match: { process: { cmdline: 'flink\\.TaskManager' } }
-    memory: { high: 512M }
-    cpu: { weight: 10 }
-`;
+const POLICY = standinPolicy({
+  strict: true,
+  kafka: 'cmdline',
+  kafkaMemory: { low: '64M', mems: 'local' },
+  batch: [{ name: 'flink', match: 'cmdline', memory: { high: '512M' }, weight: 10 }],
+});
 
 const SCRIPT = `
 . /harness/lib.sh
@@ -76,24 +64,13 @@ state unfixed
 `;
 
 describe('apply on a real kernel: two sockets SMT2, strict, Kafka + Flink stand-ins', () => {
-  let r: VmResult;
-  const s = (name: string) => r.sections[name] ?? '';
-
-  beforeAll(async () => {
-    ensureVmPrereqs();
-    r = await runInVm({
-      layout: LAYOUTS.twoSocketSmt2,
-      includeProject: true,
-      script: SCRIPT,
-      files: {
-        '/usr/local/bin/standin': standinBinary(),
-        '/harness/lib.sh': LIB,
-        '/etc/isolate/policy.yaml': POLICY,
-      },
-      timeoutMs: 600_000,
-    });
-    keepConsole('apply-two-socket', r.console);
-    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
+  const { s } = vmScenario('apply-two-socket', {
+    layout: LAYOUTS.twoSocketSmt2,
+    includeProject: true,
+    script: SCRIPT,
+    standin: true,
+    policy: POLICY,
+    timeoutMs: 600_000,
   });
 
   /** Kafka's CPUs as the kernel has them, from the cgroup files. */
@@ -117,8 +94,9 @@ describe('apply on a real kernel: two sockets SMT2, strict, Kafka + Flink stand-
     expect(snap.get('./isolate-kafka/cpuset.mems')).toBe(k.first! < 4 ? '0' : '1');
   });
 
-  for (const phase of ['after', 'late'] as const) {
-    it(`${phase}: every Kafka thread runs only on its cores; no other user thread can run there`, () => {
+  it.each(['after', 'late'])(
+    '%s: every Kafka thread runs only on its cores; no other user thread can run there',
+    (phase) => {
       const k = kafkaCpus('after');
       const threads = parseThreads(s(`${phase}-threads`));
       const cmd = parsePairs(s(`${phase}-cmdlines`));
@@ -131,8 +109,8 @@ describe('apply on a real kernel: two sockets SMT2, strict, Kafka + Flink stand-
       expect(others.length).toBeGreaterThanOrEqual(8);
       const bad = others.filter((t) => t.cpus.overlaps(k));
       expect(bad.map((t) => `${t.pid}/${t.tid} ${t.name} ${t.cpuList}`)).toEqual([]);
-    });
-  }
+    },
+  );
 
   it('moves the Flink stand-in (all threads, siblings included) off Kafka and into its cgroup', () => {
     const k = kafkaCpus('after');

@@ -4,35 +4,26 @@
 // Each has a YARN-like hierarchy in cpu,cpuacct (a NodeManager that forks containers, a container
 // started before apply and one after), a Kafka stand-in and a root process. Every assertion reads
 // /proc/<pid>/task/*/status and the cgroup files as the guest dumps them, never isolate's report.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
-import { ensureVmPrereqs, LAYOUTS, runInVm, type VmResult } from './harness/index.js';
-import {
-  isKernelThread,
-  keepConsole,
-  LIB,
-  parsePairs,
-  parseThreads,
-  pidsMatching,
-  snapDiff,
-  standinBinary,
-} from './support/guest.js';
+import { LAYOUTS } from './harness/index.js';
+import { isKernelThread, parsePairs, parseThreads, pidsMatching, snapDiff } from './support/guest.js';
+import { standinPolicy } from './support/policy.js';
+import { vmScenario } from './support/scenario.js';
 
-const policy = (strict: boolean, memory: boolean) => `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-strict: ${strict}
-workloads:
-  - name: kafka
-    class: exclusive
-    cores: 1
-    numa: single
-    match: { process: { cmdline: 'kafka\\.Kafka' } }
-  - name: yarn
-    class: batch
-    match: { cgroup: /hadoop-yarn, hierarchy: cpu }
-${memory ? '    memory: { high: 256M, max: 512M }\n' : ''}    cpu: { weight: 50 }
-`;
+const policy = (strict: boolean, memory: boolean) =>
+  standinPolicy({
+    strict,
+    kafka: 'cmdline',
+    batch: [
+      {
+        name: 'yarn',
+        match: 'yarn-v1',
+        memory: memory ? { high: '256M', max: '512M' } : undefined,
+        weight: 50,
+      },
+    ],
+  });
 
 const V1LIB = String.raw`
 V1FILES="cpuset.cpus cpuset.mems cpuset.cpu_exclusive cpuset.mem_exclusive memory.limit_in_bytes memory.soft_limit_in_bytes memory.memsw.limit_in_bytes cpu.shares"
@@ -155,142 +146,131 @@ scenario hybrid
 `;
 
 describe('cgroup v1 on a real kernel: legacy and hybrid layouts, YARN in cpu,cpuacct, Kafka + batch', () => {
-  let r: VmResult;
-  const s = (name: string) => r.sections[name] ?? '';
-
-  beforeAll(async () => {
-    ensureVmPrereqs();
-    r = await runInVm({
-      layout: LAYOUTS.twoSocketSmt2,
-      includeProject: true,
-      script: SCRIPT,
-      files: {
-        '/usr/local/bin/standin': standinBinary(),
-        '/harness/lib.sh': LIB,
-        '/harness/v1lib.sh': V1LIB,
-        '/etc/isolate/legacy.yaml': policy(true, true),
-        '/etc/isolate/hybrid.yaml': policy(false, false),
-      },
-      timeoutMs: 900_000,
-    });
-    keepConsole('cgroupv1', r.console);
-    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
+  const { s } = vmScenario('cgroupv1', {
+    layout: LAYOUTS.twoSocketSmt2,
+    includeProject: true,
+    script: SCRIPT,
+    standin: true,
+    files: {
+      '/harness/v1lib.sh': V1LIB,
+      '/etc/isolate/legacy.yaml': policy(true, true),
+      '/etc/isolate/hybrid.yaml': policy(false, false),
+    },
+    timeoutMs: 900_000,
   });
 
-  for (const L of ['legacy', 'hybrid'] as const) {
-    describe(L, () => {
-      const kafkaCpus = () => {
-        const line = s(`${L}-after-snap`)
-          .split('\n')
-          .find((l) => l.startsWith('cpuset:./isolate-kafka/cpuset.cpus='));
-        return CpuSet.parse(line?.split('=')[1] ?? '');
-      };
+  describe.each(['legacy', 'hybrid'] as const)('%s', (L) => {
+    const kafkaCpus = () => {
+      const line = s(`${L}-after-snap`)
+        .split('\n')
+        .find((l) => l.startsWith('cpuset:./isolate-kafka/cpuset.cpus='));
+      return CpuSet.parse(line?.split('=')[1] ?? '');
+    };
 
-      it('judges the layout from the mount table and plans and applies on it', () => {
-        expect(s(`${L}-mountinfo`)).toMatch(L === 'hybrid' ? /cgroup2/ : /cpuset/);
-        const plan = JSON.parse(s(`${L}-plan`));
-        expect(plan.layout).toMatch(new RegExp(`^${L} .*isolate owns the v1 cpuset hierarchy`));
-        expect(plan.changes.every((c: { hierarchy?: string }) => c.hierarchy !== undefined)).toBe(true);
-        expect(s(`${L}-apply-rc`).trim(), s(`${L}-apply`)).toBe('0');
-        expect(JSON.parse(s(`${L}-apply`)).ok).toBe(true);
-      });
-
-      it('gives Kafka one whole core of one node, cpu_exclusive, and runs its threads only there', () => {
-        const k = kafkaCpus();
-        expect(['2-3', '6-7']).toContain(k.toString());
-        expect(s(`${L}-after-snap`)).toContain('cpuset:./isolate-kafka/cpuset.cpu_exclusive=1');
-        expect(s(`${L}-after-snap`)).toContain(`cpuset:./isolate-kafka/cpuset.mems=${k.first! < 4 ? 0 : 1}`);
-        const cmd = parsePairs(s(`${L}-after-cmdlines`));
-        const kafka = pidsMatching(cmd, /kafka\.Kafka/);
-        expect(kafka).toHaveLength(1);
-        const threads = parseThreads(s(`${L}-after-threads`)).filter((t) => t.pid === kafka[0]);
-        expect(threads.length).toBeGreaterThanOrEqual(5);
-        for (const t of threads) expect(t.cpuList, `kafka thread ${t.tid}`).toBe(k.toString());
-      });
-
-      it("keeps every YARN thread (NodeManager, containers before and after apply) off Kafka's cores", () => {
-        const k = kafkaCpus();
-        const cmd = parsePairs(s(`${L}-after-cmdlines`));
-        const yarn = [
-          ...pidsMatching(cmd, /flink\.TaskManager/),
-          ...pidsMatching(cmd, /late\.container/),
-          ...pidsMatching(cmd, /late\.outsider/),
-          ...pidsMatching(cmd, /^sh -c for h in/),
-        ];
-        expect(yarn.length).toBeGreaterThanOrEqual(4);
-        const threads = parseThreads(s(`${L}-after-threads`)).filter((t) => yarn.includes(t.pid));
-        for (const t of threads)
-          expect(t.cpus.intersect(k).isEmpty, `${t.name} ${t.tid} on ${t.cpuList}`).toBe(true);
-        // The forked container inherited the NodeManager's cpuset before the agent ran; the outsider
-        // (started into cpu,cpuacct:/hadoop-yarn/container_02 directly) was in the root cpuset then.
-        const late = parsePairs(s(`${L}-late-cgroups`));
-        const lateCmd = parsePairs(s(`${L}-late-cmdlines`));
-        const forked = pidsMatching(lateCmd, /late\.container/)[0]!;
-        const outsider = pidsMatching(lateCmd, /late\.outsider/)[0]!;
-        expect(late.get(forked)).toMatch(/^\/isolate-yarn /);
-        // Started by the scenario's shell: in its cpuset (strict moved that shell to housekeeping).
-        expect(late.get(outsider)).toBe(
-          `${L === 'legacy' ? '/isolate-housekeeping' : '/'} /hadoop-yarn/container_02`,
-        );
-        expect(parsePairs(s(`${L}-after-cgroups`)).get(outsider)).toMatch(/^\/isolate-yarn /);
-        // agent --once exits with check's code (legacy strict: WARNING for kernel threads, see below).
-        expect(s(`${L}-agent-rc`).trim(), s(`${L}-agent`)).toBe(L === 'legacy' ? '1' : '0');
-      });
-
-      it(
-        L === 'legacy'
-          ? "strict: every user-space thread but Kafka's is off its cores"
-          : 'not strict: root processes may still use them',
-        () => {
-          const k = kafkaCpus();
-          const kafka = pidsMatching(parsePairs(s(`${L}-after-cmdlines`)), /kafka\.Kafka/);
-          const others = parseThreads(s(`${L}-after-threads`)).filter(
-            (t) =>
-              !kafka.includes(t.pid) && !isKernelThread(t) && t.pid !== 1 && !/^(awk|cat|sh)$/.test(t.name),
-          );
-          const on = others.filter((t) => !t.cpus.intersect(k).isEmpty);
-          if (L === 'legacy') expect(on.map((t) => `${t.name}:${t.cpuList}`)).toEqual([]);
-          else expect(on.length).toBeGreaterThan(0);
-        },
-      );
-
-      it("cpu_exclusive: the kernel refuses a sibling cpuset overlapping Kafka's CPUs", () => {
-        expect(s(`${L}-overlap`)).toMatch(/rc=1/);
-        expect(s(`${L}-overlap`)).toMatch(/Invalid argument/);
-        expect(s(`${L}-overlap-batch`)).toMatch(/rc=1/);
-      });
-
-      it('check judges the v1 layout and finds every promise kept', () => {
-        const out = JSON.parse(s(`${L}-check`));
-        expect(JSON.stringify(out.findings)).toMatch(new RegExp(`cgroup layout: ${L}`));
-        expect(out.violations, s(`${L}-check`)).toEqual([]);
-        expect(out.workloads[0].outside).toEqual([]);
-        expect(out.workloads[0].effectiveCpus).toBe(kafkaCpus().toString());
-        expect(out.pendingChanges).toBe(0);
-        // v1 has no partition to take the exclusive CPUs from kernel threads: strict reports them.
-        const notOk = out.findings.filter((f: { severity: string }) => f.severity !== 'info');
-        if (L === 'legacy') {
-          expect(out.status).toBe('WARNING');
-          expect(notOk.map((f: { message: string }) => f.message).join('\n')).toMatch(
-            /^\d+ unbound kernel thread\(s\)/,
-          );
-          expect(notOk).toHaveLength(1);
-        } else expect(out.status, s(`${L}-check`)).toBe('OK');
-      });
-
-      it('rollback restores every v1 file and membership exactly', () => {
-        expect(s(`${L}-apply0-rc`).trim(), s(`${L}-apply0`)).toBe('0');
-        expect(JSON.parse(s(`${L}-apply0`)).changed).toBeGreaterThan(8);
-        expect(s(`${L}-rollback-rc`).trim(), s(`${L}-rollback`)).toBe('0');
-        expect(snapDiff(s(`${L}-before-snap`), s(`${L}-rolled-snap`))).toEqual([]);
-      });
-
-      it('kill -9 mid-apply, then rollback restores the host exactly', () => {
-        expect(s(`${L}-crash-rc`).trim()).toBe('137');
-        expect(snapDiff(s(`${L}-before-snap`), s(`${L}-crash-snap`)).length).toBeGreaterThan(0);
-        expect(s(`${L}-recover-rc`).trim(), s(`${L}-recover`)).toBe('0');
-        expect(snapDiff(s(`${L}-before-snap`), s(`${L}-recovered-snap`))).toEqual([]);
-      });
+    it('judges the layout from the mount table and plans and applies on it', () => {
+      expect(s(`${L}-mountinfo`)).toMatch(L === 'hybrid' ? /cgroup2/ : /cpuset/);
+      const plan = JSON.parse(s(`${L}-plan`));
+      expect(plan.layout).toMatch(new RegExp(`^${L} .*isolate owns the v1 cpuset hierarchy`));
+      expect(plan.changes.every((c: { hierarchy?: string }) => c.hierarchy !== undefined)).toBe(true);
+      expect(s(`${L}-apply-rc`).trim(), s(`${L}-apply`)).toBe('0');
+      expect(JSON.parse(s(`${L}-apply`)).ok).toBe(true);
     });
-  }
+
+    it('gives Kafka one whole core of one node, cpu_exclusive, and runs its threads only there', () => {
+      const k = kafkaCpus();
+      expect(['2-3', '6-7']).toContain(k.toString());
+      expect(s(`${L}-after-snap`)).toContain('cpuset:./isolate-kafka/cpuset.cpu_exclusive=1');
+      expect(s(`${L}-after-snap`)).toContain(`cpuset:./isolate-kafka/cpuset.mems=${k.first! < 4 ? 0 : 1}`);
+      const cmd = parsePairs(s(`${L}-after-cmdlines`));
+      const kafka = pidsMatching(cmd, /kafka\.Kafka/);
+      expect(kafka).toHaveLength(1);
+      const threads = parseThreads(s(`${L}-after-threads`)).filter((t) => t.pid === kafka[0]);
+      expect(threads.length).toBeGreaterThanOrEqual(5);
+      for (const t of threads) expect(t.cpuList, `kafka thread ${t.tid}`).toBe(k.toString());
+    });
+
+    it("keeps every YARN thread (NodeManager, containers before and after apply) off Kafka's cores", () => {
+      const k = kafkaCpus();
+      const cmd = parsePairs(s(`${L}-after-cmdlines`));
+      const yarn = [
+        ...pidsMatching(cmd, /flink\.TaskManager/),
+        ...pidsMatching(cmd, /late\.container/),
+        ...pidsMatching(cmd, /late\.outsider/),
+        ...pidsMatching(cmd, /^sh -c for h in/),
+      ];
+      expect(yarn.length).toBeGreaterThanOrEqual(4);
+      const threads = parseThreads(s(`${L}-after-threads`)).filter((t) => yarn.includes(t.pid));
+      for (const t of threads)
+        expect(t.cpus.intersect(k).isEmpty, `${t.name} ${t.tid} on ${t.cpuList}`).toBe(true);
+      // The forked container inherited the NodeManager's cpuset before the agent ran; the outsider
+      // (started into cpu,cpuacct:/hadoop-yarn/container_02 directly) was in the root cpuset then.
+      const late = parsePairs(s(`${L}-late-cgroups`));
+      const lateCmd = parsePairs(s(`${L}-late-cmdlines`));
+      const forked = pidsMatching(lateCmd, /late\.container/)[0]!;
+      const outsider = pidsMatching(lateCmd, /late\.outsider/)[0]!;
+      expect(late.get(forked)).toMatch(/^\/isolate-yarn /);
+      // Started by the scenario's shell: in its cpuset (strict moved that shell to housekeeping).
+      expect(late.get(outsider)).toBe(
+        `${L === 'legacy' ? '/isolate-housekeeping' : '/'} /hadoop-yarn/container_02`,
+      );
+      expect(parsePairs(s(`${L}-after-cgroups`)).get(outsider)).toMatch(/^\/isolate-yarn /);
+      // agent --once exits with check's code (legacy strict: WARNING for kernel threads, see below).
+      expect(s(`${L}-agent-rc`).trim(), s(`${L}-agent`)).toBe(L === 'legacy' ? '1' : '0');
+    });
+
+    it(
+      L === 'legacy'
+        ? "strict: every user-space thread but Kafka's is off its cores"
+        : 'not strict: root processes may still use them',
+      () => {
+        const k = kafkaCpus();
+        const kafka = pidsMatching(parsePairs(s(`${L}-after-cmdlines`)), /kafka\.Kafka/);
+        const others = parseThreads(s(`${L}-after-threads`)).filter(
+          (t) =>
+            !kafka.includes(t.pid) && !isKernelThread(t) && t.pid !== 1 && !/^(awk|cat|sh)$/.test(t.name),
+        );
+        const on = others.filter((t) => !t.cpus.intersect(k).isEmpty);
+        if (L === 'legacy') expect(on.map((t) => `${t.name}:${t.cpuList}`)).toEqual([]);
+        else expect(on.length).toBeGreaterThan(0);
+      },
+    );
+
+    it("cpu_exclusive: the kernel refuses a sibling cpuset overlapping Kafka's CPUs", () => {
+      expect(s(`${L}-overlap`)).toMatch(/rc=1/);
+      expect(s(`${L}-overlap`)).toMatch(/Invalid argument/);
+      expect(s(`${L}-overlap-batch`)).toMatch(/rc=1/);
+    });
+
+    it('check judges the v1 layout and finds every promise kept', () => {
+      const out = JSON.parse(s(`${L}-check`));
+      expect(JSON.stringify(out.findings)).toMatch(new RegExp(`cgroup layout: ${L}`));
+      expect(out.violations, s(`${L}-check`)).toEqual([]);
+      expect(out.workloads[0].outside).toEqual([]);
+      expect(out.workloads[0].effectiveCpus).toBe(kafkaCpus().toString());
+      expect(out.pendingChanges).toBe(0);
+      // v1 has no partition to take the exclusive CPUs from kernel threads: strict reports them.
+      const notOk = out.findings.filter((f: { severity: string }) => f.severity !== 'info');
+      if (L === 'legacy') {
+        expect(out.status).toBe('WARNING');
+        expect(notOk.map((f: { message: string }) => f.message).join('\n')).toMatch(
+          /^\d+ unbound kernel thread\(s\)/,
+        );
+        expect(notOk).toHaveLength(1);
+      } else expect(out.status, s(`${L}-check`)).toBe('OK');
+    });
+
+    it('rollback restores every v1 file and membership exactly', () => {
+      expect(s(`${L}-apply0-rc`).trim(), s(`${L}-apply0`)).toBe('0');
+      expect(JSON.parse(s(`${L}-apply0`)).changed).toBeGreaterThan(8);
+      expect(s(`${L}-rollback-rc`).trim(), s(`${L}-rollback`)).toBe('0');
+      expect(snapDiff(s(`${L}-before-snap`), s(`${L}-rolled-snap`))).toEqual([]);
+    });
+
+    it('kill -9 mid-apply, then rollback restores the host exactly', () => {
+      expect(s(`${L}-crash-rc`).trim()).toBe('137');
+      expect(snapDiff(s(`${L}-before-snap`), s(`${L}-crash-snap`)).length).toBeGreaterThan(0);
+      expect(s(`${L}-recover-rc`).trim(), s(`${L}-recover`)).toBe('0');
+      expect(snapDiff(s(`${L}-before-snap`), s(`${L}-recovered-snap`))).toEqual([]);
+    });
+  });
 });

@@ -1,31 +1,21 @@
 // Real-kernel scenario: kill -9 at several points of an apply, injected failures (a target cgroup
 // removed mid-apply, an impossible cpuset, a vanished PID) and the lock. Every case must end with
 // every cgroup file exactly as before, checked from the guest's own snapshot of the files.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureVmPrereqs, LAYOUTS, runInVm, type VmResult } from './harness/index.js';
-import { keepConsole, LIB, snapDiff, standinBinary } from './support/guest.js';
+import { describe, expect, it } from 'vitest';
+import { LAYOUTS } from './harness/index.js';
+import { snapDiff } from './support/guest.js';
+import { standinPolicy } from './support/policy.js';
+import { vmScenario } from './support/scenario.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-strict: true
-workloads:
-  - name: kafka
-    class: exclusive
-    cores: 1
-    numa: single
-    match: { process: { cmdline: 'kafka\\.Kafka' } }
-    memory: { low: 32M, mems: local }
-  - name: flink
-    class: batch
-    match: { process: { cmdline: 'flink\\.TaskManager' } }
-    memory: { high: 256M }
-    cpu: { weight: 10 }
-  - name: yarn
-    class: batch
-    match: { cgroup: /hadoop-yarn }
-    memory: { high: 512M }
-`;
+const POLICY = standinPolicy({
+  strict: true,
+  kafka: 'cmdline',
+  kafkaMemory: { low: '32M', mems: 'local' },
+  batch: [
+    { name: 'flink', match: 'cmdline', memory: { high: '256M' }, weight: 10 },
+    { name: 'yarn', match: 'yarn', memory: { high: '512M' } },
+  ],
+});
 
 // An impossible cpuset: CPU 100 does not exist on an 8-CPU guest (EINVAL), after four good writes.
 const BAD_PLAN = JSON.stringify({
@@ -113,25 +103,14 @@ sec gone-snap; snap; endsec gone-snap
 `;
 
 describe('kill -9, injected failures and the lock on a real kernel', () => {
-  let r: VmResult;
-  const s = (name: string) => r.sections[name] ?? '';
-
-  beforeAll(async () => {
-    ensureVmPrereqs();
-    r = await runInVm({
-      layout: LAYOUTS.twoSocketSmt2,
-      includeProject: true,
-      script: SCRIPT,
-      files: {
-        '/usr/local/bin/standin': standinBinary(),
-        '/harness/lib.sh': LIB,
-        '/etc/isolate/policy.yaml': POLICY,
-        '/etc/isolate/bad-plan.json': BAD_PLAN,
-      },
-      timeoutMs: 800_000,
-    });
-    keepConsole('crash', r.console);
-    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
+  const { s } = vmScenario('crash', {
+    layout: LAYOUTS.twoSocketSmt2,
+    includeProject: true,
+    script: SCRIPT,
+    standin: true,
+    policy: POLICY,
+    files: { '/etc/isolate/bad-plan.json': BAD_PLAN },
+    timeoutMs: 800_000,
   });
 
   it('has a plan long enough to crash in the middle of', () => {
@@ -141,24 +120,22 @@ describe('kill -9, injected failures and the lock on a real kernel', () => {
     expect(k).toBeGreaterThan(1);
   });
 
-  for (const [name, how] of [
-    ['at1', 'killed before the first write'],
-    ['after2', 'killed right after the second write'],
-    ['atM', 'killed mid-apply, then the next apply finishes the undo first'],
-    ['afterM', 'killed right after a mid-apply write'],
-    ['afterN', 'killed after the last write, before the journal says applied'],
-  ] as const) {
-    it(`${how}: rollback restores every file exactly`, () => {
-      expect(s(`${name}-crash-rc`).trim()).toBe('137');
-      expect(s(`${name}-journal`)).toMatch(/"state": "applying"/);
-      if (name === 'atM') {
-        expect(s('atM-recover-rc').trim(), s('atM-recover')).toBe('0');
-        expect(s('atM-recover')).toMatch(/finished undoing an interrupted apply/);
-      }
-      expect(s(`${name}-rollback-rc`).trim(), s(`${name}-rollback`)).toBe('0');
-      expect(snapDiff(s('before-snap'), s(`${name}-snap`))).toEqual([]);
-    });
-  }
+  it.each([
+    ['killed before the first write', 'at1'],
+    ['killed right after the second write', 'after2'],
+    ['killed mid-apply, then the next apply finishes the undo first', 'atM'],
+    ['killed right after a mid-apply write', 'afterM'],
+    ['killed after the last write, before the journal says applied', 'afterN'],
+  ])('%s: rollback restores every file exactly', (_how, name) => {
+    expect(s(`${name}-crash-rc`).trim()).toBe('137');
+    expect(s(`${name}-journal`)).toMatch(/"state": "applying"/);
+    if (name === 'atM') {
+      expect(s('atM-recover-rc').trim(), s('atM-recover')).toBe('0');
+      expect(s('atM-recover')).toMatch(/finished undoing an interrupted apply/);
+    }
+    expect(s(`${name}-rollback-rc`).trim(), s(`${name}-rollback`)).toBe('0');
+    expect(snapDiff(s('before-snap'), s(`${name}-snap`))).toEqual([]);
+  });
 
   it('a second concurrent apply fails at once naming the holder PID', () => {
     expect(s('second-rc').trim()).toBe('1');

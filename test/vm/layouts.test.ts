@@ -3,36 +3,25 @@
 // as the guest kernel reports them: Kafka gets whole online cores of one node and memory from a
 // node that has memory, nothing else can run there, check passes, rollback restores every file.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureVmPrereqs, LAYOUTS, runInVm, type VmLayout, type VmResult } from './harness/index.js';
+import { CpuSet } from '../../src/model/cpuset.js';
+import { LAYOUTS, type VmLayout } from './harness/index.js';
 import {
   isKernelThread,
-  keepConsole,
-  LIB,
   parsePairs,
   parseThreads,
   pidsMatching,
   snapDiff,
   snapLines,
-  standinBinary,
 } from './support/guest.js';
-import { CpuSet } from '../../src/model/cpuset.js';
+import { standinPolicy } from './support/policy.js';
+import { vmScenario } from './support/scenario.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-strict: true
-workloads:
-  - name: kafka
-    class: exclusive
-    cores: 1
-    numa: single
-    match: { process: { cmdline: 'kafka\\.Kafka' } }
-    memory: { low: 32M, mems: local }
-  - name: flink
-    class: batch
-    match: { process: { cmdline: 'flink\\.TaskManager' } }
-    cpu: { weight: 10 }
-`;
+const POLICY = standinPolicy({
+  strict: true,
+  kafka: 'cmdline',
+  kafkaMemory: { low: '32M', mems: 'local' },
+  batch: [{ name: 'flink', match: 'cmdline', weight: 10 }],
+});
 
 const script = (prep: string) => `
 . /harness/lib.sh
@@ -59,87 +48,77 @@ state rolled
 `;
 
 interface Case {
-  name: string;
   layout: VmLayout;
   prep?: string;
 }
 
-const CASES: Case[] = [
-  { name: 'one socket, 4 nodes', layout: LAYOUTS.oneSocket4Nodes },
-  { name: 'a node with CPUs but no memory', layout: LAYOUTS.memorylessNode },
-  {
-    name: 'an offline SMT sibling',
-    layout: LAYOUTS.twoSocketSmt2,
-    // CPU 7 (sibling of 6) offline: core 6 is half there; core 2 (2-3) is the only whole free core.
-    prep: 'echo 0 > /sys/devices/system/cpu/cpu7/online',
-  },
+const CASES: [string, Case][] = [
+  ['one socket, 4 nodes', { layout: LAYOUTS.oneSocket4Nodes }],
+  ['a node with CPUs but no memory', { layout: LAYOUTS.memorylessNode }],
+  [
+    'an offline SMT sibling',
+    {
+      layout: LAYOUTS.twoSocketSmt2,
+      // CPU 7 (sibling of 6) offline: core 6 is half there; core 2 (2-3) is the only whole free core.
+      prep: 'echo 0 > /sys/devices/system/cpu/cpu7/online',
+    },
+  ],
 ];
 
-for (const c of CASES) {
-  describe(`apply on a real kernel: ${c.name}`, () => {
-    let r: VmResult;
-    const s = (name: string) => r.sections[name] ?? '';
-    let k: CpuSet;
-
-    beforeAll(async () => {
-      ensureVmPrereqs();
-      r = await runInVm({
-        layout: c.layout,
-        includeProject: true,
-        script: script(c.prep ?? ''),
-        files: {
-          '/usr/local/bin/standin': standinBinary(),
-          '/harness/lib.sh': LIB,
-          '/etc/isolate/policy.yaml': POLICY,
-        },
-        timeoutMs: 420_000,
-      });
-      keepConsole(`layout-${c.layout.name}${c.prep ? '-offline' : ''}`, r.console);
-      if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
-      k = CpuSet.parse(snapLines(s('after-snap')).get('./isolate-kafka/cpuset.cpus') ?? '');
-    });
-
-    it('applies', () => {
-      expect(s('apply-rc').trim(), s('apply')).toBe('0');
-      expect(k.isEmpty).toBe(false);
-    });
-
-    it('gives Kafka whole online cores of one node, as a valid partition root', () => {
-      const online = CpuSet.parse(s('online').trim());
-      expect(k.isSubsetOf(online)).toBe(true);
-      const sib = parsePairs(s('topo'));
-      for (const cpu of k)
-        expect(CpuSet.parse(sib.get(cpu) ?? '').isSubsetOf(k), `siblings of ${cpu}`).toBe(true);
-      // Whole physical cores: with an offline sibling, Kafka must not get the half-present core.
-      if (c.prep) expect(k.toString()).toBe('2-3');
-      const nodes = [...parsePairs(s('nodes')).entries()].filter(([, l]) => CpuSet.parse(l).overlaps(k));
-      expect(nodes).toHaveLength(1);
-      expect(snapLines(s('after-snap')).get('./isolate-kafka/cpuset.cpus.partition')).toBe('root');
-    });
-
-    it('takes memory only from nodes that have memory', () => {
-      const mems = CpuSet.parse(snapLines(s('after-snap')).get('./isolate-kafka/cpuset.mems') ?? '');
-      expect(mems.isEmpty).toBe(false);
-      expect(mems.isSubsetOf(CpuSet.parse(s('has-memory').trim()))).toBe(true);
-    });
-
-    it('keeps every Kafka thread on its cores and every other user thread off them', () => {
-      const threads = parseThreads(s('after-threads'));
-      const kafka = new Set(pidsMatching(parsePairs(s('after-cmdlines')), /^standin kafka\.Kafka/));
-      const kt = threads.filter((t) => kafka.has(t.pid));
-      expect(kt).toHaveLength(5);
-      for (const t of kt) expect(t.cpus.equals(k)).toBe(true);
-      const bad = threads.filter((t) => !kafka.has(t.pid) && !isKernelThread(t) && t.cpus.overlaps(k));
-      expect(bad.map((t) => `${t.pid}/${t.tid} ${t.name} ${t.cpuList}`)).toEqual([]);
-    });
-
-    it('check passes', () => {
-      expect(s('check-rc').trim(), s('check')).toBe('0');
-    });
-
-    it('rollback restores every file exactly', () => {
-      expect(s('rollback-rc').trim(), s('rollback')).toBe('0');
-      expect(snapDiff(s('before-snap'), s('rolled-snap'))).toEqual([]);
-    });
+describe.each(CASES)('apply on a real kernel: %s', (_name, c) => {
+  const { s } = vmScenario(`layout-${c.layout.name}${c.prep ? '-offline' : ''}`, {
+    layout: c.layout,
+    includeProject: true,
+    script: script(c.prep ?? ''),
+    standin: true,
+    policy: POLICY,
+    timeoutMs: 420_000,
   });
-}
+  let k: CpuSet;
+  beforeAll(() => {
+    k = CpuSet.parse(snapLines(s('after-snap')).get('./isolate-kafka/cpuset.cpus') ?? '');
+  });
+
+  it('applies', () => {
+    expect(s('apply-rc').trim(), s('apply')).toBe('0');
+    expect(k.isEmpty).toBe(false);
+  });
+
+  it('gives Kafka whole online cores of one node, as a valid partition root', () => {
+    const online = CpuSet.parse(s('online').trim());
+    expect(k.isSubsetOf(online)).toBe(true);
+    const sib = parsePairs(s('topo'));
+    for (const cpu of k)
+      expect(CpuSet.parse(sib.get(cpu) ?? '').isSubsetOf(k), `siblings of ${cpu}`).toBe(true);
+    // Whole physical cores: with an offline sibling, Kafka must not get the half-present core.
+    if (c.prep) expect(k.toString()).toBe('2-3');
+    const nodes = [...parsePairs(s('nodes')).entries()].filter(([, l]) => CpuSet.parse(l).overlaps(k));
+    expect(nodes).toHaveLength(1);
+    expect(snapLines(s('after-snap')).get('./isolate-kafka/cpuset.cpus.partition')).toBe('root');
+  });
+
+  it('takes memory only from nodes that have memory', () => {
+    const mems = CpuSet.parse(snapLines(s('after-snap')).get('./isolate-kafka/cpuset.mems') ?? '');
+    expect(mems.isEmpty).toBe(false);
+    expect(mems.isSubsetOf(CpuSet.parse(s('has-memory').trim()))).toBe(true);
+  });
+
+  it('keeps every Kafka thread on its cores and every other user thread off them', () => {
+    const threads = parseThreads(s('after-threads'));
+    const kafka = new Set(pidsMatching(parsePairs(s('after-cmdlines')), /^standin kafka\.Kafka/));
+    const kt = threads.filter((t) => kafka.has(t.pid));
+    expect(kt).toHaveLength(5);
+    for (const t of kt) expect(t.cpus.equals(k)).toBe(true);
+    const bad = threads.filter((t) => !kafka.has(t.pid) && !isKernelThread(t) && t.cpus.overlaps(k));
+    expect(bad.map((t) => `${t.pid}/${t.tid} ${t.name} ${t.cpuList}`)).toEqual([]);
+  });
+
+  it('check passes', () => {
+    expect(s('check-rc').trim(), s('check')).toBe('0');
+  });
+
+  it('rollback restores every file exactly', () => {
+    expect(s('rollback-rc').trim(), s('rollback')).toBe('0');
+    expect(snapDiff(s('before-snap'), s('rolled-snap'))).toEqual([]);
+  });
+});

@@ -9,18 +9,12 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { execa } from 'execa';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
-import {
-  ensureVmPrereqs,
-  LAYOUTS,
-  runInSystemdVm,
-  type SystemdVmResult,
-  systemdRootfs,
-} from './harness/index.js';
+import { LAYOUTS, systemdRootfs } from './harness/index.js';
 import { REPO_ROOT } from './harness/paths.js';
-import { keepConsole, SECTIONS, waited, waitforShell } from './support/guest.js';
-import { systemdStandins } from './support/systemd-guest.js';
+import { parseState, SECTIONS, TASKS, waited, waitforShell } from './support/guest.js';
+import { vmScenario } from './support/scenario.js';
 
 // ansible-core runs the playbook; its apt module installs a .deb through python3-apt.
 const ROOTFS_PACKAGES = ['ansible-core', 'python3-apt'];
@@ -53,16 +47,12 @@ export LC_ALL=C.UTF-8 ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 ANSIBLE_LOCAL_TEMP
 CG=/sys/fs/cgroup
 ${SECTIONS}
 ${waitforShell({ cap: 120, step: 1, quiet: true })}
+${TASKS}
 kpid() { systemctl show -P MainPID kafka.service; }
 threads() {
-  local k=$(kpid)
   sec "$1"
-  for p in $k $(cat $CG/hadoop-yarn/*/cgroup.procs 2>/dev/null); do
-    who=yarn; [ "$p" = "$k" ] && who=kafka
-    for s in /proc/$p/task/*/status; do
-      awk -v w=$who -v p=$p '/^Pid:/{t=$2} /^Cpus_allowed_list/{print "task", w, p, t, $2}' $s
-    done
-  done
+  tasks kafka $(kpid)
+  tasks yarn $(cat $CG/hadoop-yarn/*/cgroup.procs 2>/dev/null)
   endsec "$1"
 }
 playbook() {
@@ -123,19 +113,8 @@ endsec once
 sec status; systemctl status --no-pager -l isolate.service | head -20; journalctl -u isolate.service --no-pager -n 20 | cut -c1-300; endsec status
 `;
 
-interface Task {
-  who: string;
-  tid: number;
-  cpus: CpuSet;
-}
-
-function tasks(text: string): Task[] {
-  return [...text.matchAll(/^task (\w+) \d+ (\d+) (\S+)$/gm)].map((m) => ({
-    who: m[1]!,
-    tid: Number(m[2]),
-    cpus: CpuSet.parse(m[3]!),
-  }));
-}
+/** Kafka's and YARN's threads of a section (threads() in the script). */
+const tasks = (text: string) => parseState(text).tasks;
 
 /** `changed=N failed=M` of the localhost line of PLAY RECAP. */
 function recap(text: string): { ok: number; changed: number; failed: number } {
@@ -165,59 +144,54 @@ function roleFiles(): Record<string, string> {
 describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
   'the Ansible role in the real-systemd guest, over the local connection',
   () => {
-    let r: SystemdVmResult;
-    let seconds = 0;
-    const s = (n: string) => r.sections[n] ?? '';
-
-    beforeAll(async () => {
-      ensureVmPrereqs();
-      const out = mkdtempSync(join(tmpdir(), 'isolate-role-vm-'));
-      // The .deb and the ansible-core rootfs variant (cached after its first build) in parallel.
-      await Promise.all([
-        execa(process.execPath, ['scripts/package.mjs', '--out', out, '--fast-deb'], { cwd: REPO_ROOT }),
-        systemdRootfs(ROOTFS_PACKAGES),
-      ]);
-      // Sleeping stand-ins: spinning ones would take the host CPU that TCG needs for ansible-playbook.
-      const standins = systemdStandins({ kafkaAtBoot: true, kafkaThreads: 6, kafkaBusy: false });
-      const started = Date.now();
-      r = await runInSystemdVm({
-        // More RAM than the other systemd guests: the initramfs holds Python and ansible-core too.
-        layout: {
-          ...LAYOUTS.twoSocketSmt2,
-          name: 'twoSocketSmt2-3g',
-          numa: [
-            ...[
-              '-object',
-              'memory-backend-ram,id=m0,size=1536M',
-              '-numa',
-              'node,nodeid=0,cpus=0-3,memdev=m0',
+    const vm = vmScenario(
+      'role-systemd',
+      async () => {
+        const out = mkdtempSync(join(tmpdir(), 'isolate-role-vm-'));
+        // The .deb and the ansible-core rootfs variant (cached after its first build) in parallel.
+        await Promise.all([
+          execa(process.execPath, ['scripts/package.mjs', '--out', out, '--fast-deb'], { cwd: REPO_ROOT }),
+          systemdRootfs(ROOTFS_PACKAGES),
+        ]);
+        return {
+          systemd: true as const,
+          // More RAM than the other systemd guests: the initramfs holds Python and ansible-core too.
+          layout: {
+            ...LAYOUTS.twoSocketSmt2,
+            name: 'twoSocketSmt2-3g',
+            numa: [
+              ...[
+                '-object',
+                'memory-backend-ram,id=m0,size=1536M',
+                '-numa',
+                'node,nodeid=0,cpus=0-3,memdev=m0',
+              ],
+              ...[
+                '-object',
+                'memory-backend-ram,id=m1,size=1536M',
+                '-numa',
+                'node,nodeid=1,cpus=4-7,memdev=m1',
+              ],
             ],
-            ...[
-              '-object',
-              'memory-backend-ram,id=m1,size=1536M',
-              '-numa',
-              'node,nodeid=1,cpus=4-7,memdev=m1',
-            ],
-          ],
-          memMiB: 3072,
-        },
-        includeProject: false,
-        rootfsPackages: ROOTFS_PACKAGES,
-        script: SCRIPT,
-        files: {
-          ...standins.files,
-          ...roleFiles(),
-          '/root/ansible/site.yml': PLAYBOOK,
-          '/root/ansible/ansible.cfg': '[defaults]\nroles_path = roles\nretry_files_enabled = false\n',
-          '/root/isolate_0.1.0_amd64.deb': readFileSync(join(out, 'isolate_0.1.0_amd64.deb')),
-        },
-        symlinks: standins.symlinks,
-        timeoutMs: 1_500_000,
-      });
-      seconds = (Date.now() - started) / 1000;
-      keepConsole('role-systemd', r.console);
-      if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
-    }, 3_600_000);
+            memMiB: 3072,
+          },
+          includeProject: false,
+          rootfsPackages: ROOTFS_PACKAGES,
+          script: SCRIPT,
+          // Sleeping stand-ins: spinning ones would take the host CPU that TCG needs for ansible-playbook.
+          standins: { kafkaAtBoot: true, kafkaThreads: 6, kafkaBusy: false },
+          files: {
+            ...roleFiles(),
+            '/root/ansible/site.yml': PLAYBOOK,
+            '/root/ansible/ansible.cfg': '[defaults]\nroles_path = roles\nretry_files_enabled = false\n',
+            '/root/isolate_0.1.0_amd64.deb': readFileSync(join(out, 'isolate_0.1.0_amd64.deb')),
+          },
+          timeoutMs: 1_500_000,
+        };
+      },
+      3_600_000,
+    );
+    const { s } = vm;
 
     it('the guest starts without isolate, Kafka running unfenced', () => {
       expect(s('before')).toContain('no isolate');
@@ -316,7 +290,7 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
       const sha = (t: string) => /policy-sha=(\w+)/.exec(t)?.[1];
       expect(sha(s('after'))).toBe(sha(s('service')));
       process.stderr.write(
-        `role-systemd: guest ${seconds.toFixed(0)} s; playbook runs: check mode ${/seconds=(\d+)/.exec(s('check0'))?.[1]} s, first ${/seconds=(\d+)/.exec(s('run1'))?.[1]} s, second ${/seconds=(\d+)/.exec(s('run2'))?.[1]} s, apply-once ${/seconds=(\d+)/.exec(s('run3'))?.[1]} s\n`,
+        `role-systemd: guest ${(vm.wallMs / 1000).toFixed(0)} s; playbook runs: check mode ${/seconds=(\d+)/.exec(s('check0'))?.[1]} s, first ${/seconds=(\d+)/.exec(s('run1'))?.[1]} s, second ${/seconds=(\d+)/.exec(s('run2'))?.[1]} s, apply-once ${/seconds=(\d+)/.exec(s('run3'))?.[1]} s\n`,
       );
     });
   },

@@ -5,18 +5,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureVmPrereqs, LAYOUTS, runInVm, type VmResult } from './harness/index.js';
+import { describe, expect, it } from 'vitest';
+import { LAYOUTS } from './harness/index.js';
 import { REPO_ROOT } from './harness/paths.js';
-import { hostBinaryFiles, keepConsole, LIB, snapLines } from './support/guest.js';
+import { hostBinaryFiles, snapLines } from './support/guest.js';
+import { standinPolicy } from './support/policy.js';
+import { vmScenario } from './support/scenario.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
-  - { name: yarn, class: batch, match: { cgroup: /hadoop-yarn }, cpu: { weight: 10 } }
-`;
+const POLICY = standinPolicy({ kafka: 'slice', batch: [{ name: 'yarn', match: 'yarn', weight: 10 }] });
 
 const SCRIPT = `
 . /harness/lib.sh
@@ -35,26 +31,17 @@ state after
 `;
 
 describe('the packaged executable on a real kernel without Node.js', () => {
-  let r: VmResult;
-  const s = (name: string) => r.sections[name] ?? '';
-
-  beforeAll(async () => {
-    ensureVmPrereqs();
+  const { s } = vmScenario('sea', async () => {
     const out = mkdtempSync(join(tmpdir(), 'isolate-sea-vm-'));
     await execa(process.execPath, ['scripts/package.mjs', '--out', out, '--no-deb'], { cwd: REPO_ROOT });
-    r = await runInVm({
+    return {
       layout: LAYOUTS.twoSocketSmt2,
       includeProject: false,
       script: SCRIPT,
-      files: {
-        ...hostBinaryFiles(join(out, 'isolate'), '/usr/bin/isolate'),
-        '/harness/lib.sh': LIB,
-        '/etc/isolate/policy.yaml': POLICY,
-      },
+      policy: POLICY,
+      files: hostBinaryFiles(join(out, 'isolate'), '/usr/bin/isolate'),
       timeoutMs: 900_000,
-    });
-    keepConsole('sea', r.console);
-    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
+    };
   });
 
   it('the guest has no node and no project tree', () => {

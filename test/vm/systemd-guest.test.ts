@@ -21,10 +21,11 @@
 // - systemctl revert kafka.service + daemon-reload: cpuset off from the root down again.
 // - A /hadoop-yarn with +cpuset in its own subtree_control pins the root's cpuset (EBUSY every time):
 //   its fence survives reloads even with no unit asking for cpuset; system.slice still loses it.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
-import { keepConsole, SECTIONS } from './support/guest.js';
-import { KAFKA_UP, systemdStandins } from './support/systemd-guest.js';
+import { describe, expect, it } from 'vitest';
+import { LAYOUTS } from './harness/index.js';
+import { parseState, SECTIONS } from './support/guest.js';
+import { vmScenario } from './support/scenario.js';
+import { KAFKA_UP } from './support/systemd-guest.js';
 
 const SCRIPT = String.raw`
 CG=/sys/fs/cgroup
@@ -149,93 +150,49 @@ sec end; echo "scenario-end-uptime=$(cut -d' ' -f1 /proc/uptime)"; endsec end
 exit 0
 `;
 
-interface Task {
-  who: 'kafka' | 'yarn';
-  pid: number;
-  tid: number;
-  cpus: string;
-  mems: string;
-}
-
-interface GuestState {
-  kv: Map<string, string>;
-  tasks: Task[];
-}
-
-function parseState(text: string | undefined): GuestState {
-  const kv = new Map<string, string>();
-  const tasks: Task[] = [];
-  for (const line of (text ?? '').split('\n')) {
-    const t = line.trim().split(/\s+/);
-    if (t[0] === 'task' && t.length === 6) {
-      tasks.push({
-        who: t[1] as Task['who'],
-        pid: Number(t[2]),
-        tid: Number(t[3]),
-        cpus: t[4]!,
-        mems: t[5]!,
-      });
-      continue;
-    }
-    const i = line.indexOf('=');
-    if (i > 0) kv.set(line.slice(0, i), line.slice(i + 1).trim());
-  }
-  return { kv, tasks };
-}
-
 describe('systemd as PID 1 on twoSocketSmt2: what systemd does to cpusets it did not set', () => {
-  let r: SystemdVmResult;
-  const st = (name: string): GuestState => {
-    const text = r.sections[name];
-    if (text === undefined) throw new Error(`no section ${name}; console tail:\n${r.console.slice(-3000)}`);
-    return parseState(text);
-  };
+  const vm = vmScenario('systemd-guest', {
+    systemd: true,
+    layout: LAYOUTS.twoSocketSmt2,
+    script: SCRIPT,
+    standins: { kafkaThreads: 6 },
+  });
+  const st = (name: string) => parseState(vm.need(name));
   const get = (name: string, key: string) => st(name).kv.get(key);
   const controllers = (name: string, key: string) => (get(name, key) ?? '').split(' ');
   /** Distinct "cpus/mems" of every thread of one process, as /proc/<pid>/task/<tid>/status has them. */
-  const affinity = (name: string, who: Task['who']) => {
+  const affinity = (name: string, who: 'kafka' | 'yarn') => {
     const tasks = st(name).tasks.filter((t) => t.who === who);
     expect(tasks.length, `${name}: threads of ${who}`).toBeGreaterThanOrEqual(who === 'kafka' ? 7 : 4);
-    return [...new Set(tasks.map((t) => `${t.cpus}/${t.mems}`))];
+    return [...new Set(tasks.map((t) => `${t.cpuList}/${t.mems}`))];
   };
 
-  beforeAll(async () => {
-    const standins = systemdStandins({ kafkaThreads: 6 });
-    r = await runInSystemdVm({
-      layout: LAYOUTS.twoSocketSmt2,
-      script: SCRIPT,
-      files: standins.files,
-      symlinks: standins.symlinks,
-    });
-    keepConsole('systemd-guest', r.console);
-  });
-
   it('boots Debian with systemd as PID 1 into multi-user.target', () => {
-    expect(r.exitStatus, r.console.slice(-4000)).toBe(0);
-    const boot = parseState(r.sections.boot).kv;
+    expect(vm.r.exitStatus, vm.r.console.slice(-4000)).toBe(0);
+    const boot = parseState(vm.s('boot')).kv;
     expect(boot.get('pid1')).toBe('systemd');
     expect(boot.get('pid1-exe')).toBe('/usr/lib/systemd/systemd');
     expect(boot.get('multi-user')).toBe('active');
     expect(boot.get('failed')).toBe('');
     expect(boot.get('cgroupfs')).toBe('cgroup2fs');
-    expect(boot.get('version')).toBe(r.rootfs.systemdVersion);
-    const end = parseState(r.sections.end).kv;
+    expect(boot.get('version')).toBe(vm.r.rootfs.systemdVersion);
+    const end = parseState(vm.s('end')).kv;
     console.log(
       `systemd guest: ${boot.get('version')}, kernel ${boot.get('kernel')}; multi-user.target after ` +
         `${Number(boot.get('multi-user-usec')) / 1e6} s of guest uptime (systemd started at ` +
         `${Number(boot.get('userspace-usec')) / 1e6} s); scenario ` +
-        `${boot.get('scenario-start-uptime')}-${end.get('scenario-end-uptime')} s; qemu ${r.durationMs} ms; ` +
-        `rootfs ${(r.rootfs.bytes / 2 ** 20).toFixed(0)} MiB built in ${r.rootfs.buildSeconds} s`,
+        `${boot.get('scenario-start-uptime')}-${end.get('scenario-end-uptime')} s; qemu ${vm.r.durationMs} ms; ` +
+        `rootfs ${(vm.r.rootfs.bytes / 2 ** 20).toFixed(0)} MiB built in ${vm.r.rootfs.buildSeconds} s`,
     );
-    const steps = Object.keys(r.sections)
-      .map((name) => [name, parseState(r.sections[name]).kv.get('uptime')] as const)
+    const steps = Object.keys(vm.r.sections)
+      .map((name) => [name, parseState(vm.r.sections[name]).kv.get('uptime')] as const)
       .filter(([, up]) => up !== undefined);
     console.log(`guest uptime at each step: ${steps.map(([n, up]) => `${n} ${up}`).join(', ')}`);
   });
 
   it('runs node and the installed isolate CLI from this userland', () => {
-    expect(parseState(r.sections.boot).kv.get('node')).toBe(process.version);
-    const topo = JSON.parse(r.sections.topology ?? '{}') as { nodes: { id: number; cpus: number[] }[] };
+    expect(parseState(vm.s('boot')).kv.get('node')).toBe(process.version);
+    const topo = JSON.parse(vm.r.sections.topology ?? '{}') as { nodes: { id: number; cpus: number[] }[] };
     expect(topo.nodes?.map((n) => [n.id, n.cpus])).toEqual([
       [0, [0, 1, 2, 3]],
       [1, [4, 5, 6, 7]],
@@ -243,7 +200,7 @@ describe('systemd as PID 1 on twoSocketSmt2: what systemd does to cpusets it did
   });
 
   it('runs kafka.service: a kafka.Kafka command line with 7 threads in /system.slice/kafka.service', () => {
-    const boot = parseState(r.sections.boot).kv;
+    const boot = parseState(vm.s('boot')).kv;
     expect(boot.get('kafka')).toBe('active');
     expect(boot.get('kafka-cmdline')).toContain('kafka.Kafka');
     expect(get('s0', 'kafka.cgroup')).toBe('0::/system.slice/kafka.service');
@@ -291,7 +248,7 @@ describe('systemd as PID 1 on twoSocketSmt2: what systemd does to cpusets it did
     expect(get('sp-set', 'kafka.cpuset.mems')).toBe('1');
     expect(affinity('sp-set', 'kafka')).toEqual(['4-7/1']);
     expect(affinity('sp-set', 'yarn')).toEqual(['0-3/0']);
-    const dropins = r.sections.dropins ?? '';
+    const dropins = vm.s('dropins');
     expect(dropins).toContain('== /run/systemd/system.control/kafka.service.d/50-AllowedCPUs.conf');
     expect(dropins).toContain('AllowedCPUs=4-7');
     expect(dropins).toContain('== /run/systemd/system.control/kafka.service.d/50-AllowedMemoryNodes.conf');

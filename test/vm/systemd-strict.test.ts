@@ -27,34 +27,30 @@
 // Delegate=yes makes systemd enable cpuset from the root down at boot and leaves the unit's own
 // subtree_control to the unit across reloads. Scenario time under TCG: ~3 min alone, ~8 min beside another
 // guest (each set-property and daemon-reload costs seconds).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { cgroupCpuList } from '../../src/model/systemd.js';
 import { parseShow } from '../../src/systemd/systemctl.js';
-import { LAYOUTS, runInSystemdVm, type SystemdVmResult } from './harness/index.js';
+import { LAYOUTS } from './harness/index.js';
 import {
   isKernelThread,
-  keepConsole,
   LIB,
   parsePairs,
+  parseState,
   parseThreads,
   waited,
   waitforShell,
 } from './support/guest.js';
-import { NODEMANAGER_UNIT, systemdStandins } from './support/systemd-guest.js';
+import { standinPolicy } from './support/policy.js';
+import { vmScenario } from './support/scenario.js';
+import { NODEMANAGER_UNIT } from './support/systemd-guest.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-strict: true
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { systemdUnit: kafka.service } }
-  - { name: flink, class: batch, match: { systemdUnit: ${NODEMANAGER_UNIT} } }
-`;
+const POLICY = standinPolicy({
+  strict: true,
+  kafka: 'unit',
+  batch: [{ name: 'flink', match: 'nodemanager' }],
+});
 
-const UNIT = readFileSync(join(import.meta.dirname, '../../systemd/isolate.service'), 'utf8');
 const OPERATOR_DROPIN = '[Service]\nEnvironment=OPERATOR_SETTING=1\n';
 const NM_CG = `/system.slice/${NODEMANAGER_UNIT}`;
 
@@ -156,23 +152,25 @@ exit 0
 `;
 
 describe('strict: true under systemd 252: Kafka in its own slice, a partition root, everything else fenced', () => {
-  let r: SystemdVmResult;
-  const s = (n: string) => {
-    const text = r.sections[n];
-    if (text === undefined) throw new Error(`no section ${n}; console tail:\n${r.console.slice(-4000)}`);
-    return text;
-  };
+  const vm = vmScenario('systemd-strict', {
+    systemd: true,
+    layout: LAYOUTS.twoSocketSmt2,
+    script: SCRIPT,
+    standins: { kafkaThreads: 3, nodeManager: true },
+    policy: POLICY,
+    agentInterval: '1s',
+    files: { '/etc/systemd/system/kafka.service.d/10-operator.conf': OPERATOR_DROPIN },
+    timeoutMs: 900_000,
+  });
+  beforeAll(() => {
+    const timings = [...vm.r.console.matchAll(/^timing (\S+) (\d+s)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+    console.log(`systemd-strict: qemu ${vm.r.durationMs} ms; ${timings.join(', ')}`);
+  });
+  const s = vm.need;
   const rc = (n: string) => Number(s(`${n}-rc`).trim());
   const units = (phase: string) =>
     Object.fromEntries(parseShow(s(`${phase}-units`)).map((b) => [b.Id!, b] as const));
-  const files = (phase: string) => {
-    const m = new Map<string, string>();
-    for (const l of s(`${phase}-files`).split('\n')) {
-      const i = l.indexOf('=');
-      if (i > 0) m.set(l.slice(0, i), l.slice(i + 1).trim());
-    }
-    return m;
-  };
+  const files = (phase: string) => parseState(s(`${phase}-files`)).kv;
   /** Threads with their process's cgroup. */
   const threads = (phase: string) => {
     const cg = parsePairs(s(`${phase}-cgroups`));
@@ -181,30 +179,8 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
   let kafkaCpus: CpuSet;
   const ONLINE = CpuSet.parse('0-7');
 
-  beforeAll(async () => {
-    const standins = systemdStandins({ kafkaThreads: 3, nodeManager: true });
-    r = await runInSystemdVm({
-      layout: LAYOUTS.twoSocketSmt2,
-      script: SCRIPT,
-      files: {
-        ...standins.files,
-        '/etc/isolate/policy.yaml': POLICY,
-        '/etc/systemd/system/kafka.service.d/10-operator.conf': OPERATOR_DROPIN,
-        '/etc/systemd/system/isolate.service': UNIT,
-        '/etc/systemd/system/isolate.service.d/test.conf':
-          '[Service]\nExecStart=\nExecStart=/usr/local/bin/isolate agent --interval 1s\n',
-      },
-      symlinks: standins.symlinks,
-      timeoutMs: 900_000,
-    });
-    keepConsole('systemd-strict', r.console);
-    if (r.exitStatus === null) throw new Error(`guest did not finish:\n${r.console.slice(-4000)}`);
-    const timings = [...r.console.matchAll(/^timing (\S+) (\d+s)$/gm)].map((m) => `${m[1]} ${m[2]}`);
-    console.log(`systemd-strict: qemu ${r.durationMs} ms; ${timings.join(', ')}`);
-  });
-
   it('boots with kafka.service in system.slice and the Delegate=yes NodeManager running its containers', () => {
-    expect(s('boot'), r.console.slice(-3000)).toMatch(/failed=\s*$/m);
+    expect(s('boot'), vm.r.console.slice(-3000)).toMatch(/failed=\s*$/m);
     expect(s('boot')).toMatch(/kafka=active nm=active/);
     const u = units('s0');
     expect(u['kafka.service']).toMatchObject({

@@ -179,3 +179,50 @@ export function snapDiff(a: string | undefined, b: string | undefined): string[]
   }
   return out.sort();
 }
+
+/**
+ * Shell function `tasks WHO PID...` (bash and busybox ash): `task WHO PID TID Cpus_allowed_list` for every
+ * thread of each process, straight from /proc/<pid>/task/<tid>/status; parseState reads them back.
+ */
+export const TASKS = `tasks() {
+  local w=$1 p s; shift
+  for p in "$@"; do
+    for s in /proc/$p/task/*/status; do
+      awk -v w=$w -v p=$p '/^Pid:/{t=$2} /^Cpus_allowed_list/{print "task", w, p, t, $2}' $s
+    done
+  done
+}`;
+
+export interface TaskLine {
+  who: string;
+  pid: number;
+  tid: number;
+  cpus: CpuSet;
+  cpuList: string;
+  /** Mems_allowed_list, when the line has it. */
+  mems?: string;
+}
+
+/**
+ * A section of `key=value` lines (value trimmed) and `task WHO PID TID CPUS [MEMS]` lines (TASKS);
+ * other lines are skipped.
+ */
+export function parseState(text: string | undefined): { kv: Map<string, string>; tasks: TaskLine[] } {
+  const kv = new Map<string, string>();
+  const tasks: TaskLine[] = [];
+  for (const line of (text ?? '').split('\n')) {
+    const t = /^task (\w+) (\d+) (\d+) (\S+)(?: (\S+))?$/.exec(line.trim());
+    const i = line.indexOf('=');
+    if (t) {
+      tasks.push({
+        who: t[1]!,
+        pid: Number(t[2]),
+        tid: Number(t[3]),
+        cpus: CpuSet.parse(t[4]!),
+        cpuList: t[4]!,
+        ...(t[5] === undefined ? {} : { mems: t[5] }),
+      });
+    } else if (i > 0) kv.set(line.slice(0, i), line.slice(i + 1).trim());
+  }
+  return { kv, tasks };
+}
