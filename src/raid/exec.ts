@@ -3,6 +3,7 @@
 // MegaCli froze a host, arcconf processes deadlocked, hpacucli takes a global kernel lock).
 import { mkdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { readHeadSync } from '../sys/read.js';
 import { describeUntrusted, untrustedPath } from '../sys/trust.js';
 import { acquireHostLock } from './hostlock.js';
 
@@ -50,8 +51,54 @@ export class ToolCallError extends Error {
 }
 
 let queue: Promise<unknown> = Promise.resolve();
-/** Tools that hung in this process: further calls are refused instead of piling up more hung processes. */
-const hung = new Set<string>();
+
+/**
+ * A tool whose call timed out. Until that call has finished (its process, and any process it started
+ * that holds its output, gone) no second one is started: a tool stuck in the kernel (state D) may
+ * never go, and these tools deadlock each other. Once it has, the tool is tried again, after a
+ * backoff that doubles with each timeout in a row (HANG_BACKOFF_MS, at most HANG_BACKOFF_MAX_MS).
+ */
+interface Hung {
+  pid: number | undefined;
+  /** When the last call timed out, and how many timed out in a row. */
+  at: number;
+  times: number;
+  /** The timed-out call has finished (its process exited and its output closed). */
+  finished: boolean;
+}
+const hung = new Map<string, Hung>();
+export const HANG_BACKOFF_MS = 60_000;
+export const HANG_BACKOFF_MAX_MS = 3_600_000;
+/** How long past its kill a timed-out call may take to finish before it counts as stuck. */
+const KILL_GRACE_MS = 5_000;
+
+/** Why a call is not started now, because of an earlier one that timed out; null: it may run. */
+function heldBack(bin: string, call: string, now: number): ToolCallError | null {
+  const h = hung.get(bin);
+  if (!h) return null;
+  const since = new Date(h.at).toISOString();
+  if (!h.finished) {
+    const state = h.pid === undefined ? null : processState(h.pid);
+    return new ToolCallError(
+      `${call}: not run, the ${basename(bin)} call that timed out at ${since} has not finished${h.pid === undefined ? '' : ` (PID ${h.pid}${state ? `, state ${state}` : ', gone, its output still held by a process it started'})`}; no second one is started while it runs`,
+      true,
+    );
+  }
+  const retryAt = h.at + Math.min(HANG_BACKOFF_MAX_MS, HANG_BACKOFF_MS * 2 ** (h.times - 1));
+  if (now < retryAt) {
+    return new ToolCallError(
+      `${call}: not run, ${basename(bin)} timed out ${h.times} time${h.times === 1 ? '' : 's'} in a row (last at ${since}); tried again after ${new Date(retryAt).toISOString()}`,
+      true,
+    );
+  }
+  return null;
+}
+
+/** A process's state letter from /proc (`D`: uninterruptible sleep, in the kernel); null when gone. */
+function processState(pid: number): string | null {
+  const stat = readHeadSync(`/proc/${pid}/stat`, 1024);
+  return stat ? (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null) : null;
+}
 
 /** Run `fn` after every earlier vendor call of this process finished. */
 function serialized<T>(fn: () => Promise<T>): Promise<T> {
@@ -82,9 +129,8 @@ export async function runTool(bin: string, args: readonly string[], opts: RunOpt
         false,
       );
     }
-    if (hung.has(bin)) {
-      throw new ToolCallError(`${call}: not run, ${basename(bin)} timed out earlier in this run`, true);
-    }
+    const held = heldBack(bin, call, Date.now());
+    if (held) throw held;
     // Another process's call may run for its whole timeout plus the kill delay.
     const lock = await acquireHostLock(timeoutMs + 5_000);
     if (typeof lock !== 'function') {
@@ -93,10 +139,18 @@ export async function runTool(bin: string, args: readonly string[], opts: RunOpt
         true,
       );
     }
+    // A call stuck past its kill keeps the host lock until it finishes: no isolate process starts
+    // a second one meanwhile.
+    let release: (() => Promise<void>) | null = lock;
     try {
-      return await execute(bin, args, call, timeoutMs, cwd);
+      const result = await execute(bin, args, call, timeoutMs, cwd, (pending) => {
+        release = null;
+        pending.finally(() => lock());
+      });
+      hung.delete(bin);
+      return result;
     } finally {
-      await lock();
+      await release?.();
     }
   });
 }
@@ -107,10 +161,11 @@ async function execute(
   call: string,
   timeoutMs: number,
   cwd: string,
+  stuck: (pending: Promise<unknown>) => void,
 ): Promise<ToolResult> {
   // execa is heavy; only RAID commands pay for it.
   const { execa } = await import('execa');
-  const result = await execa(bin, [...args], {
+  const sub = execa(bin, [...args], {
     reject: false,
     timeout: timeoutMs,
     forceKillAfterDelay: 2_000,
@@ -121,9 +176,41 @@ async function execute(
     // hpacucli ≥9 stalls scanning SAN LUNs without this (raid-cli.md §8.6, [R21]); C locale keeps labels stable.
     env: { LC_ALL: 'C', INFOMGR_BYPASS_NONSA: '1' },
   });
+  const seconds = Math.round(timeoutMs / 1000);
+  const timedOut = (finished: boolean) => {
+    const times = (hung.get(bin)?.times ?? 0) + 1;
+    const h: Hung = { pid: sub.pid, at: Date.now(), times, finished };
+    hung.set(bin, h);
+    return h;
+  };
+  // Killed at the timeout (SIGKILL 2 s later); a process in the kernel (state D), or one it started
+  // that holds its output, may still not let the call finish: then it is not waited for.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const result = await Promise.race([
+    sub,
+    new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), timeoutMs + 2_000 + KILL_GRACE_MS);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  if (result === null) {
+    const h = timedOut(false);
+    const settle = sub.then(
+      () => undefined,
+      () => undefined,
+    );
+    void settle.then(() => {
+      h.finished = true;
+    });
+    stuck(settle);
+    const state = h.pid === undefined ? null : processState(h.pid);
+    throw new ToolCallError(
+      `${call} timed out after ${seconds}s and has not finished though killed (PID ${h.pid ?? '?'}${state ? `, state ${state}` : ''}); no second call is started until it has`,
+      true,
+    );
+  }
   if (result.timedOut) {
-    hung.add(bin);
-    throw new ToolCallError(`${call} timed out after ${Math.round(timeoutMs / 1000)}s and was killed`, true);
+    timedOut(true);
+    throw new ToolCallError(`${call} timed out after ${seconds}s and was killed`, true);
   }
   if (result.failed && result.exitCode === undefined) {
     throw new ToolCallError(`${call} could not run: ${result.shortMessage ?? 'unknown error'}`, false);

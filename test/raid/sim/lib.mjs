@@ -1,6 +1,7 @@
 // Shared plumbing of the vendor simulators: state and command log in $RAID_SIM_DIR, replay of real
 // captures from the fixture tree, and the failure modes real tools show (hang, garbage, truncation,
 // deadlock when two run at once — raid-cli.md §8.6).
+import { spawn } from 'node:child_process';
 import { appendFileSync, closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -53,6 +54,16 @@ export function simulate(family, answer) {
   appendFileSync(join(dir, 'commands.log'), `${line}\n`);
   const matches = (pattern) => typeof pattern === 'string' && line.includes(pattern);
   if (matches(state.hang)) {
+    hang();
+    return;
+  }
+  // A tool that starts a helper holding its output, then hangs: killed, its call still does not
+  // finish until the helper goes (as a tool stuck in the kernel, state D, never lets it).
+  if (matches(state.holdOutput)) {
+    spawn('sleep', [String(state.holdSeconds ?? 10)], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      detached: true,
+    }).unref();
     hang();
     return;
   }
