@@ -117,7 +117,7 @@ export function registerAgent(program: Command): void {
           log,
           stop: stop.signal,
           onReload: (cb) => process.on('SIGHUP', cb),
-          notify: notifier(process.env),
+          notify: notifier(process.env, log),
           metrics,
           ...(textfile && metrics
             ? {

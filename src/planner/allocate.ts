@@ -38,7 +38,7 @@ export function allocate(
   for (const w of policy.workloads) {
     if (w.class !== 'exclusive') continue;
     const target = workloadTarget(w, observed, policy.strict);
-    const current = currentCores(topology, observed, target, coreById, eligible);
+    const current = currentCores(topology, observed, target, coreById, eligible, warnings);
     const { picked, reason } =
       w.numa === 'spread'
         ? pickSpread(topology, policy, w, current, eligible)
@@ -166,6 +166,7 @@ function currentCores(
   target: string,
   coreById: Map<number, Core>,
   eligible: (c: Core) => boolean,
+  warnings: string[],
 ): Core[] {
   const text = observed?.v1
     ? observed.v1.cpusets[target]?.values['cpuset.cpus']
@@ -174,7 +175,11 @@ function currentCores(
   let cpus: CpuSet;
   try {
     cpus = CpuSet.parse(text);
-  } catch {
+  } catch (err) {
+    // Not "no CPUs": what it holds is unknown, so nothing of it is kept; said, not swallowed.
+    warnings.push(
+      `${target} cpuset.cpus reads ${JSON.stringify(text.slice(0, 80))}, which is no CPU list (${(err as Error).message}); its current cores are unknown, so none of them is kept`,
+    );
     return [];
   }
   const out: Core[] = [];

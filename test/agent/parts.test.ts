@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { afterFailure, NO_BACKOFF } from '../../src/agent/backoff.js';
 import { createMetrics, serveMetrics } from '../../src/agent/metrics.js';
+import { notifier } from '../../src/agent/notify.js';
 import { parsePsi, readPsi } from '../../src/cgroup/psi.js';
 import { parseAddress, parseDuration } from '../../src/cli/agent.js';
 import { isolate } from '../cli/run.js';
@@ -162,5 +163,27 @@ workloads:
     const r = isolate(['agent', '--once', '--root', root]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/etc\/isolate\/policy\.yaml: no policy; .*--policy FILE/);
+  });
+});
+
+describe('sd_notify', () => {
+  it('a watchdog ping that does not reach systemd is logged, not dropped', async () => {
+    const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
+    const n = notifier(
+      { NOTIFY_SOCKET: '/nonexistent/isolate-notify.sock', WATCHDOG_USEC: '1000000' },
+      (level, msg, fields) => logs.push({ level, msg, fields }),
+    );
+    expect(n.watchdogMs).toBe(500);
+    await n.watchdog();
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({
+      level: 'error',
+      msg: 'watchdog ping failed',
+      fields: { message: 'WATCHDOG=1' },
+    });
+    expect(String(logs[0]!.fields!.error)).not.toBe('');
+    // Without a socket (not under systemd) nothing is sent and nothing logged.
+    await notifier({}, (level, msg) => logs.push({ level, msg })).watchdog();
+    expect(logs).toHaveLength(1);
   });
 });

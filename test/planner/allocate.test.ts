@@ -62,6 +62,14 @@ const CASES: Case[] = [
     want: { kafka: { cpus: '6-7', nodes: [1] } },
   },
   {
+    name: 'a cpuset that is no CPU list is unknown, not empty: nothing of it is kept, and it is said',
+    topology: () => tree('qemu-2s-smt2'),
+    body: KAFKA(1, 1),
+    observed: holding('6-7,x'),
+    want: { kafka: { cpus: '2-3', nodes: [0] } },
+    warning: /\/kafka\.slice cpuset\.cpus reads "6-7,x", which is no CPU list .*; its current cores are unknown, so none of them is kept/,
+  },
+  {
     name: 'growing keeps the cores it has and adds beside them',
     topology: () => tree('qemu-2s-smt2'),
     body: KAFKA(0, 2),
