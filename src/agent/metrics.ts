@@ -145,6 +145,8 @@ export async function createMetrics(): Promise<AgentMetrics> {
       for (const [kind, n] of Object.entries(byKind)) violations.set({ kind }, n);
     },
     allocation(a) {
+      // A workload gone from the policy must not keep reporting its last value.
+      exclusive.reset();
       for (const w of a.workloads)
         if (w.class === 'exclusive') exclusive.set({ workload: w.name }, w.cpus.size);
     },
@@ -153,6 +155,9 @@ export async function createMetrics(): Promise<AgentMetrics> {
       readPressure = read;
     },
     raid(obs) {
+      // Nor a controller or drive that is gone (replaced, or no longer seen).
+      raidHealthy.reset();
+      raidWrite.reset();
       for (const ctl of obs.controllers) {
         const h = ctl.protection.healthy;
         raidHealthy.set({ controller: ctl.id }, h === true ? 1 : h === false ? 0 : -1);

@@ -187,3 +187,45 @@ describe('sd_notify', () => {
     expect(logs).toHaveLength(1);
   });
 });
+
+describe('metrics of what no longer exists', () => {
+  it('a workload gone from the allocation, and a drive or controller no longer seen, stop reporting', async () => {
+    const { CpuSet } = await import('../../src/model/cpuset.js');
+    const m = await createMetrics();
+    const w = (name: string, cpus: string) => ({
+      name,
+      class: 'exclusive' as const,
+      target: `/${name}.slice`,
+      cpus: CpuSet.parse(cpus),
+      cores: [],
+      nodes: [0],
+      mems: [0],
+      memory: {},
+      reason: '',
+    });
+    m.allocation({ workloads: [w('kafka', '2-3'), w('zookeeper', '4-5')], reserved: CpuSet.parse('0-1') });
+    const text = () => m.registry.getSingleMetricAsString('isolate_exclusive_cpus');
+    expect(await text()).toMatch(/workload="zookeeper"\} 2/);
+    m.allocation({ workloads: [w('kafka', '2-3')], reserved: CpuSet.parse('0-1') });
+    expect(await text()).toMatch(/workload="kafka"\} 2/);
+    expect(await text()).not.toMatch(/zookeeper/);
+    const drive = (target: string) => ({ target, currentWrite: 'write-back' });
+    const ctl = (id: string, drives: string[]) => ({
+      id,
+      protection: { healthy: true },
+      logicalDrives: drives.map(drive),
+    });
+    const raid = (controllers: unknown[]) =>
+      m.raid({ controllers, findings: [], mdArrays: [], hostAdapters: [] } as unknown as Parameters<
+        typeof m.raid
+      >[0]);
+    raid([ctl('storcli:/c0', ['storcli:/c0/v0', 'storcli:/c0/v1'])]);
+    raid([ctl('storcli:/c1', ['storcli:/c1/v0'])]);
+    const write = await m.registry.getSingleMetricAsString('isolate_raid_write_policy');
+    const healthy = await m.registry.getSingleMetricAsString('isolate_raid_protection_healthy');
+    expect(write).toMatch(/storcli:\/c1\/v0/);
+    expect(write).not.toMatch(/storcli:\/c0/);
+    expect(healthy).toMatch(/controller="storcli:\/c1"\} 1/);
+    expect(healthy).not.toMatch(/storcli:\/c0/);
+  });
+});
