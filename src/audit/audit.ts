@@ -69,6 +69,13 @@ export function audit(input: AuditInput): CheckReport {
     };
   });
   findings.push(...hostFindings(scan, all, input.pendingChanges, scope));
+  if (scan.unreadable.count > 0) {
+    // What could not be read is not taken for fenced: the check cannot say OK for it.
+    findings.push({
+      severity: 'unknown',
+      message: `${scan.unreadable.count} thread${scan.unreadable.count === 1 ? '' : 's'} could not be read (${[...scan.unreadable.reasons].slice(0, 3).join('; ')}): where they may run is unknown`,
+    });
+  }
 
   const irqs = nicIrqs(input.root, all);
   let wqMask: string | null = null;

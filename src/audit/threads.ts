@@ -109,6 +109,11 @@ export interface ScanResult {
   kernelViolations: ThreadList;
   unboundWorkers: ThreadList;
   perCpu: { count: number; onExclusive: number; sample: string[] };
+  /**
+   * Threads whose status could not be read for another reason than having exited (EACCES, EIO), or
+   * whose allowed CPUs are no CPU list: where they may run is unknown, never taken for "nowhere".
+   */
+  unreadable: { count: number; reasons: Set<string> };
 }
 
 /** TIDs in a cgroup and every cgroup below it (`cgroup.threads` lists all threads of a domain). */
@@ -145,15 +150,16 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
   const targets = spec.exclusive.map((w) => normCgPath(w.target));
 
   // Cpus_allowed_list strings repeat across threads: classify each distinct string once.
-  const cache = new Map<string, { overlaps: boolean; inside: boolean[]; single: boolean }>();
+  const cache = new Map<string, { overlaps: boolean; inside: boolean[]; single: boolean } | null>();
   const classify = (list: string) => {
     let c = cache.get(list);
-    if (!c) {
+    if (c === undefined) {
       let set: CpuSet;
       try {
         set = CpuSet.parse(list);
       } catch {
-        set = CpuSet.EMPTY;
+        cache.set(list, null);
+        return null;
       }
       c = {
         overlaps: set.overlaps(all),
@@ -218,7 +224,14 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     kernelViolations: new ThreadList(cap),
     unboundWorkers: new ThreadList(shortCap),
     perCpu: { count: 0, onExclusive: 0, sample: [] },
+    unreadable: { count: 0, reasons: new Set() },
   };
+  const unreadable = (reason: string) => {
+    res.unreadable.count++;
+    res.unreadable.reasons.add(reason);
+  };
+  /** A thread that exited between the listing and the read is gone, not unreadable. */
+  const gone = (err: unknown) => ['ENOENT', 'ESRCH'].includes((err as NodeJS.ErrnoException).code ?? '');
   const buf = Buffer.allocUnsafe(16384);
   // Read status into `buf` and return its length (-1 when gone). Fields are located in the bytes
   // and only the few needed are decoded: the file is ~1.4 KB and there may be 100k threads.
@@ -228,14 +241,16 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
     let fd: number;
     try {
       fd = openSync(file, 'r');
-    } catch {
+    } catch (err) {
+      if (!gone(err)) unreadable((err as NodeJS.ErrnoException).code ?? 'error');
       return false;
     }
     try {
       len = readSync(fd, buf, 0, buf.length, 0);
       view = buf.subarray(0, len);
       return true;
-    } catch {
+    } catch (err) {
+      if (!gone(err)) unreadable((err as NodeJS.ErrnoException).code ?? 'error');
       return false;
     } finally {
       closeSync(fd);
@@ -400,6 +415,10 @@ export function scanThreads(root: string, spec: ScanSpec): ScanResult {
         kernel = kt !== null ? kt === '1' : pid === 2 || ppid === '2';
       }
       const c = classify(list);
+      if (c === null) {
+        unreadable(`Cpus_allowed_list "${list.slice(0, 40)}" is no CPU list`);
+        continue;
+      }
       if (kernel) {
         if (c.single) {
           res.perCpu.count++;

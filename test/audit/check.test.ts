@@ -87,6 +87,18 @@ describe('audit', () => {
     expect(r.workloads[0]?.outside.map((t) => t.tid)).toEqual([102]);
   });
 
+  it('a thread it cannot read, or whose allowed CPUs are no CPU list, is UNKNOWN, not taken for fenced', async () => {
+    await proc(300, { ppid: 1, name: 'flink', cgroup: '/', threads: [[300, '0-1,z']] });
+    // A status that is a directory reads EISDIR: unreadable, not exited.
+    await mkdir(path.join(root, 'proc/400/task/400/status'), { recursive: true });
+    await put('proc/400/cgroup', '0::/\n');
+    const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    expect(r.status).toBe('UNKNOWN');
+    expect(formatCheck(r)).toMatch(
+      /^ISOLATE UNKNOWN - 2 threads could not be read \(Cpus_allowed_list "0-1,z" is no CPU list; EISDIR\): where they may run is unknown/,
+    );
+  });
+
   it('counts every violation, though it lists at most 1,000', async () => {
     const threads: [number, string][] = [];
     for (let tid = 5000; tid < 6005; tid++) threads.push([tid, '0-7']);
