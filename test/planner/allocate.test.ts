@@ -67,7 +67,8 @@ const CASES: Case[] = [
     body: KAFKA(1, 1),
     observed: holding('6-7,x'),
     want: { kafka: { cpus: '2-3', nodes: [0] } },
-    warning: /\/kafka\.slice cpuset\.cpus reads "6-7,x", which is no CPU list .*; its current cores are unknown, so none of them is kept/,
+    warning:
+      /\/kafka\.slice cpuset\.cpus reads "6-7,x", which is no CPU list .*; its current cores are unknown, so none of them is kept/,
   },
   {
     name: 'growing keeps the cores it has and adds beside them',
