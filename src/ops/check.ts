@@ -49,7 +49,7 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     policy: built.source.path,
     strict: built.policy.strict,
     extraFindings: extra,
-    ...(v1 ? { v1CpusetDir: path.join(cgroupMount(req.root), v1.hierarchies.cpuset!) } : {}),
+    v1CpusetDir: v1 ? path.join(cgroupMount(req.root), v1.hierarchies.cpuset!) : undefined,
     listCap: req.listCap,
   });
 }

@@ -71,7 +71,7 @@ export function executorOptionsFor(
   return {
     raid: {
       timeoutMs: policy.raid.timeoutSeconds * 1000,
-      ...(raidToolPaths && Object.keys(raidToolPaths).length > 0 ? { toolPaths: raidToolPaths } : {}),
+      toolPaths: raidToolPaths && Object.keys(raidToolPaths).length > 0 ? raidToolPaths : undefined,
     },
   };
 }

@@ -153,8 +153,8 @@ export function cgroupChanges(
       cpus: a.cpus,
       mems: CpuSet.of(a.mems),
       memory: a.memory,
-      ...(spec.cpu?.weight !== undefined ? { cpuWeight: spec.cpu.weight } : {}),
-      ...(spec.cpu?.idle !== undefined ? { cpuIdle: spec.cpu.idle } : {}),
+      cpuWeight: spec.cpu?.weight,
+      cpuIdle: spec.cpu?.idle,
       partition,
       pids: spec.match.kind === 'process' ? (observed.processes[a.name] ?? []) : [],
       create: known && !exists(a.target) && !viaUnit,
@@ -238,7 +238,7 @@ export function cgroupChanges(
         setting: SYSTEMD_PROPERTY[f],
         from: sd!.units[unit]![SYSTEMD_PROPERTY[f]] ?? null,
         to: toSystemdValue(f, to),
-        ...(d.workload ? { workload: d.workload } : {}),
+        workload: d.workload || undefined,
       });
       return;
     }
@@ -249,7 +249,7 @@ export function cgroupChanges(
       setting,
       from,
       to,
-      ...(d.workload ? { workload: d.workload } : {}),
+      workload: d.workload || undefined,
       ...note(d.path, setting),
     });
   };

@@ -55,7 +55,7 @@ export function planToJson(plan: Plan): PlanJson {
       cpuList: plan.allocation.reserved.toString(),
       reason: RESERVED_REASON,
     },
-    ...(plan.layout ? { layout: plan.layout } : {}),
+    layout: plan.layout || undefined,
     changes: plan.changes,
     warnings: plan.warnings,
     notes: plan.notes,

@@ -92,8 +92,8 @@ export function v1Changes(
       setting,
       from,
       to,
-      ...(workload ? { workload } : {}),
-      ...(note ? { note } : {}),
+      workload: workload || undefined,
+      note: note || undefined,
     });
   };
 
@@ -182,7 +182,7 @@ export function v1Changes(
       path: HOUSEKEEPING_CPUSET,
       role: 'housekeeping',
       cpus: housekeepingCpus,
-      ...(rootMems ? { mems: rootMems } : {}),
+      mems: rootMems || undefined,
       create: !cs(HOUSEKEEPING_CPUSET)?.exists,
       pids: v1.rootProcs.filter((pid) => !Object.values(v1.members).some((m) => m.includes(pid))),
     });

@@ -183,7 +183,7 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
     reserved,
     strict,
     workloads,
-    ...(raid ? { raid } : {}),
+    raid: raid || undefined,
     locate,
   };
 }
@@ -378,7 +378,7 @@ function parseMatch(value: unknown, path: FieldPath, errors: FieldErrors): Match
         `expected a cgroup v1 controller (${V1_MATCH_CONTROLLERS.join(', ')}) whose hierarchy the path lies in; got ${describe(h)}`,
       );
     }
-    return { kind: 'cgroup', path: c, ...(typeof h === 'string' ? { hierarchy: h } : {}) };
+    return { kind: 'cgroup', path: c, hierarchy: typeof h === 'string' ? h : undefined };
   }
   const p = object(m.process, [...path, 'process'], errors, 'a mapping with cmdline, exe and/or user');
   allowOnly(p, [...path, 'process'], ['cmdline', 'exe', 'user'], errors);

@@ -495,7 +495,7 @@ function readDevices(fs: SysfsReader): Device[] {
     const base = `sys/class/scsi_host/${name}`;
     const driver = fs.text(`${base}/proc_name`) ?? undefined;
     const node = existsSync(fs.path(`${base}/device`)) ? deviceNode(fs, `${base}/device`, sysReal) : null;
-    out.push({ kind: 'scsi', name, node, ...(driver ? { driver } : {}) });
+    out.push({ kind: 'scsi', name, node, driver: driver || undefined });
   }
   return out;
 }

@@ -232,10 +232,10 @@ function protectionOf(f: CtlFacts): Protection {
   if (f.incomplete) return p;
   p.present = true;
   judgeArcconfUnit(p, {
-    ...(battery ? { battery } : {}),
-    ...(zmm ? { zmm } : {}),
-    ...(backup ? { backup } : {}),
-    ...(green ? { green } : {}),
+    battery: battery || undefined,
+    zmm: zmm || undefined,
+    backup: backup || undefined,
+    green: green || undefined,
   });
   if (p.condition === 'absent') {
     p.kind = 'none';
