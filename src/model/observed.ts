@@ -23,6 +23,12 @@ export interface ObservedState {
    * hybrid layout): then the v1 backend plans and applies, and `cgroup` only reports the layout.
    */
   v1?: ObservedV1;
+  /**
+   * The CPUs isolate last gave each exclusive workload (its checkpoint, ops/assignment.ts), when it
+   * was made for the same policy and topology: the planner keeps those, not whatever the workload's
+   * own cpuset reads now (a hand-made write there is drift to revert, not a choice to adopt).
+   */
+  assignment?: Record<string, string>;
 }
 
 /** One v1 cgroup: its interface files (only those present) and whether it holds tasks itself. */

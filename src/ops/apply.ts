@@ -1,6 +1,7 @@
 // `apply` and `rollback` as functions: recover an interrupted run, plan (or take a saved plan and
 // prove the host has not moved on), let the caller confirm, apply through the engine, re-plan once
 // when another run's crash was undone in between.
+import { rm } from 'node:fs/promises';
 import {
   type ApplyResult,
   applyChanges,
@@ -17,7 +18,8 @@ import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
 import type { Topology } from '../model/topology.js';
 import { executorsFor } from './executors.js';
-import { buildPlan, type ExecutorOptions, executorOptionsFor } from './plan.js';
+import { assignmentPath, saveAssignment } from './assignment.js';
+import { type BuiltPlan, buildPlan, type ExecutorOptions, executorOptionsFor } from './plan.js';
 import { policyOf } from './policy-source.js';
 import type { PolicySource } from './policy-source.js';
 import type { RoundCache } from './round-cache.js';
@@ -94,6 +96,10 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   let fromSaved = false;
   let allocation: Allocation | undefined;
   let raid: RaidObservation | undefined;
+  // The plan applied, whose exclusive CPUs become isolate's assignment once it is in place.
+  let applied: BuiltPlan | null = null;
+  const remember = () =>
+    applied && saveAssignment(root, applied.source.sha256, applied.topology, applied.plan.allocation);
   if (__ISOLATE_TEST_HOOKS__ && req.testBareChanges) {
     changes = req.testBareChanges;
     options = {};
@@ -109,8 +115,10 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     changes = verifiedChanges(req.planFile, saved, now.plan);
     options = now.executorOptions;
     fromSaved = true;
+    applied = now;
   } else {
     const built = await buildPlan({ ...planReq, ...chosen });
+    applied = built;
     changes = built.plan.changes;
     warnings = built.plan.warnings;
     options = built.executorOptions;
@@ -125,6 +133,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   }
 
   if (changes.length === 0) {
+    await remember();
     return {
       changed: 0,
       steps: [],
@@ -157,8 +166,10 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     const built = await buildPlan({ ...planReq, ...chosen });
     changes = built.plan.changes;
     allocation = built.plan.allocation;
+    applied = built;
     result = await run(changes, built.executorOptions);
   }
+  await remember();
   return {
     ...result,
     recoveredFirst: early,
@@ -184,10 +195,13 @@ export async function rollback(ctx: OpContext): Promise<RollbackResult> {
   const changes = [...(b?.entries ?? []), ...(j?.entries ?? [])].map((e) => e.change);
   const options = { ...journalOptions(b), ...journalOptions(j) };
   const executors = await executorsFor(ctx.root, changes, options);
-  return rollbackLast({
+  const result = await rollbackLast({
     root: ctx.root,
     executors,
     log: ctx.log,
     signal: ctx.signal,
   });
+  // The host is as it was before isolate: no cores are assigned any more.
+  await rm(assignmentPath(ctx.root), { force: true });
+  return result;
 }

@@ -9,6 +9,7 @@ import type { Topology } from '../model/topology.js';
 import { type PlanJson, planToJson } from '../planner/json.js';
 import { planHost } from '../planner/plan.js';
 import { wantsRaidChange } from '../planner/raid/plan.js';
+import { readAssignment } from './assignment.js';
 import { observe } from './observe.js';
 import type { RoundCache } from './round-cache.js';
 import { readTopology } from '../topology/read.js';
@@ -87,12 +88,21 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   const topology = req.topology ?? readTopology(req.root);
   const executorOptions = executorOptionsFor(policy, req.raidToolPaths);
   const cache = req.cache ?? {};
+  // The cores isolate assigned last, for this policy and topology: planned from, not the live files.
+  const assignment = readAssignment(req.root, source.sha256, topology);
+  const planFrom = (o: ObservedState) => {
+    if (assignment.workloads) o.assignment = assignment.workloads;
+    const p = planHost(topology, policy, o);
+    if (assignment.note) p.notes.push(assignment.note);
+    if (assignment.warning) p.warnings.push(assignment.warning);
+    return p;
+  };
   let observed = await observe(req.root, policy, cache);
   if (executorOptions.raid && req.observeRaid !== false) {
     const { observeRaid } = await import('../raid/observe.js');
     observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid });
   }
-  let plan = planHost(topology, policy, observed);
+  let plan = planFrom(observed);
   if (cache.systemd) {
     const reused = cache.systemd.reused;
     cache.systemd.planned(plan.changes.length);
@@ -101,7 +111,7 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
       const raid = observed.raid;
       observed = await observe(req.root, policy, cache);
       if (raid) observed.raid = raid;
-      plan = planHost(topology, policy, observed);
+      plan = planFrom(observed);
       cache.systemd.planned(plan.changes.length);
     }
   }

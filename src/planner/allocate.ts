@@ -38,11 +38,12 @@ export function allocate(
   for (const w of policy.workloads) {
     if (w.class !== 'exclusive') continue;
     const target = workloadTarget(w, observed, policy.strict);
-    const current = currentCores(topology, observed, target, coreById, eligible, warnings);
+    const assigned = observed?.assignment?.[w.name];
+    const current = currentCores(topology, observed, target, coreById, eligible, warnings, assigned);
     const { picked, reason } =
       w.numa === 'spread'
         ? pickSpread(topology, policy, w, current, eligible)
-        : pickSingleNode(topology, policy, w, current, eligible, warnings);
+        : pickSingleNode(topology, policy, w, current, eligible, warnings, assigned !== undefined);
     for (const c of picked) taken.add(c.id);
     const cpus = CpuSet.of(picked.flatMap((c) => c.cpus.toArray()));
     const nodes = [...new Set(picked.map((c) => c.node!))].sort((a, b) => a - b);
@@ -167,10 +168,13 @@ function currentCores(
   coreById: Map<number, Core>,
   eligible: (c: Core) => boolean,
   warnings: string[],
+  assigned?: string,
 ): Core[] {
-  const text = observed?.v1
-    ? observed.v1.cpusets[target]?.values['cpuset.cpus']
-    : observed?.cgroup.groups[target]?.values['cpuset.cpus'];
+  const text =
+    assigned ??
+    (observed?.v1
+      ? observed.v1.cpusets[target]?.values['cpuset.cpus']
+      : observed?.cgroup.groups[target]?.values['cpuset.cpus']);
   if (!text) return [];
   let cpus: CpuSet;
   try {
@@ -248,6 +252,7 @@ function pickSingleNode(
   current: Core[],
   eligible: (c: Core) => boolean,
   warnings: string[],
+  assigned = false,
 ): { picked: Core[]; reason: string } {
   // Computed once: the comparators below would otherwise rescan every core per comparison.
   const free = new Map<number, Core[]>();
@@ -267,7 +272,11 @@ function pickSingleNode(
   let reason = '';
   if (currentNodes.length === 1) {
     node = fits.find((n) => n.id === currentNodes[0]);
-    if (node) reason = `kept on node ${node.id}: its current cores are still valid`;
+    if (node) {
+      reason = assigned
+        ? `kept on node ${node.id}: the cores isolate assigned it are still valid`
+        : `kept on node ${node.id}: its current cores are still valid`;
+    }
   }
   if (!node) {
     const score = nearScore(topology, w, warnings);
