@@ -23,7 +23,14 @@ import { isDirLiveSync, readLiveSync } from '../sys/read.js';
 
 const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems']);
 const BYTES = new Set(['memory.limit_in_bytes', 'memory.soft_limit_in_bytes', 'memory.memsw.limit_in_bytes']);
-const PLAIN = new Set([...CPU_LISTS, ...BYTES, 'cpuset.cpu_exclusive', 'cpuset.mem_exclusive', 'cpu.shares']);
+const PLAIN = new Set([
+  ...CPU_LISTS,
+  ...BYTES,
+  'cpuset.cpu_exclusive',
+  'cpuset.mem_exclusive',
+  'cpuset.memory_migrate',
+  'cpu.shares',
+]);
 const MOVES = new Set(['cgroup.procs', 'tasks']);
 /** v1 reads "no limit" back as PAGE_COUNTER_MAX pages (9223372036854771712 on x86-64). */
 const UNLIMITED = 2 ** 62;

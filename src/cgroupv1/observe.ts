@@ -16,6 +16,7 @@ export const CPUSET_FILES = [
   'cpuset.effective_cpus',
   'cpuset.cpu_exclusive',
   'cpuset.mem_exclusive',
+  'cpuset.memory_migrate',
 ] as const;
 
 export const OTHER_FILES = [

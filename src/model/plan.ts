@@ -22,6 +22,7 @@ export type CgroupSetting =
   | 'tasks'
   | 'cpuset.cpu_exclusive'
   | 'cpuset.mem_exclusive'
+  | 'cpuset.memory_migrate'
   | 'memory.limit_in_bytes'
   | 'memory.soft_limit_in_bytes'
   | 'memory.memsw.limit_in_bytes'
@@ -45,6 +46,7 @@ export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
   'tasks',
   'cpuset.cpu_exclusive',
   'cpuset.mem_exclusive',
+  'cpuset.memory_migrate',
   'memory.limit_in_bytes',
   'memory.soft_limit_in_bytes',
   'memory.memsw.limit_in_bytes',

@@ -236,7 +236,25 @@ export function v1Changes(
     push(cpusetH, d.path, 'cpuset.cpus', raw, keep.toString(), d.workload);
     current.set(d.path, keep.toString());
   }
-  // 3. Memory nodes (a v1 cpuset takes no task without them).
+  // 3. v1 moves a task's pages to its cpuset's memory nodes only when cpuset.memory_migrate is 1
+  // (v2 always does): set on each exclusive cpuset before its nodes are written and its tasks moved
+  // in, or Kafka's memory (its page cache and heap) stays on the node it left.
+  for (const d of ordered) {
+    if (d.role !== 'exclusive') continue;
+    const raw = cs(d.path)?.values['cpuset.memory_migrate'] ?? null;
+    if (raw !== '1') {
+      push(
+        cpusetH,
+        d.path,
+        'cpuset.memory_migrate',
+        raw,
+        '1',
+        d.workload,
+        "v1 moves a task's memory to the cpuset's nodes only with memory_migrate set (v2 always does)",
+      );
+    }
+  }
+  // 4. Memory nodes (a v1 cpuset takes no task without them).
   const same = (raw: string | null | undefined, want: CpuSet) =>
     parse(raw)?.equals(want) === true && raw !== '';
   for (const d of ordered) {
@@ -244,12 +262,12 @@ export function v1Changes(
     const raw = cs(d.path)?.values['cpuset.mems'] ?? null;
     if (!same(raw, d.mems)) push(cpusetH, d.path, 'cpuset.mems', raw, d.mems.toString(), d.workload);
   }
-  // 4. Final CPUs: the exclusive cpusets (their donors have let go), then the rest grow.
+  // 5. Final CPUs: the exclusive cpusets (their donors have let go), then the rest grow.
   for (const d of ordered.filter((x) => x.role !== 'fence')) {
     const now = current.get(d.path) ?? null;
     if (!same(now, d.cpus)) push(cpusetH, d.path, 'cpuset.cpus', now, d.cpus.toString(), d.workload);
   }
-  // 5. cpu_exclusive: v1's counterpart of a partition root — no sibling can take these CPUs while it
+  // 6. cpu_exclusive: v1's counterpart of a partition root — no sibling can take these CPUs while it
   // is set. mem_exclusive likewise for memory nodes, where no sibling shares them.
   const siblingsOf = (p: string) => [
     ...desired
@@ -300,13 +318,13 @@ export function v1Changes(
     }
   }
 
-  // 6. Memory and cpu settings in their own hierarchies.
+  // 7. Memory and cpu settings in their own hierarchies.
   for (const a of allocation.workloads) {
     const w = policy.workloads.find((x) => x.name === a.name)!;
     memoryAndCpu(w, a.memory, v1, observed, push, changes, warnings);
   }
 
-  // 7. Processes last, into cpusets that are fully configured; then threads that escaped them.
+  // 8. Processes last, into cpusets that are fully configured; then threads that escaped them.
   for (const d of ordered) {
     for (const pid of [...d.pids].sort((x, y) => x - y)) {
       const from = v1.cpusetOf[pid] ?? null;

@@ -125,7 +125,7 @@ describe('layout detection', () => {
 });
 
 describe('planning on a legacy host', () => {
-  it('one cpuset per workload: cpus and mems before tasks, cpu_exclusive after the CPUs, moves last', async () => {
+  it('one cpuset per workload: memory_migrate, cpus and mems before tasks, cpu_exclusive after the CPUs, moves last', async () => {
     const root = host('qemu-2s-smt2', { layout: 'legacy', ...base, procs: PROCS });
     const { plan } = await buildPlan({ root, policyPath: policyIn(root, POLICY) });
     expect(plan.layout).toMatch(
@@ -140,6 +140,8 @@ describe('planning on a legacy host', () => {
     expect(lines).toEqual([
       'cpuset:/isolate-kafka mkdir=present',
       'cpuset:/isolate-flink mkdir=present',
+      // v1 moves Kafka's pages to its node only with memory_migrate set (v2 always does).
+      'cpuset:/isolate-kafka cpuset.memory_migrate=1',
       `cpuset:/isolate-kafka cpuset.mems=${node}`,
       'cpuset:/isolate-flink cpuset.mems=0-1',
       `cpuset:/isolate-kafka cpuset.cpus=${k}`,

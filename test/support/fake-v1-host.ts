@@ -76,6 +76,7 @@ export function makeFakeV1Host(fixture: string, o: FakeV1Options): string {
     'cpuset.effective_cpus': o.cpus,
     'cpuset.cpu_exclusive': '1',
     'cpuset.mem_exclusive': '1',
+    'cpuset.memory_migrate': '0',
   });
   for (const [name, c] of Object.entries(o.cpusets ?? {})) {
     files(join(cg, 'cpuset', name), {
@@ -85,6 +86,7 @@ export function makeFakeV1Host(fixture: string, o: FakeV1Options): string {
       'cpuset.effective_cpus': c.cpus ?? '',
       'cpuset.cpu_exclusive': c.cpuExclusive ?? '0',
       'cpuset.mem_exclusive': '0',
+      'cpuset.memory_migrate': '0',
     });
   }
   const mem = (swap: boolean) => ({
