@@ -7,7 +7,7 @@ import { CpuSet } from '../model/cpuset.js';
 import { type Finding, verdictOf } from '../model/finding.js';
 import type { WorkloadAllocation } from '../model/plan.js';
 import { nicIrqs } from './irqs.js';
-import { numaBytes } from './numa.js';
+import { numaBytes, numaMapsAnonBytes } from './numa.js';
 import type { CheckReport, WorkloadCheck } from './report.js';
 import { hostFindings, offNodeBytes, type WorkloadFacts, workloadFindings } from './rules.js';
 import { type FenceScope, type ScanResult, type ScanSpec, scanThreads } from './threads.js';
@@ -144,7 +144,9 @@ function workloadFacts(
     partition: v1CpusetDir ? null : readTrimSync(path.join(dir, 'cpuset.cpus.partition')),
     effectiveCpus,
     effectiveText,
-    memoryByNode: numa ? numaBytes(numa) : {},
+    // v1: the cpuset is not the memory cgroup, so its processes' anonymous memory is summed from
+    // their numa_maps (v1 leaves pages where they were unless memory_migrate is set).
+    memoryByNode: numa ? numaBytes(numa) : v1CpusetDir ? v1MemoryByNode(root, dir) : {},
     threads: scanned.threads,
     outside: scanned.outside.items,
     outsideCount: scanned.outside.count,
@@ -158,6 +160,18 @@ function pressureOf(root: string, target: string): WorkloadCheck['pressure'] {
   for (const r of PSI_RESOURCES) {
     const text = readTrimSync(path.join(cgroupDir(root, target), `${r}.pressure`));
     if (text !== null) out[r] = parsePsi(text);
+  }
+  return out;
+}
+
+/** Anonymous memory per node of the processes in a v1 cpuset (its `cgroup.procs`). */
+function v1MemoryByNode(root: string, dir: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  const procs = readTrimSync(path.join(dir, 'cgroup.procs'));
+  for (const pid of procs?.split('\n') ?? []) {
+    if (!/^\d+$/.test(pid)) continue;
+    const maps = readTrimSync(path.join(root, 'proc', pid, 'numa_maps'));
+    if (maps) numaMapsAnonBytes(maps, out);
   }
   return out;
 }
