@@ -6,6 +6,7 @@
 // /proc/<pid>/task/*/status and the cgroup files as the guest dumps them, never isolate's report.
 import { describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
+import { numaMapsAnonBytes } from '../../src/audit/numa.js';
 import { LAYOUTS } from './harness/index.js';
 import { isKernelThread, parsePairs, parseThreads, pidsMatching, snapDiff } from './support/guest.js';
 import { standinPolicy } from './support/policy.js';
@@ -73,7 +74,14 @@ yarn() {
 }
 scenario() {
   L=$1; P=/etc/isolate/$L.yaml
-  standin kafka.Kafka 4 busy &
+  # A broker with 90 MiB of heap on node 1, as one running before isolate would have: allocated while
+  # a scratch cpuset held it to node 1, then back in the root cpuset (v1 leaves its pages there).
+  standin kafka.Kafka 4 busy 90 &
+  KPID=$!
+  mkdir $CG/cpuset/scratch; echo 6-7 > $CG/cpuset/scratch/cpuset.cpus; echo 1 > $CG/cpuset/scratch/cpuset.mems
+  echo $KPID > $CG/cpuset/scratch/cgroup.procs; sleep 0.3; kill -USR1 $KPID; sleep 2
+  echo $KPID > $CG/cpuset/cgroup.procs; rmdir $CG/cpuset/scratch
+  sec $L-numa-before; cat /proc/$KPID/numa_maps; endsec $L-numa-before
   sleep 100000 &
   sleep 1
   state1 $L-before
@@ -108,6 +116,7 @@ scenario() {
   sec $L-overlap-batch; echo $K > $CG/cpuset/isolate-yarn/cpuset.cpus; echo "rc=$?"; endsec $L-overlap-batch
   rmdir $CG/cpuset/intruder
   run $L-check isolate check --json --policy $P
+  sec $L-numa-after; cat /proc/$KPID/numa_maps; endsec $L-numa-after
 }
 # kill -9 every user-space process whose command line matches (busybox has no pkill -f).
 killmatch() {
@@ -239,6 +248,20 @@ describe('cgroup v1 on a real kernel: legacy and hybrid layouts, YARN in cpu,cpu
       expect(s(`${L}-overlap`)).toMatch(/rc=1/);
       expect(s(`${L}-overlap`)).toMatch(/Invalid argument/);
       expect(s(`${L}-overlap-batch`)).toMatch(/rc=1/);
+    });
+
+    it("moves the broker's memory to its node (memory_migrate), and check measures it there", () => {
+      const node = kafkaCpus().first! < 4 ? '0' : '1';
+      const before = numaMapsAnonBytes(s(`${L}-numa-before`));
+      const after = numaMapsAnonBytes(s(`${L}-numa-after`));
+      const total = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0);
+      // Before isolate: the 90 MiB heap on node 1.
+      expect(before['1'] ?? 0, s(`${L}-numa-before`)).toBeGreaterThan(85 * 2 ** 20);
+      // After: on Kafka's node, whichever it is.
+      expect(after[node] ?? 0, s(`${L}-numa-after`)).toBeGreaterThan(0.9 * total(after));
+      const kafka = JSON.parse(s(`${L}-check`)).workloads.find((w: { name: string }) => w.name === 'kafka');
+      expect(kafka.memoryByNode[node]).toBeGreaterThan(85 * 2 ** 20);
+      expect(kafka.offNodeBytes).toBeLessThan(0.1 * total(kafka.memoryByNode));
     });
 
     it('check judges the v1 layout and finds every promise kept', () => {
