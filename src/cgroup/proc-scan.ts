@@ -22,6 +22,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { readHeadSync } from './fsutil.js';
+import { procStatFields } from '../sys/read.js';
 
 export interface ProcessScanOptions {
   /** Every PID is read again at least this often (spread over the period), and /proc is listed in full. */
@@ -42,10 +43,7 @@ export const DEFAULT_PROCESS_SCAN: ProcessScanOptions = {
 
 /** A process's start time in clock ticks since boot (field 22 of /proc/PID/stat); null when gone. */
 export function startTimeOf(procDir: string, pid: number): string | null {
-  const stat = readHeadSync(`${procDir}/${pid}/stat`, 1024);
-  // comm (field 2) may hold spaces and parentheses: count the fields after the last ')'.
-  const rest = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return rest?.[19] ?? null;
+  return procStatFields(procDir, pid)?.[19] ?? null;
 }
 
 /** More births than this between two probes is a busy host: the next round reads them all instead. */

@@ -3,7 +3,7 @@
 // MegaCli froze a host, arcconf processes deadlocked, hpacucli takes a global kernel lock).
 import { mkdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { readHeadSync } from '../sys/read.js';
+import { procStatFields } from '../sys/read.js';
 import { describeUntrusted, untrustedPath } from '../sys/trust.js';
 import { acquireHostLock } from './hostlock.js';
 
@@ -96,8 +96,7 @@ function heldBack(bin: string, call: string, now: number): ToolCallError | null 
 
 /** A process's state letter from /proc (`D`: uninterruptible sleep, in the kernel); null when gone. */
 function processState(pid: number): string | null {
-  const stat = readHeadSync(`/proc/${pid}/stat`, 1024);
-  return stat ? (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null) : null;
+  return procStatFields('/proc', pid)?.[0] ?? null;
 }
 
 /** Run `fn` after every earlier vendor call of this process finished. */

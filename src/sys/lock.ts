@@ -19,7 +19,7 @@ import { existsSync } from 'node:fs';
 import { link, lstat, mkdir, readFile, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readTrimSync } from './read.js';
+import { procStatFields } from './read.js';
 import { describeUntrusted, trustedOwners, untrustedPath } from './trust.js';
 import { writeNewFile } from './write.js';
 
@@ -72,11 +72,7 @@ const GARBAGE_GRACE_MS = 10_000;
 
 /** Start time of a process from this machine's /proc, or null. */
 export function processStart(pid: number): string | null {
-  const stat = readTrimSync(`/proc/${pid}/stat`);
-  if (stat === null) return null;
-  // comm (field 2) may contain spaces and parentheses: count fields after the last ')'.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return rest[19] ?? null;
+  return procStatFields('/proc', pid)?.[19] ?? null;
 }
 
 /** Is the process that wrote `h` still running (and not a different process with its PID)? */

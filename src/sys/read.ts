@@ -278,3 +278,13 @@ export function isDirLiveSync(dir: string): boolean {
     throw new UnreadableError(dir, codeOf(err));
   }
 }
+
+/**
+ * The fields of a `/proc/PID/stat` after the command name, so `[0]` is the state (field 3) and
+ * `[19]` the start time (field 22); null when the process is gone. The name (field 2) may hold spaces
+ * and parentheses: the fields are counted after its last ')'.
+ */
+export function procStatFields(procDir: string, pid: number): string[] | null {
+  const stat = readHeadSync(`${procDir}/${pid}/stat`, 1024);
+  return stat === null ? null : stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
