@@ -168,3 +168,9 @@ export const timestamp = matching(
   'an ISO 8601 UTC time',
   64,
 );
+
+/** A sha256 in lower-case hex (fingerprints, policy hashes, checksums). */
+export const sha256Hex = matching(/^[0-9a-f]{64}$/, 'a sha256 in hex', 64);
+
+/** A workload's name as a key of a saved document (the policy loader's own names fit it). */
+export const WORKLOAD_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;

@@ -2,14 +2,14 @@
 // with the policy and topology they were chosen for and a checksum (kubelet's CPU manager checkpoint
 // is the model). Plans start from it, not from the workload's own cpuset file: a hand-made write
 // there is drift to revert, and the assignment changes only when the policy or the topology does.
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { journalDir } from '../apply/journal.js';
 import type { Allocation } from '../model/plan.js';
-import { matching, object, oneOf, record } from '../model/shape.js';
+import { matching, object, oneOf, record, sha256Hex, WORKLOAD_NAME } from '../model/shape.js';
 import type { Topology } from '../model/topology.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
+import { sha256 } from './policy-source.js';
 
 interface Checkpoint {
   version: 1;
@@ -23,20 +23,17 @@ interface Checkpoint {
   checksum: string;
 }
 
-const HEX = /^[0-9a-f]{64}$/;
 const CHECKPOINT = object({
   version: oneOf([1]),
-  policy: matching(HEX, 'a sha256 in hex', 64),
-  topology: matching(HEX, 'a sha256 in hex', 64),
-  workloads: record(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, matching(/^[0-9,-]*$/, 'a CPU list', 65_536), 4096),
-  checksum: matching(HEX, 'a sha256 in hex', 64),
+  policy: sha256Hex,
+  topology: sha256Hex,
+  workloads: record(WORKLOAD_NAME, matching(/^[0-9,-]*$/, 'a CPU list', 65_536), 4096),
+  checksum: sha256Hex,
 });
 
 export function assignmentPath(root: string): string {
   return path.join(journalDir(root), 'assignment.json');
 }
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** What identifies a topology for an assignment: its cores, their CPUs and nodes. */
 export function topologyKey(t: Topology): string {
@@ -50,7 +47,7 @@ function checksumOf(c: Omit<Checkpoint, 'checksum'>): string {
 /**
  * The assignment to plan from, when one was saved for this policy and topology; otherwise why not
  * (a note: the policy or topology changed, so the cores are chosen afresh; a warning: the file cannot
- * be believed). Null message: there is none, or it applies silently.
+ * be believed). Neither, and no workloads: there is none yet.
  */
 export function readAssignment(
   root: string,

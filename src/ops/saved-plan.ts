@@ -21,7 +21,9 @@ import {
   oneOf,
   record,
   str,
+  sha256Hex,
   timestamp,
+  WORKLOAD_NAME,
   either,
 } from '../model/shape.js';
 import { fingerprintOf, type PlanJson, planToJson } from '../planner/json.js';
@@ -72,7 +74,6 @@ const SAVED_PLAN_MAX_BYTES = 16 * 1024 * 1024;
 
 const CPU = int(0, 65_535);
 const cpuIds = arrayOf(CPU, 65_536);
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 const bytes = either(int(0, Number.MAX_SAFE_INTEGER), oneOf(['max']));
 
 /** The schema of a saved plan (SavedPlan above and PlanJson in planner/json.ts), field by field. */
@@ -80,7 +81,7 @@ const SAVED_PLAN: Check = object(
   {
     version: oneOf([1]),
     allocation: record(
-      NAME,
+      WORKLOAD_NAME,
       object({
         class: oneOf(['exclusive', 'batch']),
         target: matching(/^\/[^\0]*$/, 'a cgroup path'),
@@ -97,13 +98,13 @@ const SAVED_PLAN: Check = object(
     reserved: object({ cpus: cpuIds, cpuList: str(4096), reason: str(4096) }),
     changes: arrayOf(change, 1_000_000),
     warnings: arrayOf(str(), 10_000),
-    fingerprint: matching(/^[0-9a-f]{64}$/, 'a sha256 in hex', 64),
+    fingerprint: sha256Hex,
     createdAt: timestamp,
     root: str(4096),
     policy: object({
       path: str(4096),
       text: str(1024 * 1024),
-      sha256: matching(/^[0-9a-f]{64}$/, 'a sha256 in hex', 64),
+      sha256: sha256Hex,
     }),
     executorOptions,
   },
