@@ -200,9 +200,17 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
       } catch (err) {
         await failAndUndo(err, i, change);
       }
+      let stale: string | null = null;
       if (exec.satisfied(change, live)) {
-        steps.push({ seq: i + 1, change, previous: live, status: 'unchanged' });
-        continue;
+        try {
+          stale = (await exec.notInForce?.(change, live)) ?? null;
+        } catch (err) {
+          await failAndUndo(err, i, change);
+        }
+        if (stale === null) {
+          steps.push({ seq: i + 1, change, previous: live, status: 'unchanged' });
+          continue;
+        }
       }
       seq++;
       const aborted = abortReason(opts.signal);
@@ -222,7 +230,12 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
         } else {
           entry.status = 'done';
           steps.push({ seq: i + 1, change, previous: live, status: 'applied' });
-          log('info', 'step applied', { step: i + 1, ...changeFields(change), from: live });
+          log('info', 'step applied', {
+            step: i + 1,
+            ...changeFields(change),
+            from: live,
+            ...(stale ? { notInForce: stale } : {}),
+          });
         }
       } catch (err) {
         await failAndUndo(err, i, change);
@@ -342,7 +355,14 @@ async function preflight(changes: Change[], execs: Executors, opts: ApplyOptions
       continue;
     }
     const live = liveOf.get(c) ?? null;
-    const done = exec.satisfied(c, live);
+    const done =
+      exec.satisfied(c, live) &&
+      (await Promise.resolve(exec.notInForce?.(c, live) ?? null).catch((err: unknown) => {
+        throw new UserError(
+          `cannot read ${describeChange(c)} before changing it (${err instanceof Error ? err.message : String(err)}); nothing was changed`,
+          EXIT.refused,
+        );
+      })) === null;
     if (opts.requireFrom && !done && !exec.same(c, live, c.from)) {
       if (!(c.setting === 'cgroup.procs' && live === null)) {
         throw new UserError(
@@ -390,14 +410,13 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
     log('info', 'step undone', { step: e.seq, ...changeFields(e.change), restored: e.previous, note });
   };
 
-  for (const e of [...j.entries].reverse()) {
-    if (e.status === 'undone' || e.status === 'skipped') continue;
+  const undoOne = async (e: JournalEntry) => {
     try {
       const exec = executorOf(execs, e.change);
       const r = await exec.undo(e.change, e.previous, ctx);
       if (r.pending && exec.commitUndo) {
         staged.set(exec, [...(staged.get(exec) ?? []), { e, note: r.note }]);
-        continue;
+        return;
       }
       markUndone(e, r.note);
     } catch (err) {
@@ -407,19 +426,33 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
       log('error', 'undo failed', { step: e.seq, ...changeFields(e.change), error: why });
     }
     await writeJournal(root, j);
-  }
-  for (const [exec, batch] of staged) {
-    try {
-      await exec.commitUndo!();
-      for (const s of batch) markUndone(s.e, s.note);
-    } catch (err) {
-      failed = true;
-      const why = err instanceof Error ? err.message : String(err);
-      notes.push(`undo of ${batch.map((s) => describeChange(s.e.change)).join(', ')} failed: ${why}`);
-      log('error', 'undo failed', { steps: batch.map((s) => s.e.seq), error: why });
+  };
+  const commitStaged = async () => {
+    for (const [exec, batch] of staged) {
+      staged.delete(exec);
+      try {
+        await exec.commitUndo!();
+        for (const s of batch) markUndone(s.e, s.note);
+      } catch (err) {
+        failed = true;
+        const why = err instanceof Error ? err.message : String(err);
+        notes.push(`undo of ${batch.map((s) => describeChange(s.e.change)).join(', ')} failed: ${why}`);
+        log('error', 'undo failed', { steps: batch.map((s) => s.e.seq), error: why });
+      }
+      await writeJournal(root, j);
     }
-    await writeJournal(root, j);
-  }
+  };
+
+  // Reverse order, except what must wait for everything else (a controller disabled at the root while
+  // systemd's slices still use it fails): the journal of several applies folded together (agent
+  // corrections) puts such an entry anywhere, so its place in the journal cannot be relied on.
+  const open = [...j.entries].reverse().filter((e) => e.status !== 'undone' && e.status !== 'skipped');
+  const last = (e: JournalEntry) => execs[e.change.backend]?.undoLast?.(e.change) === true;
+  for (const e of open.filter((x) => !last(x))) await undoOne(e);
+  await commitStaged();
+  const tail = open.filter(last);
+  for (const e of tail) await undoOne(e);
+  await commitStaged();
   j.state = failed ? 'rollback-failed' : 'rolled-back';
   await writeJournal(root, j);
   return { journalId: j.id, undone, notes, clean: !failed };

@@ -51,6 +51,12 @@ export interface ChangeExecutor {
   readMany?(changes: readonly Change[]): Promise<(string | null)[]>;
   /** True when the live value already is what the change wants. */
   satisfied(change: Change, live: string | null): boolean;
+  /**
+   * Why a value the backend holds (satisfied) is nevertheless not in force, or null when it is:
+   * systemd can hold AllowedCPUs= for a unit whose cgroup file it failed to write (its parent has no
+   * cpuset). The engine then makes the change again rather than taking it for done.
+   */
+  notInForce?(change: Change, live: string | null): Promise<string | null>;
   /** True when `a` and `b` denote the same setting value (for drift checks against a saved plan). */
   same(change: Change, a: string | null, b: string | null): boolean;
   /** Refuse (UserError) when this host cannot take this backend's changes at all. */
@@ -73,6 +79,12 @@ export interface ChangeExecutor {
    * parent's values, and a partition can always go back to member).
    */
   undo(change: Change, previous: string | null, ctx: UndoContext): Promise<UndoResult>;
+  /**
+   * True when undoing `change` needs every other undo in force first, staged ones included: cgroupfs
+   * disabling a controller fails (EBUSY) while a cgroup below, systemd's slices too, still uses it.
+   * The engine undoes such entries last, in reverse order among themselves.
+   */
+  undoLast?(change: Change): boolean;
   /**
    * Make every pending undo since the last call take effect at once and read each back; throw
    * StepError when one did not take. Lets a backend pay a costly step (a daemon-reload) once per batch.

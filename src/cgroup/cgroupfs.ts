@@ -17,7 +17,16 @@ import { sameCpuList } from '../model/cpuset.js';
 import { WriteRefused, writeKernelFile } from '../sys/write.js';
 import { isDirLiveSync, readLiveSync, UnreadableError } from '../sys/read.js';
 import { errCode, errnoMeaning } from './errno.js';
-import { cgroupDir, exists, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
+import {
+  cgroupDir,
+  exists,
+  isDir,
+  listEntries,
+  normCgPath,
+  parseProcCgroup,
+  readTrim,
+  readTrimSync,
+} from './fsutil.js';
 import { writeRefusal } from './observe.js';
 
 const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.exclusive']);
@@ -289,6 +298,22 @@ export class CgroupFsExecutor implements ChangeExecutor {
     }
   }
 
+  /** Controllers are disabled after every other undo: the cgroups below must have let go of them. */
+  undoLast(change: Change): boolean {
+    return change.setting === 'cgroup.subtree_control';
+  }
+
+  /** The child cgroups (relative to the mount) whose own subtree_control enables `controller`. */
+  private usersOf(target: string, controller: string): string[] {
+    const dir = this.dir(target);
+    const out: string[] = [];
+    for (const child of listEntries(dir)?.dirs.sort() ?? []) {
+      const text = readTrimSync(path.join(dir, child, 'cgroup.subtree_control'));
+      if (tokens(text).includes(controller)) out.push(path.posix.join(normCgPath(target), child));
+    }
+    return out;
+  }
+
   async undo(change: Change, previous: string | null, ctx: UndoContext): Promise<{ note?: string }> {
     const what = `undo ${changeSubject(change)}`;
     switch (change.setting) {
@@ -309,11 +334,24 @@ export class CgroupFsExecutor implements ChangeExecutor {
       case 'cgroup.subtree_control': {
         const had = new Set(tokens(previous));
         const now = new Set(tokens(await readTrim(this.file(change))));
+        const kept: string[] = [];
         for (const t of tokens(change.to).reverse()) {
-          if (!had.has(t) && now.has(t))
+          if (had.has(t) || !now.has(t)) continue;
+          try {
             await this.write(this.file(change), `-${t}`, change, `${what} -${t}`);
+          } catch (err) {
+            // EBUSY: a child still enables the controller for its own children. Undone last (undoLast),
+            // after every write of isolate's and every systemd property, what is left is not isolate's:
+            // systemd keeps a controller it enabled for a property in a slice, a delegated unit its own.
+            const users =
+              err instanceof StepError && err.code === 'EBUSY' ? this.usersOf(change.target, t) : [];
+            if (users.length === 0) throw err;
+            kept.push(
+              `${change.target} keeps ${t} enabled: ${users.join(', ')} still enable${users.length === 1 ? 's' : ''} it for the cgroups below (not isolate's to change; systemd does not disable a controller it enabled for a unit property); those cgroups' ${t} files stay, holding every online CPU and memory node`,
+            );
+          }
         }
-        return {};
+        return kept.length > 0 ? { note: kept.join('; ') } : {};
       }
       case 'cgroup.procs': {
         if (previous === null) return {};

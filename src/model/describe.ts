@@ -13,6 +13,9 @@ export function describeChange(c: Change): string {
   if (c.backend === 'systemd' && c.setting === 'Slice') {
     return `drop-in ${sliceDropInPath(c.target)}: Slice=${c.to} (takes effect at ${c.target}'s next restart)`;
   }
+  if (c.backend === 'systemd' && c.setting === 'ActiveState') {
+    return `systemctl ${c.to === 'active' ? 'start' : 'stop'} ${c.target} (an empty anchor slice of isolate's)`;
+  }
   if (c.backend === 'systemd') return `systemctl set-property ${c.target} ${c.setting}=${c.to}`;
   return `${c.target} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
 }

@@ -56,10 +56,12 @@ export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
 /**
  * Unit properties isolate sets through systemd: `systemctl set-property` for all but `Slice`, which
  * systemd cannot change on a loaded unit and isolate writes as a drop-in (model/systemd.ts
- * sliceDropInPath), taking effect at the unit's next restart.
+ * sliceDropInPath), taking effect at the unit's next restart, and `ActiveState`, which isolate sets
+ * (systemctl start/stop) only for its own anchor slices (model/systemd.ts anchorSliceFor).
  */
 export type SystemdProperty =
   | 'Slice'
+  | 'ActiveState'
   | 'AllowedCPUs'
   | 'AllowedMemoryNodes'
   | 'MemoryMin'

@@ -111,7 +111,7 @@ const cgroupPath: Check = (v, at) =>
 const SETTINGS: Record<ChangeBackend, readonly string[]> = {
   cgroupfs: CGROUP_SETTINGS,
   raid: RAID_SETTINGS,
-  systemd: ['Slice', ...Object.values(SYSTEMD_PROPERTY)],
+  systemd: ['Slice', 'ActiveState', ...Object.values(SYSTEMD_PROPERTY)],
 };
 
 const TARGETS: Record<ChangeBackend, Check> = {

@@ -101,3 +101,24 @@ export function sliceDropInText(unit: string, slice: string): string {
 Slice=${slice}
 `;
 }
+
+/**
+ * The empty slice isolate starts inside a shared slice (`system.slice` ↦ `system-isolate.slice`) while
+ * a strict exclusive unit still runs there, before its restart moves it into its own slice. systemd 252
+ * enables cpuset in a slice's cgroup.subtree_control only for the slice's members; after the `Slice=`
+ * drop-in the running unit is kafka.slice's member while its cgroup stays in system.slice, so nothing
+ * enables cpuset there, systemd fails to write the unit's cpuset.cpus (ENOENT) and Kafka runs on every
+ * CPU. An active member of the shared slice with AllowedCPUs= set makes systemd keep cpuset enabled in
+ * it, across daemon-reloads, and the unit's own AllowedCPUs= is in force again (docs/systemd.md).
+ * Null for a parent that is not a slice.
+ */
+export function anchorSliceFor(parentCgroup: string): string | null {
+  const last = parentCgroup.split('/').filter(Boolean).at(-1) ?? '';
+  if (!last.endsWith('.slice') || last === '-.slice') return null;
+  return `${last.slice(0, -'.slice'.length)}-isolate.slice`;
+}
+
+/** True for a slice anchorSliceFor names: the only units isolate ever starts or stops. */
+export function isAnchorSlice(unit: string): boolean {
+  return /^[A-Za-z0-9_.:\\-]+-isolate\.slice$/.test(unit);
+}

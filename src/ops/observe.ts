@@ -2,9 +2,15 @@
 // processes `process:` workloads match, and systemd's view of the units behind the policy's cgroups.
 import type { ObservedState } from '../model/observed.js';
 import type { Policy } from '../model/policy.js';
-import { dedicatedSliceName, defaultUnitPath, isDedicatedSlice, unitOfCgroup } from '../model/systemd.js';
+import {
+  anchorSliceFor,
+  dedicatedSliceName,
+  defaultUnitPath,
+  isDedicatedSlice,
+  unitOfCgroup,
+} from '../model/systemd.js';
 import { STANDARD_TOP_LEVEL } from '../planner/changes.js';
-import { ancestors, workloadTarget } from '../planner/targets.js';
+import { ancestors, parentOf, workloadTarget } from '../planner/targets.js';
 import type { RoundCache } from './round-cache.js';
 
 /** Everything the planner may diff against: targets, their ancestors, units and process matches. */
@@ -53,10 +59,17 @@ export async function observe(root: string, policy: Policy, cache: RoundCache = 
   const dedicated = policy.strict
     ? policy.workloads.filter((w) => w.class === 'exclusive' && w.match.kind === 'systemdUnit')
     : [];
+  // The anchor slice of a shared slice a strict unit still runs in before its restart (anchorSliceFor).
+  const anchors = dedicated.flatMap((w) => {
+    const running = w.match.kind === 'systemdUnit' ? observed.cgroup.units[w.match.unit] : null;
+    const anchor = running ? anchorSliceFor(parentOf(running)) : null;
+    return anchor ? [anchor] : [];
+  });
   const asked = [
     ...unitNames,
     ...(policy.strict ? STANDARD_TOP_LEVEL : []),
     ...dedicated.map((w) => dedicatedSliceName(w.name)),
+    ...anchors,
   ];
   const ask = async () => {
     const systemd = await observeSystemd(root, asked);

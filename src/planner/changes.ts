@@ -4,11 +4,13 @@
 // is fully configured.
 import type { ObservedGroup, ObservedState } from '../model/observed.js';
 import type { Policy } from '../model/policy.js';
-import { CpuSet } from '../model/cpuset.js';
+import { CpuSet, sameCpuList } from '../model/cpuset.js';
 import type { Topology } from '../model/topology.js';
-import { ancestors, parentOf, slicePlacement } from './targets.js';
+import { ancestors, parentOf, type SlicePlacement, slicePlacement } from './targets.js';
 import type { Allocation, CgroupSetting, Change } from '../model/plan.js';
 import {
+  anchorSliceFor,
+  cgroupCpuList,
   fromSystemdValue,
   SYSTEMD_PROPERTY,
   sliceDropInPath,
@@ -59,12 +61,26 @@ export function cgroupChanges(
     const unit = path === '/' ? null : unitOfCgroup(path);
     return unit && sd?.units[unit] ? unit : null;
   };
+  // Unit properties systemd holds but could not write into the unit's running cgroup: not in force.
+  const unrealised = new Map<string, string>();
   const value = (path: string, file: string): string | null => {
     if (!known) return null;
     const unit = unitFor(path);
     if (unit && file in SYSTEMD_PROPERTY) {
       const f = file as SystemdManagedFile;
-      return fromSystemdValue(f, sd!.units[unit]![SYSTEMD_PROPERTY[f]] ?? '');
+      const held = fromSystemdValue(f, sd!.units[unit]![SYSTEMD_PROPERTY[f]] ?? '');
+      const kernel = group(path);
+      if ((f === 'cpuset.cpus' || f === 'cpuset.mems') && held !== '' && kernel?.exists) {
+        const now = kernel.values[f];
+        if (now === undefined || !sameCpuList(now, held)) {
+          unrealised.set(
+            `${path} ${f}`,
+            `systemd holds ${SYSTEMD_PROPERTY[f]}=${held} but ${path}/${f} ${now === undefined ? `does not exist (no cpuset in ${parentOf(path)})` : `is "${now}"`}: not in force; set again`,
+          );
+          return null;
+        }
+      }
+      return held;
     }
     if (path === '/' && file === 'cgroup.subtree_control') return fs.rootSubtreeControl.join(' ');
     return group(path)?.values[file] ?? null;
@@ -78,6 +94,8 @@ export function cgroupChanges(
   // strict on a systemd host: exclusive services move to a top-level slice of their own (a Slice=
   // drop-in isolate writes), which is then fenced and made the partition root (targets.ts).
   const sliceMoves: Change[] = [];
+  const anchors: Change[] = [];
+  const anchorNames = new Set<string>();
   const movingLater = new Set<string>();
   for (const a of allocation.workloads) {
     const spec = policy.workloads.find((w) => w.name === a.name)!;
@@ -97,6 +115,13 @@ export function cgroupChanges(
     }
     if (placed.pending !== null) {
       movingLater.add(a.name);
+      const anchor = anchorSliceFor(parentOf(placed.pending));
+      if (anchor && !anchorNames.has(anchor)) {
+        anchorNames.add(anchor);
+        anchors.push(
+          ...anchorChanges(anchor, topology.online.minus(exclusiveCpus), sd?.units[anchor], placed),
+        );
+      }
       warnings.push(
         `${a.name}: ${placed.unit} runs in ${placed.pending}; it moves to ${placed.slice} at its next restart (systemctl restart ${placed.unit}). Until then it is fenced as a unit, ${parentOf(placed.pending)} is not fenced and ${home} is no partition root`,
       );
@@ -232,6 +257,7 @@ export function cgroupChanges(
     const unit = unitFor(d.path);
     if (unit && setting in SYSTEMD_PROPERTY) {
       const f = setting as SystemdManagedFile;
+      const stale = unrealised.get(`${d.path} ${setting}`);
       changes.push({
         backend: 'systemd',
         target: unit,
@@ -239,6 +265,7 @@ export function cgroupChanges(
         from: sd!.units[unit]![SYSTEMD_PROPERTY[f]] ?? null,
         to: toSystemdValue(f, to),
         workload: d.workload || undefined,
+        ...(stale ? { note: stale } : {}),
       });
       return;
     }
@@ -368,11 +395,44 @@ export function cgroupChanges(
   // systemd's unit changes first, keeping their own order: each set-property makes systemd realize the
   // slice tree (enabling cpuset from the root down), so the cgroupfs writes after it land in a tree
   // systemd has finished reshaping. Partitions stay last: they are cgroupfs writes after every change.
+  // The anchors after the Slice= drop-ins (which take the unit out of its slice's members) and before
+  // the unit's own properties, which systemd can write only once the anchor keeps cpuset enabled.
   return [
     ...sliceMoves,
+    ...anchors,
     ...changes.filter((c) => c.backend === 'systemd'),
     ...changes.filter((c) => c.backend !== 'systemd'),
   ];
+}
+
+/**
+ * The anchor slice that keeps cpuset enabled in the shared slice a strict unit still runs in
+ * (model/systemd.ts anchorSliceFor): its AllowedCPUs= (the fence: nothing runs in it), then started.
+ */
+function anchorChanges(
+  anchor: string,
+  fence: CpuSet,
+  props: Record<string, string> | undefined,
+  placed: SlicePlacement,
+): Change[] {
+  const why = `${placed.unit} still runs in ${parentOf(placed.pending!)} and systemd enables cpuset there only for its members (${placed.unit} is ${placed.slice}'s since the Slice= drop-in): this empty slice keeps cpuset enabled so ${placed.unit}'s AllowedCPUs= is in force until its restart`;
+  const out: Change[] = [];
+  const want = toSystemdValue('cpuset.cpus', fence.toString());
+  const held = props?.AllowedCPUs ?? null;
+  if (held === null || !sameCpuList(cgroupCpuList(held), fence.toString())) {
+    out.push({ backend: 'systemd', target: anchor, setting: 'AllowedCPUs', from: held, to: want, note: why });
+  }
+  if (props?.ActiveState !== 'active') {
+    out.push({
+      backend: 'systemd',
+      target: anchor,
+      setting: 'ActiveState',
+      from: props?.ActiveState ?? null,
+      to: 'active',
+      note: why,
+    });
+  }
+  return out;
 }
 
 function depth(path: string): number {

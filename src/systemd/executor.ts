@@ -8,9 +8,10 @@ import path from 'node:path';
 import { type ChangeExecutor, StepError, type UndoResult } from '../apply/executor.js';
 import { CpuSet } from '../model/cpuset.js';
 import { UserError } from '../model/errors.js';
-import { ReadRefused, readBoundedIfPresent, readTrimSync } from '../sys/read.js';
+import { isDirLiveSync, ReadRefused, readBoundedIfPresent, readLiveSync, readTrimSync } from '../sys/read.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Change } from '../model/plan.js';
-import { cgroupCpuList, sliceDropInPath, sliceDropInText } from '../model/systemd.js';
+import { cgroupCpuList, isAnchorSlice, sliceDropInPath, sliceDropInText } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { systemdRuns } from './observe.js';
 import { parseShow, systemctl } from './systemctl.js';
@@ -56,6 +57,16 @@ function liveValue(props: Record<string, string> | undefined, setting: string): 
 
 const cgroupDir = (root: string, cg: string) => path.join(root, 'sys/fs/cgroup', cg);
 
+/** The cgroup file systemd writes a property into, where isolate checks it is in force. */
+const KERNEL_FILE: Record<string, string> = {
+  AllowedCPUs: 'cpuset.cpus',
+  AllowedMemoryNodes: 'cpuset.mems',
+};
+
+/** How long apply waits for systemd to write a property into the cgroup (it answers first). */
+const IN_FORCE_TRIES = 20;
+const IN_FORCE_WAIT_MS = 100;
+
 interface Widened {
   unit: string;
   setting: string;
@@ -76,10 +87,30 @@ export class SystemdExecutor implements ChangeExecutor {
     }
   }
 
+  /** Each unit's ControlGroup as the last read saw it (notInForce's cgroup, without another show). */
+  private readonly cgroupOf = new Map<string, string>();
+
+  private remember(unit: string, props: Record<string, string> | undefined): void {
+    if (props?.LoadState === 'loaded' && props.ControlGroup !== undefined)
+      this.cgroupOf.set(unit, props.ControlGroup);
+    else this.cgroupOf.delete(unit);
+  }
+
   async read(change: Change): Promise<string | null> {
     const [props] = parseShow(
-      await systemctl(['show', '-p', change.setting, '-p', 'LoadState', '--', change.target]),
+      await systemctl([
+        'show',
+        '-p',
+        change.setting,
+        '-p',
+        'LoadState',
+        '-p',
+        'ControlGroup',
+        '--',
+        change.target,
+      ]),
     );
+    this.remember(change.target, props);
     return liveValue(props, change.setting);
   }
 
@@ -91,7 +122,7 @@ export class SystemdExecutor implements ChangeExecutor {
   async readMany(changes: readonly Change[]): Promise<(string | null)[]> {
     const units = [...new Set(changes.map((c) => c.target))];
     if (units.length === 0) return [];
-    const props = [...new Set(changes.map((c) => c.setting)), 'LoadState'];
+    const props = [...new Set(changes.map((c) => c.setting)), 'LoadState', 'ControlGroup'];
     const blocks = parseShow(await systemctl(['show', ...props.flatMap((p) => ['-p', p]), '--', ...units]));
     if (blocks.length !== units.length) {
       const out: (string | null)[] = [];
@@ -99,6 +130,7 @@ export class SystemdExecutor implements ChangeExecutor {
       return out;
     }
     const byUnit = new Map(units.map((u, i) => [u, blocks[i]]));
+    for (const [u, b] of byUnit) this.remember(u, b);
     return changes.map((c) => liveValue(byUnit.get(c.target), c.setting));
   }
 
@@ -117,11 +149,70 @@ export class SystemdExecutor implements ChangeExecutor {
 
   async apply(change: Change): Promise<{ skipped?: string }> {
     if (change.setting === 'Slice') return this.applySlice(change);
+    if (change.setting === 'ActiveState') return this.applyActive(change);
     await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${change.to}`]);
     const now = await this.read(change);
     if (!this.satisfied(change, now)) {
       throw new StepError(
         `systemctl set-property ${change.target} ${change.setting}=${change.to}: systemd reports "${now ?? '(unit not loaded)'}" afterwards`,
+      );
+    }
+    // systemd answers before it writes the cgroup, and a write it cannot make is only logged.
+    let why = await this.notInForce(change, now);
+    for (let i = 0; why !== null && i < IN_FORCE_TRIES; i++) {
+      await sleep(IN_FORCE_WAIT_MS);
+      why = await this.notInForce(change, now);
+    }
+    if (why !== null) {
+      throw new StepError(
+        `systemctl set-property ${change.target} ${change.setting}=${change.to}: systemd holds the value but did not put it in force: ${why}`,
+      );
+    }
+    return {};
+  }
+
+  /**
+   * Whether the kernel has what systemd holds: a CPU or memory-node list systemd could not write to
+   * the unit's cgroup (its parent has no cpuset: systemd logs "Failed to set 'cpuset.cpus'" and
+   * carries on) is not in force. Only for a unit that runs (has a cgroup) and a non-empty list.
+   */
+  async notInForce(change: Change, live: string | null): Promise<string | null> {
+    const file = KERNEL_FILE[change.setting];
+    if (file === undefined || live === null || cgroupCpuList(live) === '') return null;
+    let cg = this.cgroupOf.get(change.target);
+    if (cg === undefined) {
+      const [props] = parseShow(
+        await systemctl(['show', '-p', 'ControlGroup', '-p', 'LoadState', '--', change.target]),
+      );
+      if (props?.LoadState !== 'loaded') return null;
+      cg = props.ControlGroup ?? '';
+    }
+    if (!cg.startsWith('/') || cg.split('/').includes('..')) return null;
+    const dir = cgroupDir(this.root, cg);
+    if (!isDirLiveSync(dir)) return null;
+    const kernel = readLiveSync(path.join(dir, file));
+    const where = `${path.posix.join(cg, file)}`;
+    if (kernel === null)
+      return `${where} does not exist (cpuset is not enabled in ${path.posix.dirname(cg)}'s cgroup.subtree_control)`;
+    if (!sameProperty(change.setting, kernel, live)) return `${where} is "${kernel}"`;
+    return null;
+  }
+
+  /**
+   * `ActiveState=active`: start one of isolate's own anchor slices (empty; nothing runs in it). isolate
+   * starts nothing else: a service's restart is always the operator's.
+   */
+  private async applyActive(change: Change): Promise<{ skipped?: string }> {
+    if (!isAnchorSlice(change.target) || change.to !== 'active') {
+      throw new StepError(
+        `${change.target} ActiveState=${change.to}: isolate starts only its own anchor slices (NAME-isolate.slice)`,
+      );
+    }
+    await systemctl(['start', '--', change.target]);
+    const now = await this.read(change);
+    if (now !== 'active') {
+      throw new StepError(
+        `systemctl start ${change.target}: systemd reports ActiveState=${now ?? '(not loaded)'}`,
       );
     }
     return {};
@@ -183,6 +274,13 @@ export class SystemdExecutor implements ChangeExecutor {
 
   async undo(change: Change, previous: string | null): Promise<UndoResult> {
     if (change.setting === 'Slice') return this.undoSlice(change, previous);
+    if (change.setting === 'ActiveState') {
+      // An anchor that was not active before is stopped; its runtime AllowedCPUs= drop-in goes with
+      // the other properties' (staged). Nothing runs in it, so nothing is stopped with it.
+      if (previous !== 'active' && isAnchorSlice(change.target))
+        await systemctl(['stop', '--', change.target]);
+      return {};
+    }
     // systemctl show prints a default, not "unset" (MemoryLow=0, MemoryMax=infinity): a property at
     // its default before is restored by removing isolate's drop-in, not by pinning the default in
     // one (seen on systemd 252: rollback otherwise left 50-MemoryLow.conf with MemoryLow=0 behind).

@@ -25,11 +25,17 @@ export async function observeSystemd(
   const names = [...new Set(units)].sort();
   if (names.length === 0) return out;
   // Slice (configured, effective at the next start) against ControlGroup (where it runs now) tells a
-  // pending move into a dedicated slice; Delegate marks a subtree systemd leaves to the unit.
-  const props = ['Id', 'LoadState', 'Slice', 'ControlGroup', 'Delegate', ...PROPERTIES].flatMap((p) => [
-    '-p',
-    p,
-  ]);
+  // pending move into a dedicated slice; Delegate marks a subtree systemd leaves to the unit; ActiveState
+  // says whether an anchor slice (model/systemd.ts anchorSliceFor) is started.
+  const props = [
+    'Id',
+    'LoadState',
+    'ActiveState',
+    'Slice',
+    'ControlGroup',
+    'Delegate',
+    ...PROPERTIES,
+  ].flatMap((p) => ['-p', p]);
   for (const block of parseShow(await systemctl(['show', ...props, '--', ...names]))) {
     // A unit systemd cannot load is not one it manages; its cgroup (if any) stays with cgroupfs.
     if (block.Id && block.LoadState === 'loaded') out.units[block.Id] = block;

@@ -203,6 +203,76 @@ describe('applyChanges', () => {
     expect([...m.state.entries()]).toEqual([['a/x', '1']]);
   });
 
+  it('a value the backend holds but has not put in force is made again, not taken for done', async () => {
+    // systemd holding AllowedCPUs= it could not write into the unit's cgroup is the real case.
+    class Held extends MemExec {
+      inForce = new Set<string>();
+      async notInForce(c: Change) {
+        return this.inForce.has(this.key(c)) ? null : `${this.key(c)} not in the kernel`;
+      }
+      override async apply(c: Change) {
+        const r = await super.apply(c);
+        this.inForce.add(this.key(c));
+        return r;
+      }
+    }
+    const m = new Held();
+    m.state.set('a/x', '2');
+    m.state.set('b/y', 'on');
+    m.inForce.add('b/y');
+    const changes = [ch('a', 'x', '2', '2'), ch('b', 'y', 'on', 'on')];
+    const r = await applyChanges({ root, changes, executors: { raid: m } });
+    expect(r.steps.map((x) => x.status)).toEqual(['applied', 'unchanged']);
+    expect(m.writes).toEqual(['a/x=2']);
+    // Journaled with the value it held, which is what undo restores.
+    expect((await readJournal(root))?.entries.map((e) => [e.change.target, e.previous])).toEqual([
+      ['mem:a', '2'],
+    ]);
+    expect((await applyChanges({ root, changes, executors: { raid: m } })).changed).toBe(0);
+    // Without the check the same state is taken for done: the test can fail.
+    const plain = new MemExec();
+    plain.state.set('a/x', '2');
+    expect((await applyChanges({ root, changes: [changes[0]!], executors: { raid: plain } })).changed).toBe(0);
+  });
+
+  it('what must be undone last (a controller) waits for every other undo and every staged commit, wherever it stands', async () => {
+    // z plays the root's cgroup.subtree_control, y a systemd drop-in (staged until one reload).
+    class Ordered extends MemExec {
+      staged: string[] = [];
+      undoLast(c: Change) {
+        return c.setting === SETTING.z;
+      }
+      override async undo(c: Change, previous: string | null) {
+        if (c.setting !== SETTING.y) return super.undo(c, previous);
+        this.staged.push(`${this.key(c)}=${previous}`);
+        return { pending: true };
+      }
+      async commitUndo() {
+        for (const w of this.staged.splice(0)) {
+          this.writes.push(`commit ${w}`);
+          const [k, v] = w.split('=');
+          if (v === 'null') this.state.delete(k!);
+          else this.state.set(k!, v!);
+        }
+      }
+    }
+    const m = new Ordered();
+    m.state.set('c/z', 'memory');
+    const apply = (changes: Change[]) => applyChanges({ root, changes, executors: { raid: m } });
+    await apply([ch('c', 'z', 'memory', 'cpuset memory'), ch('a', 'x', null, '1'), ch('b', 'y', null, 'on')]);
+    // The agent puts the controller back after something dropped it: its entry now comes last in
+    // the folded journal, so plain reverse order would undo it first.
+    m.state.set('c/z', 'memory');
+    await apply([ch('c', 'z', 'memory', 'cpuset memory')]);
+    await rollbackLast({ root, executors: { raid: m } });
+    expect(m.writes.filter((w) => w.startsWith('undo') || w.startsWith('commit'))).toEqual([
+      'undo a/x=null',
+      'commit b/y=null',
+      'undo c/z=memory',
+    ]);
+    expect([...m.state.entries()]).toEqual([['c/z', 'memory']]);
+  });
+
   it('a rollback killed half-way is finished by the next one', async () => {
     const m = new MemExec();
     m.state.set('a/x', '1');

@@ -8,6 +8,7 @@ import type { Change } from '../../src/model/plan.js';
 import { formatPlan } from '../../src/planner/format.js';
 import { planHost } from '../../src/planner/plan.js';
 import { parsePolicy } from '../../src/policy/load.js';
+import { cgroupCpuList, slicePath } from '../../src/model/systemd.js';
 import { freshHost } from '../support/observed.js';
 import { synthTopology } from '../support/synthetic.js';
 
@@ -78,6 +79,22 @@ workloads:
   'p.yaml',
 );
 
+/**
+ * What systemd does after a set-property when it can: the CPU and node lists it holds are written
+ * into the unit's cgroup. A fixture with properties but no files would be a unit systemd failed to
+ * realise (see the test of that below).
+ */
+function systemdWrote(o: ObservedState): ObservedState {
+  for (const [unit, props] of Object.entries(o.systemd?.units ?? {})) {
+    const cg = props.ControlGroup || (unit.endsWith('.slice') ? slicePath(unit) : `/${unit}`);
+    const g = o.cgroup.groups[cg];
+    if (!g) continue;
+    if (props.AllowedCPUs) g.values['cpuset.cpus'] = cgroupCpuList(props.AllowedCPUs);
+    if (props.AllowedMemoryNodes) g.values['cpuset.mems'] = cgroupCpuList(props.AllowedMemoryNodes);
+  }
+  return o;
+}
+
 const line = (c: Change) => `${c.backend} ${c.target} ${c.setting}: ${c.from ?? '(none)'} → ${c.to}`;
 const FENCE = '0,3-8,11-15';
 const KAFKA = '1-2,9-10';
@@ -88,6 +105,9 @@ describe('strict: true through systemd', () => {
     const plan = planHost(topology, policy, host('/system.slice/kafka.service', 'system.slice'));
     expect(plan.changes.map(line)).toEqual([
       'systemd kafka.service Slice: system.slice → kafka.slice',
+      // The anchor: an empty slice in system.slice that keeps cpuset enabled there (see below).
+      `systemd system-isolate.slice AllowedCPUs: (none) → ${FENCE}`,
+      'systemd system-isolate.slice ActiveState: (none) → active',
       `systemd kafka.slice AllowedCPUs:  → ${KAFKA}`,
       `systemd kafka.service AllowedCPUs:  → ${KAFKA}`,
       `systemd init.scope AllowedCPUs:  → ${FENCE}`,
@@ -115,6 +135,44 @@ describe('strict: true through systemd', () => {
     );
   });
 
+  it('before the restart, a unit whose AllowedCPUs= systemd holds but never wrote (no cpuset in system.slice) is set again after the anchor', () => {
+    // The state after apply + daemon-reload on systemd 252 without an anchor: every property held,
+    // /system.slice/kafka.service without cpuset files, Kafka on every CPU.
+    const o = host('/system.slice/kafka.service', 'kafka.slice');
+    const held = { AllowedCPUs: KAFKA, AllowedMemoryNodes: '0', MemoryLow: GIB };
+    Object.assign(o.systemd!.units['kafka.slice']!, held);
+    Object.assign(o.systemd!.units['kafka.service']!, held);
+    for (const u of ['init.scope', 'user.slice']) o.systemd!.units[u]!.AllowedCPUs = FENCE;
+    o.cgroup.groups['/hadoop-yarn'] = {
+      ...group({ 'cpuset.cpus': FENCE, 'cpuset.mems': '0-1' }),
+      ownedBySystemd: false,
+    };
+    systemdWrote(o);
+    o.cgroup.groups['/system.slice/kafka.service'] = group({ 'memory.low': GIB });
+    const plan = planHost(topology, policy, o);
+    expect(plan.changes.map(line)).toEqual([
+      `systemd system-isolate.slice AllowedCPUs: (none) → ${FENCE}`,
+      'systemd system-isolate.slice ActiveState: (none) → active',
+      'systemd kafka.service AllowedMemoryNodes: 0 → 0',
+      `systemd kafka.service AllowedCPUs: ${KAFKA} → ${KAFKA}`,
+    ]);
+    expect(plan.changes[0]!.note).toMatch(/keeps cpuset enabled so kafka\.service's AllowedCPUs= is in force until its restart/);
+    expect(plan.changes[3]!.note).toMatch(
+      /systemd holds AllowedCPUs=1-2,9-10 but \/system\.slice\/kafka\.service\/cpuset\.cpus does not exist \(no cpuset in \/system\.slice\): not in force/,
+    );
+    // Once the anchor runs and systemd wrote the lists, nothing is left to do.
+    o.systemd!.units['system-isolate.slice'] = {
+      Id: 'system-isolate.slice',
+      LoadState: 'loaded',
+      ActiveState: 'active',
+      ...UNSET,
+      AllowedCPUs: FENCE.replace(/,/g, ' '),
+    };
+    o.cgroup.groups['/system.slice/kafka.service']!.values['cpuset.cpus'] = KAFKA;
+    o.cgroup.groups['/system.slice/kafka.service']!.values['cpuset.mems'] = '0';
+    expect(planHost(topology, policy, o).changes.map(line)).toEqual([]);
+  });
+
   it('after the restart (kafka.service in /kafka.slice): kafka.slice is the target and partition root, system.slice is fenced, no drop-in again', () => {
     const o = host('/kafka.slice/kafka.service', 'kafka.slice', ['kafka.slice']);
     // What the first apply left: the slice's and the unit's properties.
@@ -135,7 +193,7 @@ describe('strict: true through systemd', () => {
       ...group({ 'cpuset.cpus': FENCE, 'cpuset.mems': '0-1' }),
       ownedBySystemd: false,
     };
-    const plan = planHost(topology, policy, o);
+    const plan = planHost(topology, policy, systemdWrote(o));
     expect(plan.allocation.workloads.find((a) => a.name === 'kafka')!.target).toBe('/kafka.slice');
     expect(plan.changes.map(line)).toEqual([
       `systemd system.slice AllowedCPUs:  → ${FENCE}`,
@@ -158,14 +216,14 @@ describe('strict: true through systemd', () => {
       ...group({ 'cpuset.cpus': FENCE, 'cpuset.mems': '0-1' }),
       ownedBySystemd: false,
     };
-    expect(planHost(topology, policy, o).changes.map(line)).toEqual([]);
+    expect(planHost(topology, policy, systemdWrote(o)).changes.map(line)).toEqual([]);
     o.cgroup.groups['/kafka.slice']!.values['cpuset.cpus.partition'] = 'member';
-    expect(planHost(topology, policy, o).changes.map(line)).toEqual([
+    expect(planHost(topology, policy, systemdWrote(o)).changes.map(line)).toEqual([
       'cgroupfs /kafka.slice cpuset.cpus.partition: member → root',
     ]);
     // AllowedCPUs= drifting from the partition's CPUs is put back through systemd, before the partition.
     o.systemd!.units['kafka.slice']!.AllowedCPUs = '1-2';
-    expect(planHost(topology, policy, o).changes.map(line)).toEqual([
+    expect(planHost(topology, policy, systemdWrote(o)).changes.map(line)).toEqual([
       `systemd kafka.slice AllowedCPUs: 1-2 → ${KAFKA}`,
       'cgroupfs /kafka.slice cpuset.cpus.partition: member → root',
     ]);
@@ -174,7 +232,7 @@ describe('strict: true through systemd', () => {
   it("the operator's own top-level slice is used as it is: no drop-in", () => {
     const o = host('/broker.slice/kafka.service', 'broker.slice', ['broker.slice']);
     o.systemd!.units['broker.slice'] = { Id: 'broker.slice', LoadState: 'loaded', ...UNSET };
-    const plan = planHost(topology, policy, o);
+    const plan = planHost(topology, policy, systemdWrote(o));
     expect(plan.allocation.workloads.find((a) => a.name === 'kafka')!.target).toBe('/broker.slice');
     expect(plan.changes.some((c) => c.setting === 'Slice')).toBe(false);
     expect(plan.changes.map(line)).toContain('cgroupfs /broker.slice cpuset.cpus.partition: (none) → root');
@@ -213,13 +271,13 @@ describe('strict: true through systemd', () => {
     o.cgroup.topLevel = o.cgroup.topLevel.filter((t) => t !== 'user.slice');
     delete o.cgroup.groups['/user.slice'];
     o.systemd!.units['machine.slice'] = { Id: 'machine.slice', LoadState: 'loaded', ...UNSET };
-    const lines = planHost(topology, policy, o).changes.map(line);
+    const lines = planHost(topology, policy, systemdWrote(o)).changes.map(line);
     expect(lines).toContain(`systemd user.slice AllowedCPUs:  → ${FENCE}`);
     expect(lines).toContain(`systemd machine.slice AllowedCPUs:  → ${FENCE}`);
     expect(lines.filter((l) => l.includes('user.slice') || l.includes('machine.slice'))).toHaveLength(2);
     delete o.systemd!.units['machine.slice'];
     expect(
-      planHost(topology, policy, o)
+      planHost(topology, policy, systemdWrote(o))
         .changes.map(line)
         .some((l) => l.includes('machine.slice')),
     ).toBe(false);
@@ -239,13 +297,13 @@ describe('strict: true through systemd', () => {
       ...group({ 'cpuset.cpus': FENCE, 'cpuset.mems': '0-1' }),
       ownedBySystemd: false,
     };
-    expect(planHost(topology, policy, o).changes.map(line)).toEqual([]);
+    expect(planHost(topology, policy, systemdWrote(o)).changes.map(line)).toEqual([]);
   });
 
   it('top-level mount units (/dev-hugepages.mount on systemd 252) are fenced through systemd, not cgroupfs', () => {
     const o = host('/kafka.slice/kafka.service', 'kafka.slice', ['kafka.slice', 'dev-hugepages.mount']);
     o.systemd!.units['dev-hugepages.mount'] = { Id: 'dev-hugepages.mount', LoadState: 'loaded', ...UNSET };
-    const lines = planHost(topology, policy, o).changes.map(line);
+    const lines = planHost(topology, policy, systemdWrote(o)).changes.map(line);
     expect(lines).toContain(`systemd dev-hugepages.mount AllowedCPUs:  → ${FENCE}`);
     expect(lines.filter((l) => l.includes('dev-hugepages'))).toHaveLength(1);
   });

@@ -37,6 +37,7 @@ case "$1" in
     # root, has every CPU, so effective is the list); an empty one is not written at all.
     cg="$R/sys/fs/cgroup/$unit"; v=$(echo "$kv" | cut -d= -f2-)
     if [ "$p" = AllowedCPUs ] && [ -n "$v" ] && [ -d "$cg" ] && [ ! -e "$R/kernel-stuck" ]; then
+      echo "$v" | tr ' ' ',' > "$cg/cpuset.cpus"
       echo "$v" | tr ' ' ',' > "$cg/cpuset.cpus.effective"
     fi
     exit 0 ;;
@@ -172,7 +173,7 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
     // All five read back by one show of the four units (one process each before).
     expect(c.slice(1)).toHaveLength(1);
     expect(showCall(c[1]!)).toEqual({
-      props: ['AllowedCPUs', 'LoadState', 'MemoryLow', 'Slice'],
+      props: ['AllowedCPUs', 'ControlGroup', 'LoadState', 'MemoryLow', 'Slice'],
       units: ['kafka.service', 'kafka.slice', 'system.slice', 'user.slice'],
     });
     await expectRolledBack();
@@ -195,7 +196,7 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
     await applyChanges({ root, changes: STRICT, executors: { systemd: new TmpRootSystemd(root) } });
     const c = await calls();
     expect(c[0]).toBe(
-      'show -p Slice -p AllowedCPUs -p MemoryLow -p LoadState -- kafka.service kafka.slice system.slice user.slice',
+      'show -p Slice -p AllowedCPUs -p MemoryLow -p LoadState -p ControlGroup -- kafka.service kafka.slice system.slice user.slice',
     );
     // Then per step: its own show (the journal's previous value), the write, the read-back.
     const perStep = c.slice(1);
@@ -203,7 +204,8 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
       perStep.filter((x) => x.startsWith('show ') && x.includes(' -- kafka.service kafka.slice')),
     ).toEqual([]);
     for (const ch of STRICT.filter((x) => x.setting !== 'Slice')) {
-      const own = `show -p ${ch.setting} -p LoadState -- ${ch.target}`;
+      // ControlGroup: where apply then checks systemd put a CPU list in force (notInForce).
+      const own = `show -p ${ch.setting} -p LoadState -p ControlGroup -- ${ch.target}`;
       const set = perStep.indexOf(`set-property --runtime -- ${ch.target} ${ch.setting}=${ch.to}`);
       expect(set, ch.target).toBeGreaterThan(0);
       expect(perStep[set - 1], ch.target).toBe(own);
