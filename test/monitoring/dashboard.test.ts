@@ -44,13 +44,19 @@ function resolved(expr: string): string {
   return expr.replace(/\$\{(\w+)\}|\$(\w+)/g, (_, a: string | undefined, b: string | undefined) => {
     const name = (a ?? b)!;
     const value = BUILTIN[name] ?? VALUES[name];
-    if (value === undefined) throw new Error(`the query ${expr} uses $${name}, which the dashboard does not define`);
+    if (value === undefined)
+      throw new Error(`the query ${expr} uses $${name}, which the dashboard does not define`);
     if (!(name in BUILTIN)) expect(variables.map((v) => v.name)).toContain(name);
     return value;
   });
 }
 
-const queries = panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p, target: t, expr: resolved(t.expr) })));
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a JS template.
+const DATASOURCE = '${datasource}';
+
+const queries = panels.flatMap((p) =>
+  (p.targets ?? []).map((t) => ({ panel: p, target: t, expr: resolved(t.expr) })),
+);
 
 describe('the dashboard', () => {
   it('has a data-source variable and a host variable drawn from it', () => {
@@ -62,12 +68,12 @@ describe('the dashboard', () => {
     expect(host?.allValue).toBe(VALUES.instance);
   });
 
-  it("queries through the data-source variable in every panel and target", () => {
+  it('queries through the data-source variable in every panel and target', () => {
     expect(panels.length).toBeGreaterThan(10);
     for (const p of panels) {
-      expect(p.datasource?.uid, p.title).toBe('${datasource}');
+      expect(p.datasource?.uid, p.title).toBe(DATASOURCE);
       expect(p.targets?.length, p.title).toBeGreaterThan(0);
-      for (const t of p.targets!) expect(t.datasource?.uid, p.title).toBe('${datasource}');
+      for (const t of p.targets!) expect(t.datasource?.uid, p.title).toBe(DATASOURCE);
     }
   });
 
@@ -94,7 +100,9 @@ describe('the dashboard', () => {
 
   it('selects only metrics the agent exports (it needs no recording rule loaded)', async () => {
     const exported = await exportedNames();
-    const used = queries.flatMap((q) => [...metricNames(q.expr)].map((name) => ({ panel: q.panel.title, name })));
+    const used = queries.flatMap((q) =>
+      [...metricNames(q.expr)].map((name) => ({ panel: q.panel.title, name })),
+    );
     expect(used.length).toBeGreaterThanOrEqual(queries.length);
     expect(used.filter((u) => !exported.has(u.name))).toEqual([]);
     for (const v of variables.filter((x) => x.type === 'query')) {
@@ -107,7 +115,8 @@ describe('the dashboard', () => {
 
   it("reads process_* of the agent's scrape job only (any exporter serves them)", () => {
     for (const { panel, expr } of queries)
-      for (const m of expr.matchAll(/\bprocess_\w+(\{[^}]*\})?/g)) expect(m[1] ?? '', panel.title).toContain('job="isolate"');
+      for (const m of expr.matchAll(/\bprocess_\w+(\{[^}]*\})?/g))
+        expect(m[1] ?? '', panel.title).toContain('job="isolate"');
   });
 
   it('docs/monitoring.md describes every panel in words', () => {

@@ -91,7 +91,11 @@ export function promtool(): { path: string; version: string } {
 /** Runs promtool; its output and exit status, never a throw. */
 export function runPromtool(args: string[], cwd = REPO): { code: number; out: string } {
   try {
-    const out = execFileSync(promtool().path, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync(promtool().path, args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     return { code: 0, out };
   } catch (e) {
     const x = e as { status?: number; stdout?: string; stderr?: string };

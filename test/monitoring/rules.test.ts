@@ -6,7 +6,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { exportedNames, metricNames, promtool, REPO, RULE_TESTS, RULES, rules, runPromtool, SCRAPE_NAMES } from './promql.js';
+import {
+  exportedNames,
+  metricNames,
+  promtool,
+  REPO,
+  RULE_TESTS,
+  RULES,
+  rules,
+  runPromtool,
+  SCRAPE_NAMES,
+} from './promql.js';
 
 const alerts = rules().filter((r) => r.alert);
 const records = new Set(rules().flatMap((r) => (r.record ? [r.record] : [])));
@@ -48,15 +58,23 @@ describe('unit tests cover every alert', () => {
     alertname: string;
     exp_alerts: unknown[];
   }
-  const tests = (parse(readFileSync(RULE_TESTS, 'utf8')) as {
-    tests: { input_series: { series: string }[]; alert_rule_test?: Case[] }[];
-  }).tests;
+  const tests = (
+    parse(readFileSync(RULE_TESTS, 'utf8')) as {
+      tests: { input_series: { series: string }[]; alert_rule_test?: Case[] }[];
+    }
+  ).tests;
   const cases = tests.flatMap((t) => t.alert_rule_test ?? []);
 
   it.each(alerts.map((a) => a.alert!))('%s fires on some input and stays quiet on another', (name) => {
     const own = cases.filter((c) => c.alertname === name);
-    expect(own.some((c) => c.exp_alerts.length > 0), `${name}: no firing case`).toBe(true);
-    expect(own.some((c) => c.exp_alerts.length === 0), `${name}: no quiet case`).toBe(true);
+    expect(
+      own.some((c) => c.exp_alerts.length > 0),
+      `${name}: no firing case`,
+    ).toBe(true);
+    expect(
+      own.some((c) => c.exp_alerts.length === 0),
+      `${name}: no quiet case`,
+    ).toBe(true);
   });
 
   it('tests no alert the rules do not have', () => {
@@ -66,7 +84,9 @@ describe('unit tests cover every alert', () => {
 
   it('feeds only series the agent exports (or up)', async () => {
     const exported = await exportedNames();
-    const fed = tests.flatMap((t) => t.input_series.map((s) => /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(s.series)![0]));
+    const fed = tests.flatMap((t) =>
+      t.input_series.map((s) => /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(s.series)![0]),
+    );
     expect(fed.length).toBeGreaterThan(20);
     expect(fed.filter((n) => !exported.has(n) && !SCRAPE_NAMES.has(n))).toEqual([]);
   });
@@ -75,7 +95,9 @@ describe('unit tests cover every alert', () => {
 describe('the rules', () => {
   it('use only metric names the agent exports, their own records and up', async () => {
     const exported = await exportedNames();
-    const used = rules().flatMap((r) => [...metricNames(r.expr)].map((n) => ({ n, rule: r.record ?? r.alert })));
+    const used = rules().flatMap((r) =>
+      [...metricNames(r.expr)].map((n) => ({ n, rule: r.record ?? r.alert })),
+    );
     expect(used.length).toBeGreaterThan(20);
     expect(used.filter(({ n }) => !exported.has(n) && !records.has(n) && !SCRAPE_NAMES.has(n))).toEqual([]);
   });
@@ -91,24 +113,27 @@ describe('the rules', () => {
     for (const r of records) expect(r).toMatch(/^[a-z_]+:isolate_[a-z0-9_]+:[a-z0-9_]+$/);
   });
 
-  it.each(alerts.map((a) => [a.alert!, a] as const))('%s has a severity, a for, and says what to do', (name, a) => {
-    const rule = a as unknown as {
-      for?: string;
-      labels?: { severity?: string };
-      annotations?: { summary?: string; description?: string; runbook_url?: string };
-    };
-    expect(['critical', 'warning']).toContain(rule.labels?.severity);
-    expect(rule.for, `${name}: for`).toMatch(/^\d+[smh]$/);
-    expect(rule.annotations?.summary).toMatch(/\S/);
-    // What to run or change: a command in backquotes, or a named fix.
-    expect(rule.annotations?.description).toMatch(/`[^`]+`|replace|remove|check/i);
-    const anchor = name.toLowerCase();
-    expect(rule.annotations?.runbook_url).toBe(`docs/monitoring.md#${anchor}`);
-    const headings = [...readFileSync(join(REPO, 'docs/monitoring.md'), 'utf8').matchAll(/^#+ (.+)$/gm)].map((m) =>
-      m[1]!.trim().toLowerCase().replace(/`/g, ''),
-    );
-    expect(headings, `docs/monitoring.md has no section ${name}`).toContain(anchor);
-  });
+  it.each(alerts.map((a) => [a.alert!, a] as const))(
+    '%s has a severity, a for, and says what to do',
+    (name, a) => {
+      const rule = a as unknown as {
+        for?: string;
+        labels?: { severity?: string };
+        annotations?: { summary?: string; description?: string; runbook_url?: string };
+      };
+      expect(['critical', 'warning']).toContain(rule.labels?.severity);
+      expect(rule.for, `${name}: for`).toMatch(/^\d+[smh]$/);
+      expect(rule.annotations?.summary).toMatch(/\S/);
+      // What to run or change: a command in backquotes, or a named fix.
+      expect(rule.annotations?.description).toMatch(/`[^`]+`|replace|remove|check/i);
+      const anchor = name.toLowerCase();
+      expect(rule.annotations?.runbook_url).toBe(`docs/monitoring.md#${anchor}`);
+      const headings = [
+        ...readFileSync(join(REPO, 'docs/monitoring.md'), 'utf8').matchAll(/^#+ (.+)$/gm),
+      ].map((m) => m[1]!.trim().toLowerCase().replace(/`/g, ''));
+      expect(headings, `docs/monitoring.md has no section ${name}`).toContain(anchor);
+    },
+  );
 });
 
 describe('metricNames', () => {
@@ -119,9 +144,8 @@ describe('metricNames', () => {
       ),
     ]).toEqual(['isolate_drift_corrections_total', 'up', 'x:y:z']);
     expect([...metricNames('absent(isolate_policy_valid) or vector(0)')]).toEqual(['isolate_policy_valid']);
-    expect([...metricNames('sum without (kind) (isolate_violations) / ignoring(kind) group_left count(up)')]).toEqual([
-      'isolate_violations',
-      'up',
-    ]);
+    expect([
+      ...metricNames('sum without (kind) (isolate_violations) / ignoring(kind) group_left count(up)'),
+    ]).toEqual(['isolate_violations', 'up']);
   });
 });
