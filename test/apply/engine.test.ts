@@ -232,7 +232,9 @@ describe('applyChanges', () => {
     // Without the check the same state is taken for done: the test can fail.
     const plain = new MemExec();
     plain.state.set('a/x', '2');
-    expect((await applyChanges({ root, changes: [changes[0]!], executors: { raid: plain } })).changed).toBe(0);
+    expect((await applyChanges({ root, changes: [changes[0]!], executors: { raid: plain } })).changed).toBe(
+      0,
+    );
   });
 
   it('what must be undone last (a controller) waits for every other undo and every staged commit, wherever it stands', async () => {

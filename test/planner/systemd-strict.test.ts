@@ -156,7 +156,9 @@ describe('strict: true through systemd', () => {
       'systemd kafka.service AllowedMemoryNodes: 0 → 0',
       `systemd kafka.service AllowedCPUs: ${KAFKA} → ${KAFKA}`,
     ]);
-    expect(plan.changes[0]!.note).toMatch(/keeps cpuset enabled so kafka\.service's AllowedCPUs= is in force until its restart/);
+    expect(plan.changes[0]!.note).toMatch(
+      /keeps cpuset enabled so kafka\.service's AllowedCPUs= is in force until its restart/,
+    );
     expect(plan.changes[3]!.note).toMatch(
       /systemd holds AllowedCPUs=1-2,9-10 but \/system\.slice\/kafka\.service\/cpuset\.cpus does not exist \(no cpuset in \/system\.slice\): not in force/,
     );
