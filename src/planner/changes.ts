@@ -70,9 +70,12 @@ export function cgroupChanges(
       const f = file as SystemdManagedFile;
       const held = fromSystemdValue(f, sd!.units[unit]![SYSTEMD_PROPERTY[f]] ?? '');
       const kernel = group(path);
+      // No cpuset.cpus: cpuset is not enabled there (every observed group reads it). A sibling's
+      // cpuset.mems is not read at all (observe.ts SIBLING_FILES): absent there is unknown, not wrong.
       if ((f === 'cpuset.cpus' || f === 'cpuset.mems') && held !== '' && kernel?.exists) {
+        const enabled = kernel.values['cpuset.cpus'] !== undefined;
         const now = kernel.values[f];
-        if (now === undefined || !sameCpuList(now, held)) {
+        if (!enabled || (now !== undefined && !sameCpuList(now, held))) {
           unrealised.set(
             `${path} ${f}`,
             `systemd holds ${SYSTEMD_PROPERTY[f]}=${held} but ${path}/${f} ${now === undefined ? `does not exist (no cpuset in ${parentOf(path)})` : `is "${now}"`}: not in force; set again`,
