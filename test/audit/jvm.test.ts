@@ -1,15 +1,7 @@
 // JVMs from fixture /proc trees: how they are recognised (a `java` launcher, a jlinked runtime, a
 // renamed binary that maps libjvm.so, not a Python process), what their flags and pool threads say,
 // and the check's findings (the real JVM on a real kernel is the guest's to prove).
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -28,6 +20,7 @@ import {
   planNote,
 } from '../../src/model/jvm.js';
 import type { WorkloadAllocation } from '../../src/model/plan.js';
+import { fakeProcess, gcThreads, type ProcSpec, putFile } from '../support/jvm-proc.js';
 
 let root: string;
 beforeEach(() => {
@@ -37,58 +30,9 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 const BTIME = 1_700_000_000;
 
-function put(rel: string, content: string): void {
-  const f = path.join(root, rel);
-  mkdirSync(path.dirname(f), { recursive: true });
-  writeFileSync(f, content);
-}
+const put = (rel: string, content: string) => putFile(root, rel, content);
+const proc = (pid: number, p: ProcSpec) => fakeProcess(root, pid, p);
 
-interface ProcSpec {
-  exe: string;
-  cmdline?: string[];
-  env?: string[];
-  /** Seconds after boot. */
-  startedAfterBoot?: number;
-  cpus?: string;
-  threads?: string[];
-  maps?: string;
-  mounts?: string;
-  cgroup?: string;
-}
-
-/** A process as /proc shows it, in `cgroup` (its cgroup.procs lists it). */
-function proc(pid: number, p: ProcSpec): void {
-  const base = `proc/${pid}`;
-  mkdirSync(path.join(root, base), { recursive: true });
-  symlinkSync(p.exe, path.join(root, base, 'exe'));
-  const ticks = (p.startedAfterBoot ?? 1000) * 100;
-  // Field 22 is the start time; the name holds a space and a parenthesis, as a comm may.
-  const after = [
-    'S',
-    '1',
-    String(pid),
-    String(pid),
-    '0',
-    '-1',
-    '4194560',
-    ...Array(12).fill('0'),
-    String(ticks),
-    '0',
-  ];
-  put(`${base}/stat`, `${pid} (java (x) y) ${after.join(' ')}\n`);
-  put(`${base}/status`, `Name:\tjava\nTgid:\t${pid}\nCpus_allowed_list:\t${p.cpus ?? '0-7'}\n`);
-  put(`${base}/cmdline`, `${(p.cmdline ?? [p.exe]).join('\0')}\0`);
-  put(`${base}/environ`, `${(p.env ?? ['PATH=/usr/bin', 'SECRET=x']).join('\0')}\0`);
-  put(`${base}/maps`, p.maps ?? '');
-  put(`${base}/mounts`, p.mounts ?? 'ext4dev / ext4 rw 0 0\n');
-  const names = ['java', ...(p.threads ?? [])];
-  for (const [i, n] of names.entries()) put(`${base}/task/${pid + i}/comm`, `${n}\n`);
-  const cg = path.join(root, 'sys/fs/cgroup', p.cgroup ?? 'kafka.slice', 'cgroup.procs');
-  mkdirSync(path.dirname(cg), { recursive: true });
-  writeFileSync(cg, `${existsSync(cg) ? readFileSync(cg, 'utf8') : ''}${pid}\n`);
-}
-
-const gcThreads = (n: number) => Array.from({ length: n }, (_, i) => `GC Thread#${i}`);
 const BROKER_48 = [
   ...gcThreads(33),
   ...Array.from({ length: 8 }, (_, i) => `G1 Conc#${i}`),
