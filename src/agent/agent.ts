@@ -161,6 +161,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
             kernel: report.counts.kernelViolations,
             workload: report.counts.outside,
           });
+          o.metrics?.jvmOversized(report.jvmOversized);
         }
       }
       if (o.stop.aborted) return 0;

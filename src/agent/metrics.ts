@@ -12,6 +12,8 @@ export interface AgentMetrics {
   reconciled(seconds: number, ok: boolean, at: number): void;
   corrected(changes: readonly Change[]): void;
   violations(byKind: Record<string, number>): void;
+  /** Per workload: its JVMs whose GC/JIT pools were sized for more CPUs than they may use now. */
+  jvmOversized(byWorkload: Record<string, number>): void;
   allocation(a: Allocation): void;
   /**
    * The workloads whose cgroup pressure the metrics show. Read when scraped (or the textfile is
@@ -71,6 +73,11 @@ export async function createMetrics(): Promise<AgentMetrics> {
   const violations = g('isolate_violations', 'Threads that may run where the policy forbids, by kind', [
     'kind',
   ]);
+  const jvmOversized = g(
+    'isolate_jvm_oversized_pools',
+    'JVMs of each workload whose GC/JIT thread pools were sized for more CPUs than they may use now (restart them; see docs/jvm.md)',
+    ['workload'],
+  );
   const exclusive = g('isolate_exclusive_cpus', 'CPUs given to each exclusive workload', ['workload']);
   const lastSuccess = g('isolate_last_success_timestamp_seconds', 'When the host last matched the policy');
   const failures = g(
@@ -143,6 +150,11 @@ export async function createMetrics(): Promise<AgentMetrics> {
     },
     violations(byKind) {
       for (const [kind, n] of Object.entries(byKind)) violations.set({ kind }, n);
+    },
+    jvmOversized(byWorkload) {
+      // A workload gone from the policy must not keep reporting its last value.
+      jvmOversized.reset();
+      for (const [workload, n] of Object.entries(byWorkload)) jvmOversized.set({ workload }, n);
     },
     allocation(a) {
       // A workload gone from the policy must not keep reporting its last value.

@@ -229,6 +229,8 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
           log('info', 'step skipped', { step: i + 1, ...changeFields(change), reason: r.skipped });
         } else {
           entry.status = 'done';
+          // Dated: a JVM's pools are judged by whether it started before or after its CPUs changed.
+          entry.at = new Date().toISOString();
           steps.push({ seq: i + 1, change, previous: live, status: 'applied' });
           log('info', 'step applied', {
             step: i + 1,

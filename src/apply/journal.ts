@@ -2,6 +2,8 @@
 // it found, so a failed or interrupted apply (kill -9) can be undone exactly, in reverse order.
 import path from 'node:path';
 import { UserError } from '../model/errors.js';
+import { CpuSet } from '../model/cpuset.js';
+import type { CpuChange } from '../model/jvm.js';
 import type { Change } from '../model/plan.js';
 import {
   arrayOf,
@@ -49,6 +51,11 @@ export interface JournalEntry {
   status: (typeof ENTRY_STATUSES)[number];
   /** Why the entry was skipped, or how the undo differs from an exact restore. */
   note?: string;
+  /**
+   * When the write was made (a `done` entry; in the baseline, the latest write of that setting):
+   * `check` tells a JVM started after its CPUs changed from one started before (model/jvm.ts).
+   */
+  at?: string;
 }
 
 export interface Journal {
@@ -129,7 +136,7 @@ const JOURNAL: Check = object(
     entries: arrayOf(
       object(
         { seq: int(1, 10_000_000), change, previous: nullable(str()), status: oneOf(ENTRY_STATUSES) },
-        { note: str(4096) },
+        { note: str(4096), at: timestamp },
       ),
     ),
   },
@@ -180,11 +187,18 @@ export function foldJournal(
 ): Journal {
   const out: Journal = baseline ?? { ...newJournal(j.context), id: `baseline-${j.id}`, state: 'applied' };
   if (j.context) out.context = { ...(out.context ?? {}), ...j.context };
-  const keys = new Set(out.entries.map((e) => entryKey(e.change)));
+  const keys = new Map(out.entries.map((e) => [entryKey(e.change), e]));
   for (const e of j.entries) {
-    if (e.status !== 'done' || keys.has(entryKey(e.change))) continue;
-    keys.add(entryKey(e.change));
-    out.entries.push({ ...e, seq: out.entries.length + 1 });
+    if (e.status !== 'done') continue;
+    const had = keys.get(entryKey(e.change));
+    if (had) {
+      // The first `previous` is what rollback restores; the last write is when the value changed.
+      if (e.at) had.at = e.at;
+      continue;
+    }
+    const added = { ...e, seq: out.entries.length + 1 };
+    keys.set(entryKey(e.change), added);
+    out.entries.push(added);
   }
   out.entries = out.entries.filter(
     (e) => e.change.setting !== 'cgroup.procs' || e.status !== 'done' || pidAlive(Number(e.change.to)),
@@ -208,4 +222,38 @@ export function newJournal(context?: Record<string, unknown>): Journal {
     entries: [],
     context,
   };
+}
+
+/** The settings whose write changes which CPUs a workload's processes may use. */
+const CPU_SETTINGS = new Set(['cpuset.cpus', 'cpuset.cpus.partition', 'AllowedCPUs']);
+
+/**
+ * When isolate last changed the CPUs process `pid` of `workload` may use: a write of its workload's
+ * cpuset or AllowedCPUs, or its own move into the workload's cgroup, the latest dated one in the
+ * journal and the baseline; null when none is dated. `before` is the first old value of the
+ * workload's CPU list, counted when it is one.
+ */
+export function cpuChangeOf(
+  journals: readonly (Journal | null)[],
+  workload: string,
+  pid: number,
+): CpuChange | null {
+  let at = 0;
+  let before: number | null = null;
+  for (const j of journals) {
+    for (const e of j?.entries ?? []) {
+      const c = e.change;
+      const cpus = c.workload === workload && CPU_SETTINGS.has(c.setting);
+      const moved = (c.setting === 'cgroup.procs' || c.setting === 'tasks') && c.to === String(pid);
+      if (e.status !== 'done' || !(cpus || moved)) continue;
+      const t = e.at ? Date.parse(e.at) / 1000 : Number.NaN;
+      if (t > at) at = t;
+      if (before === null && cpus && c.setting !== 'cpuset.cpus.partition' && e.previous) {
+        try {
+          before = CpuSet.parse(e.previous).size || null;
+        } catch {}
+      }
+    }
+  }
+  return at > 0 ? { at, before } : null;
 }

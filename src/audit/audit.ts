@@ -7,6 +7,8 @@ import { CpuSet } from '../model/cpuset.js';
 import { type Finding, verdictOf } from '../model/finding.js';
 import type { WorkloadAllocation } from '../model/plan.js';
 import { nicIrqs } from './irqs.js';
+import { auditJvms } from './jvm.js';
+import type { CpuChange } from '../model/jvm.js';
 import { numaBytes, numaMapsAnonBytes } from './numa.js';
 import type { CheckReport, WorkloadCheck } from './report.js';
 import { hostFindings, offNodeBytes, type WorkloadFacts, workloadFindings } from './rules.js';
@@ -26,6 +28,11 @@ export interface AuditInput {
   v1CpusetDir?: string;
   /** ScanSpec.listCap: how many threads each list of the report keeps (all are counted). */
   listCap?: number;
+  /**
+   * When isolate last changed the CPUs of `pid` of `workload` (apply/journal.ts cpuChangeOf, from the
+   * journal `check` read): absent, every change is undated and JVMs are judged by their threads.
+   */
+  cpuChange?: (workload: string, pid: number) => CpuChange | null;
 }
 
 /** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
@@ -69,6 +76,13 @@ export function audit(input: AuditInput): CheckReport {
     };
   });
   findings.push(...hostFindings(scan, all, input.pendingChanges, scope));
+  const jvm = auditJvms({
+    root: input.root,
+    allocation: input.allocation,
+    cpuChange: input.cpuChange ?? (() => null),
+    v1CpusetDir: input.v1CpusetDir,
+  });
+  findings.push(...jvm.findings);
   if (scan.unreadable.count > 0) {
     // What could not be read is not taken for fenced: the check cannot say OK for it.
     findings.push({
@@ -110,6 +124,8 @@ export function audit(input: AuditInput): CheckReport {
     unboundWorkqueueWorkers: scan.unboundWorkers.items,
     workqueueCpumask: wqMask,
     irqs,
+    jvms: jvm.jvms,
+    jvmOversized: jvm.oversized,
     pendingChanges: input.pendingChanges,
     findings,
     stats: { processes: scan.processes, threads: scan.threads, scanMs: Math.round(scanMs) },

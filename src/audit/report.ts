@@ -2,6 +2,7 @@
 import type { Psi, PsiResource } from '../cgroup/psi.js';
 import type { Finding, Status } from '../model/finding.js';
 import type { IrqInfo } from './irqs.js';
+import type { JvmCheck } from './jvm.js';
 import type { ThreadInfo } from './threads.js';
 
 export interface WorkloadCheck {
@@ -46,6 +47,10 @@ export interface CheckReport {
   /** /sys/devices/virtual/workqueue/cpumask as a list, when readable. */
   workqueueCpumask: string | null;
   irqs: IrqInfo[];
+  /** The workloads' JVMs (at most 32 a workload), their pools judged against their CPUs. */
+  jvms: JvmCheck[];
+  /** Per workload: its JVMs whose GC/JIT pools were sized for more CPUs than they may use now. */
+  jvmOversized: Record<string, number>;
   pendingChanges: number;
   findings: Finding[];
   stats: { processes: number; threads: number; scanMs: number };

@@ -102,6 +102,7 @@ export function registerApply(program: Command): void {
           policyPath: opts.policy,
           planFile: opts.plan,
           force: !!opts.force,
+          jvms: true,
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           async confirm(changes, warnings) {
             if (!opts.json) renderChanges(changes, warnings);

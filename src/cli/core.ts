@@ -108,6 +108,7 @@ export function registerCore(program: Command): void {
           warnUntrustedPolicy: !!opts.dryRun,
           policyPath: opts.policy,
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
+          jvms: true,
           ...(opts.dryRun
             ? {}
             : opts.out !== undefined

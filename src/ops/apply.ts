@@ -46,6 +46,8 @@ export interface ApplyRequest extends OpContext {
    * build with test hooks (scripts/build.mjs --test-hooks) honours it; release builds drop the path.
    */
   testBareChanges?: Change[];
+  /** See PlanRequest.jvms: `isolate apply` says which JVMs its CPU changes leave mis-sized. */
+  jvms?: boolean;
   /** Shown the changes before any write; returning false refuses the apply. */
   confirm?: (changes: Change[], warnings: string[]) => Promise<boolean>;
 }
@@ -85,6 +87,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     observeRaid: req.observeRaid,
     topology: req.topology,
     cache: req.cache,
+    jvms: req.jvms,
   };
   const chosen = {
     policySource: req.policySource,

@@ -1,5 +1,6 @@
 // `check` as a function: plan (to know the allocation), then audit the host against it.
 import path from 'node:path';
+import { cpuChangeOf, readBaseline, readJournal } from '../apply/journal.js';
 import { audit } from '../audit/audit.js';
 import { cgroupMount } from '../cgroup/fsutil.js';
 import type { CheckReport } from '../audit/report.js';
@@ -41,7 +42,15 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
   } else if (built.observed.cgroup.layout !== 'unified') {
     extra.push({ severity: 'warning', message: built.observed.cgroup.reason ?? 'no cgroup v2 hierarchy' });
   }
+  // When isolate changed each workload's CPUs: a JVM started after that sized its pools for them.
+  // The baseline first: its entries hold the CPUs before isolate's first change.
+  // A journal that cannot be read leaves the changes undated (apply and rollback refuse it loudly).
+  const journals = [
+    await readBaseline(req.root).catch(() => null),
+    await readJournal(req.root).catch(() => null),
+  ];
   return audit({
+    cpuChange: (workload, pid) => cpuChangeOf(journals, workload, pid),
     root: req.root,
     allocation: built.plan.allocation.workloads,
     partitions: built.observed.cgroup.features.partition,

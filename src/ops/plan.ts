@@ -2,6 +2,7 @@
 // the policy asks for a RAID setting, the RAID controllers under --root, then plan. `apply`, `check`
 // and the agent call it too, so they always agree; what `isolate plan` saves is in saved-plan.ts.
 import type { ObservedState } from '../model/observed.js';
+import type { JvmFacts } from '../model/jvm.js';
 import type { Plan } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
 import type { RaidTool } from '../model/raid.js';
@@ -49,6 +50,11 @@ export interface PlanRequest {
   warnUntrustedPolicy?: boolean;
   /** What the agent keeps between rounds (round-cache.ts); absent: everything is read. */
   cache?: RoundCache;
+  /**
+   * Say which running JVMs the plan's CPU changes leave with pools sized for other CPUs (a read of
+   * each such workload's processes and their threads): `plan` and `apply` do; the agent's rounds do not.
+   */
+  jvms?: boolean;
 }
 
 export interface BuiltPlan {
@@ -115,7 +121,41 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
       cache.systemd.planned(plan.changes.length);
     }
   }
+  if (req.jvms) await noteJvms(req.root, plan, policy, observed);
   return { plan, topology, policy, source, observed, executorOptions };
+}
+
+/** The running JVMs of each workload whose CPUs the plan changes, judged into its warnings and notes. */
+async function noteJvms(root: string, plan: Plan, policy: Policy, observed: ObservedState): Promise<void> {
+  const { workloadsWithCpuChanges, addJvmNotes } = await import('../planner/jvm.js');
+  const moved = workloadsWithCpuChanges(plan);
+  if (moved.size === 0) return;
+  const path = await import('node:path');
+  const { cgroupDir } = await import('../cgroup/fsutil.js');
+  const { bootTime, processesUnder, readJvms } = await import('../cgroup/jvm.js');
+  const { cpuChangeOf, readBaseline, readJournal } = await import('../apply/journal.js');
+  const btime = bootTime(path.join(root, 'proc'));
+  const jvms: Record<string, JvmFacts[]> = {};
+  for (const w of policy.workloads) {
+    if (!moved.has(w.name)) continue;
+    // Where its processes run now: the unit's cgroup, the policy's cgroup, the matched PIDs (on v1
+    // every workload's members, by its match).
+    const pids = new Set([...(observed.processes[w.name] ?? []), ...(observed.v1?.members[w.name] ?? [])]);
+    const now =
+      w.match.kind === 'systemdUnit'
+        ? (observed.cgroup.units[w.match.unit] ?? observed.systemd?.units[w.match.unit]?.ControlGroup)
+        : w.match.kind === 'cgroup'
+          ? w.match.path
+          : undefined;
+    if (now && !observed.v1) for (const p of processesUnder(cgroupDir(root, now))) pids.add(p);
+    jvms[w.name] = readJvms(
+      root,
+      [...pids].sort((a, b) => a - b),
+      { btime },
+    );
+  }
+  const journals = [await readBaseline(root).catch(() => null), await readJournal(root).catch(() => null)];
+  addJvmNotes(plan, policy, jvms, (workload, pid) => cpuChangeOf(journals, workload, pid));
 }
 
 export interface PlanOpRequest extends PlanRequest {
