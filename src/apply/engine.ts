@@ -208,7 +208,20 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
           await failAndUndo(err, i, change);
         }
         if (stale === null) {
-          steps.push({ seq: i + 1, change, previous: live, status: 'unchanged' });
+          const before = pre[i]!;
+          if (before.status === 'unchanged' || before.previous === null || !madeByAnotherStep(change)) {
+            steps.push({ seq: i + 1, change, previous: live, status: 'unchanged' });
+            continue;
+          }
+          // Not so before this apply, so an earlier step made it (systemd enables cpuset at the root
+          // for a unit's AllowedCPUs=): journaled with the value from before the apply, so rollback
+          // restores that too, and the host is left as it was before isolate.
+          seq++;
+          const note = 'already so when its turn came: an earlier step of this apply made it';
+          journal.entries.push({ seq, change, previous: before.previous, status: 'done', note });
+          await writeJournal(root, journal);
+          steps.push({ seq: i + 1, change, previous: before.previous, status: 'applied', note });
+          log('info', 'step applied', { step: i + 1, ...changeFields(change), from: before.previous, note });
           continue;
         }
       }
@@ -251,6 +264,15 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * Settings another step can make on isolate's behalf (systemd enabling a controller for a property),
+ * whose value before the apply is then isolate's to restore. Not process moves: a process that is
+ * already where it goes may have got there on its own (a restart).
+ */
+function madeByAnotherStep(c: Change): boolean {
+  return c.setting === 'cgroup.subtree_control';
 }
 
 /** The fields every log line about a change carries, so journald can filter on them. */
@@ -433,8 +455,12 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
     for (const [exec, batch] of staged) {
       staged.delete(exec);
       try {
-        await exec.commitUndo!();
+        const kept = (await exec.commitUndo!()) ?? [];
         for (const s of batch) markUndone(s.e, s.note);
+        for (const n of kept) {
+          notes.push(n);
+          log('info', 'undo note', { note: n });
+        }
       } catch (err) {
         failed = true;
         const why = err instanceof Error ? err.message : String(err);

@@ -88,8 +88,9 @@ export interface ChangeExecutor {
   /**
    * Make every pending undo since the last call take effect at once and read each back; throw
    * StepError when one did not take. Lets a backend pay a costly step (a daemon-reload) once per batch.
+   * Returns notes on what could not be restored exactly and why (printed by rollback).
    */
-  commitUndo?(): Promise<void>;
+  commitUndo?(): Promise<string[] | undefined>;
 }
 
 export interface UndoResult {

@@ -11,7 +11,7 @@ import { UserError } from '../model/errors.js';
 import { isDirLiveSync, ReadRefused, readBoundedIfPresent, readLiveSync, readTrimSync } from '../sys/read.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Change } from '../model/plan.js';
-import { cgroupCpuList, isAnchorSlice, sliceDropInPath, sliceDropInText } from '../model/systemd.js';
+import { cgroupCpuList, isAnchorSlice, sliceDropInPath, sliceDropInText, slicePath } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { systemdRuns } from './observe.js';
 import { parseShow, systemctl } from './systemctl.js';
@@ -56,6 +56,8 @@ function liveValue(props: Record<string, string> | undefined, setting: string): 
 }
 
 const cgroupDir = (root: string, cg: string) => path.join(root, 'sys/fs/cgroup', cg);
+
+const errCodeOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err);
 
 /** The cgroup file systemd writes a property into, where isolate checks it is in force. */
 const KERNEL_FILE: Record<string, string> = {
@@ -304,10 +306,10 @@ export class SystemdExecutor implements ChangeExecutor {
    * One daemon-reload for every drop-in removed since the last commit (each reload costs ~10 s under
    * TCG and re-realizes every cgroup on a real host), then each undone property read back.
    */
-  async commitUndo(): Promise<void> {
+  async commitUndo(): Promise<string[]> {
     const batch = this.staged;
     this.staged = [];
-    if (batch.length === 0) return;
+    if (batch.length === 0) return [];
     const widened = await this.widenCpusets(batch);
     await systemctl(['daemon-reload']);
     const wrong: string[] = [];
@@ -333,6 +335,7 @@ export class SystemdExecutor implements ChangeExecutor {
         `after removing isolate's drop-ins and daemon-reload systemd still reports ${wrong.join(', ')} (another drop-in sets it?)`,
       );
     }
+    const notes = await this.pruneSlices(batch);
     const narrow: string[] = [];
     for (const w of widened) {
       const why = await this.kernelNarrower(w);
@@ -343,6 +346,53 @@ export class SystemdExecutor implements ChangeExecutor {
         `after rollback the kernel still fences ${narrow.join(', ')}; run "systemctl set-property --runtime UNIT ${widened[0]?.setting ?? 'AllowedCPUs'}=<all>" for it, then remove its /run/systemd/system.control drop-in and daemon-reload`,
       );
     }
+    return notes;
+  }
+
+  /**
+   * Slices that were no unit before isolate set their properties (kafka.slice, an anchor slice) keep
+   * an empty cgroup after the reload, and the cgroup keeps the controllers systemd enabled in it for
+   * its members then (kafka.slice: cpuset, which holds the root's cpuset enabled: EBUSY). An empty one
+   * is stopped through systemd while it is still a unit, or removed (rmdir) once systemd has dropped the
+   * unit and left the cgroup behind; one that still holds processes stays (Kafka runs in kafka.slice
+   * until its next restart) and is named. Runs after the reload, when no unit is its member any more.
+   * Slices that were units before (user.slice, machine.slice) are systemd's: an empty cgroup systemd
+   * keeps for an inactive one is named, not removed.
+   */
+  private async pruneSlices(batch: { change: Change; previous: string | null }[]): Promise<string[]> {
+    const notes: string[] = [];
+    const slices = new Map<string, boolean>();
+    for (const { change, previous } of batch) {
+      if (!change.target.endsWith('.slice') || change.setting === 'Slice') continue;
+      slices.set(change.target, (slices.get(change.target) ?? false) || previous !== null);
+    }
+    for (const [unit, wasUnit] of [...slices].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const cg = slicePath(unit);
+      const dir = cgroupDir(this.root, cg);
+      if (cg === '/' || !isDirLiveSync(dir)) continue;
+      const events = readLiveSync(path.join(dir, 'cgroup.events'));
+      if (events === null) continue;
+      const [props] = parseShow(await systemctl(['show', '-p', 'LoadState', '-p', 'ActiveState', '--', unit]));
+      const loaded = props?.LoadState === 'loaded';
+      if (!/^populated 0$/m.test(events)) {
+        if (!wasUnit) notes.push(`${cg} stays: processes still run in it (a unit moved there runs in it until its next restart)`);
+        continue;
+      }
+      if (wasUnit) {
+        if (props?.ActiveState === 'inactive')
+          notes.push(`systemd keeps the empty cgroup ${cg} of the inactive ${unit} (made when its properties were set); nothing runs in it and isolate's values are gone`);
+        continue;
+      }
+      if (loaded && props?.ActiveState !== 'inactive') await systemctl(['stop', '--', unit]);
+      if (!isDirLiveSync(dir)) continue;
+      try {
+        // systemd no longer has a unit for it: an empty leaf nobody owns.
+        await rmdir(dir);
+      } catch (err) {
+        notes.push(`${cg} stays (${errCodeOf(err)}): systemd left it after ${unit} was gone; remove it with rmdir once it is empty`);
+      }
+    }
+    return notes;
   }
 
   /**
@@ -374,6 +424,9 @@ export class SystemdExecutor implements ChangeExecutor {
     for (const [i, { change, all }] of fenced.entries()) {
       // Also a unit not loaded before isolate (kafka.slice): until Kafka restarts it still runs there.
       if (live[i] === null) continue; // unloaded now: no cgroup left to fence
+      // No cgroup (a stopped anchor slice): nothing to widen, and a set-property would make one.
+      const cg = this.cgroupOf.get(change.target);
+      if (!cg || !cg.startsWith('/') || !isDirLiveSync(cgroupDir(this.root, cg))) continue;
       await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${all}`]);
       rmSync(this.runtimeDropIn(change.target, change.setting), { force: true });
       out.push({ unit: change.target, setting: change.setting });

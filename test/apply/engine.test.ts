@@ -256,6 +256,7 @@ describe('applyChanges', () => {
           if (v === 'null') this.state.delete(k!);
           else this.state.set(k!, v!);
         }
+        return [];
       }
     }
     const m = new Ordered();
