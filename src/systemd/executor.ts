@@ -11,7 +11,13 @@ import { UserError } from '../model/errors.js';
 import { isDirLiveSync, ReadRefused, readBoundedIfPresent, readLiveSync, readTrimSync } from '../sys/read.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Change } from '../model/plan.js';
-import { cgroupCpuList, isAnchorSlice, sliceDropInPath, sliceDropInText, slicePath } from '../model/systemd.js';
+import {
+  cgroupCpuList,
+  isAnchorSlice,
+  sliceDropInPath,
+  sliceDropInText,
+  slicePath,
+} from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { systemdRuns } from './observe.js';
 import { parseShow, systemctl } from './systemctl.js';
@@ -372,15 +378,22 @@ export class SystemdExecutor implements ChangeExecutor {
       if (cg === '/' || !isDirLiveSync(dir)) continue;
       const events = readLiveSync(path.join(dir, 'cgroup.events'));
       if (events === null) continue;
-      const [props] = parseShow(await systemctl(['show', '-p', 'LoadState', '-p', 'ActiveState', '--', unit]));
+      const [props] = parseShow(
+        await systemctl(['show', '-p', 'LoadState', '-p', 'ActiveState', '--', unit]),
+      );
       const loaded = props?.LoadState === 'loaded';
       if (!/^populated 0$/m.test(events)) {
-        if (!wasUnit) notes.push(`${cg} stays: processes still run in it (a unit moved there runs in it until its next restart)`);
+        if (!wasUnit)
+          notes.push(
+            `${cg} stays: processes still run in it (a unit moved there runs in it until its next restart)`,
+          );
         continue;
       }
       if (wasUnit) {
         if (props?.ActiveState === 'inactive')
-          notes.push(`systemd keeps the empty cgroup ${cg} of the inactive ${unit} (made when its properties were set); nothing runs in it and isolate's values are gone`);
+          notes.push(
+            `systemd keeps the empty cgroup ${cg} of the inactive ${unit} (made when its properties were set); nothing runs in it and isolate's values are gone`,
+          );
         continue;
       }
       if (loaded && props?.ActiveState !== 'inactive') await systemctl(['stop', '--', unit]);
@@ -389,7 +402,9 @@ export class SystemdExecutor implements ChangeExecutor {
         // systemd no longer has a unit for it: an empty leaf nobody owns.
         await rmdir(dir);
       } catch (err) {
-        notes.push(`${cg} stays (${errCodeOf(err)}): systemd left it after ${unit} was gone; remove it with rmdir once it is empty`);
+        notes.push(
+          `${cg} stays (${errCodeOf(err)}): systemd left it after ${unit} was gone; remove it with rmdir once it is empty`,
+        );
       }
     }
     return notes;
