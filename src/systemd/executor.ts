@@ -2,7 +2,7 @@
 // set-property --runtime`, drop-ins under /run/systemd/system.control/), never by writing the
 // unit's cgroup files, which systemd rewrites on every reload. Rollback removes exactly the
 // drop-ins isolate created, then reloads systemd once for all of them (commitUndo).
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type ChangeExecutor, StepError, type UndoResult } from '../apply/executor.js';
@@ -356,54 +356,43 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   /**
-   * Slices that were no unit before isolate set their properties (kafka.slice, an anchor slice) keep
-   * an empty cgroup after the reload, and the cgroup keeps the controllers systemd enabled in it for
-   * its members then (kafka.slice: cpuset, which holds the root's cpuset enabled: EBUSY). An empty one
-   * is stopped through systemd while it is still a unit, or removed (rmdir) once systemd has dropped the
-   * unit and left the cgroup behind; one that still holds processes stays (Kafka runs in kafka.slice
-   * until its next restart) and is named. Runs after the reload, when no unit is its member any more.
-   * Slices that were units before (user.slice, machine.slice) are systemd's: an empty cgroup systemd
-   * keeps for an inactive one is named, not removed.
+   * After the reload, what systemd leaves of isolate's slices. A slice that is inactive now but has an
+   * (empty) cgroup got it when isolate set its properties (systemd realizes a unit's cgroup on
+   * set-property even when it is not started: kafka.slice, user.slice on a host nobody logged into,
+   * machine.slice, the stopped anchor); the cgroup keeps the controllers systemd enabled in it then
+   * (kafka.slice: cpuset, which keeps the root's cpuset enabled: EBUSY). No unit runs in an inactive
+   * slice, so its empty leaf cgroup is removed (rmdir; the kernel refuses one with processes or
+   * children); systemd makes it again when the slice starts. A unit moved into its own slice that has
+   * not restarted since still runs there: named, with what its restart will do.
    */
   private async pruneSlices(batch: { change: Change; previous: string | null }[]): Promise<string[]> {
     const notes: string[] = [];
-    const slices = new Map<string, boolean>();
     for (const { change, previous } of batch) {
-      if (!change.target.endsWith('.slice') || change.setting === 'Slice') continue;
-      slices.set(change.target, (slices.get(change.target) ?? false) || previous !== null);
+      if (change.setting !== 'Slice') continue;
+      const [props] = parseShow(await systemctl(['show', '-p', 'ControlGroup', '--', change.target]));
+      const cg = props?.ControlGroup ?? '';
+      const home = slicePath(change.to);
+      if (!cg.startsWith(`${home}/`)) continue;
+      const back = path.posix.join(slicePath(previous || 'system.slice'), change.target);
+      notes.push(
+        `${change.target} runs in ${cg} until its next restart (systemctl restart ${change.target}), then in ${back} again; ${home} stays (systemd keeps the empty ${change.to} after that restart: systemctl stop ${change.to} removes it)`,
+      );
     }
-    for (const [unit, wasUnit] of [...slices].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const slices = [...new Set(batch.map((b) => b.change.target).filter((u) => u.endsWith('.slice')))].sort();
+    for (const unit of slices) {
       const cg = slicePath(unit);
       const dir = cgroupDir(this.root, cg);
       if (cg === '/' || !isDirLiveSync(dir)) continue;
       const events = readLiveSync(path.join(dir, 'cgroup.events'));
-      if (events === null) continue;
-      const [props] = parseShow(
-        await systemctl(['show', '-p', 'LoadState', '-p', 'ActiveState', '--', unit]),
-      );
-      const loaded = props?.LoadState === 'loaded';
-      if (!/^populated 0$/m.test(events)) {
-        if (!wasUnit)
-          notes.push(
-            `${cg} stays: processes still run in it (a unit moved there runs in it until its next restart)`,
-          );
-        continue;
-      }
-      if (wasUnit) {
-        if (props?.ActiveState === 'inactive')
-          notes.push(
-            `systemd keeps the empty cgroup ${cg} of the inactive ${unit} (made when its properties were set); nothing runs in it and isolate's values are gone`,
-          );
-        continue;
-      }
-      if (loaded && props?.ActiveState !== 'inactive') await systemctl(['stop', '--', unit]);
-      if (!isDirLiveSync(dir)) continue;
+      if (events === null || !/^populated 0$/m.test(events)) continue;
+      if (readdirSync(dir, { withFileTypes: true }).some((e) => e.isDirectory())) continue;
+      const [props] = parseShow(await systemctl(['show', '-p', 'ActiveState', '--', unit]));
+      if (props?.ActiveState !== 'inactive') continue;
       try {
-        // systemd no longer has a unit for it: an empty leaf nobody owns.
         await rmdir(dir);
       } catch (err) {
         notes.push(
-          `${cg} stays (${errCodeOf(err)}): systemd left it after ${unit} was gone; remove it with rmdir once it is empty`,
+          `systemd keeps the empty cgroup ${cg} of the inactive ${unit} (made when its properties were set; rmdir: ${errCodeOf(err)}); nothing runs in it and isolate's values are gone`,
         );
       }
     }
@@ -441,7 +430,7 @@ export class SystemdExecutor implements ChangeExecutor {
       if (live[i] === null) continue; // unloaded now: no cgroup left to fence
       // No cgroup (a stopped anchor slice): nothing to widen, and a set-property would make one.
       const cg = this.cgroupOf.get(change.target);
-      if (!cg || !cg.startsWith('/') || !isDirLiveSync(cgroupDir(this.root, cg))) continue;
+      if (!cg?.startsWith('/') || !isDirLiveSync(cgroupDir(this.root, cg))) continue;
       await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${all}`]);
       rmSync(this.runtimeDropIn(change.target, change.setting), { force: true });
       out.push({ unit: change.target, setting: change.setting });
