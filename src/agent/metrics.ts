@@ -1,5 +1,5 @@
 // The agent's Prometheus metrics (prom-client, with its standard process metrics), served on
-// 127.0.0.1 by default and optionally written as a node_exporter textfile.
+// 127.0.0.1 by default and optionally written as a node_exporter textfile (isolate's own metrics only).
 import { createServer, type Server } from 'node:http';
 import type * as Prom from 'prom-client';
 import type { Psi, PsiLine, PsiResource } from '../cgroup/psi.js';
@@ -7,7 +7,14 @@ import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation } from '../model/raid.js';
 
 export interface AgentMetrics {
+  /** Everything the HTTP endpoint serves: isolate's metrics and prom-client's process_*, nodejs_*. */
   registry: Prom.Registry;
+  /**
+   * The node_exporter textfile: isolate's metrics alone. node_exporter serves process_* of its own, so
+   * the agent's would collide with them ("collected before with the same name") and be dropped at every
+   * scrape; and nodejs_* under node_exporter's instance would describe no process a reader can tell.
+   */
+  textfile(): Promise<string>;
   policyValid(valid: boolean): void;
   reconciled(seconds: number, ok: boolean, at: number): void;
   corrected(changes: readonly Change[]): void;
@@ -37,7 +44,9 @@ const WRITE_POLICY = ['write-back', 'write-through', 'always-write-back', 'unkno
 
 export async function createMetrics(): Promise<AgentMetrics> {
   const prom = await import('prom-client');
-  const registry = new prom.Registry();
+  // isolate's metrics (what the textfile carries), and the runtime's, served with them over HTTP.
+  const own = new prom.Registry();
+  const runtime = new prom.Registry();
   // prom-client's standard process and Node.js metrics, but for the event-loop delay histogram's
   // seven gauges (nodejs_eventloop_lag_{min,max,mean,stddev,p50,p90,p99}_seconds). Its sampler
   // wakes the process every 10 ms by default — 97 wake-ups a second measured, +0.7-1.0 % of a core on
@@ -45,14 +54,14 @@ export async function createMetrics(): Promise<AgentMetrics> {
   // cannot be turned off, only slowed; slowed to its period, its gauges would report the period, not
   // the lag. So it samples once an hour and its gauges are left out; nodejs_eventloop_lag_seconds,
   // measured when scraped, stays.
-  prom.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 3_600_000 });
+  prom.collectDefaultMetrics({ register: runtime, eventLoopMonitoringPrecision: 3_600_000 });
   for (const stat of ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99']) {
-    registry.removeSingleMetric(`nodejs_eventloop_lag_${stat}_seconds`);
+    runtime.removeSingleMetric(`nodejs_eventloop_lag_${stat}_seconds`);
   }
   const g = (name: string, help: string, labelNames: string[] = []) =>
-    new prom.Gauge({ name, help, labelNames, registers: [registry] });
+    new prom.Gauge({ name, help, labelNames, registers: [own] });
   const c = (name: string, help: string, labelNames: string[] = []) =>
-    new prom.Counter({ name, help, labelNames, registers: [registry] });
+    new prom.Counter({ name, help, labelNames, registers: [own] });
 
   const policyValid = g(
     'isolate_policy_valid',
@@ -62,7 +71,7 @@ export async function createMetrics(): Promise<AgentMetrics> {
     name: 'isolate_reconcile_duration_seconds',
     help: 'Time of one observe → plan → apply → verify round',
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
+    registers: [own],
   });
   const reconciles = c('isolate_reconciles_total', 'Reconcile rounds by outcome', ['outcome']);
   const corrections = c(
@@ -107,7 +116,7 @@ export async function createMetrics(): Promise<AgentMetrics> {
     name: 'isolate_pressure_ratio',
     help: 'Pressure stall information of the workload cgroup: share of time stalled (avg10/avg60/avg300)',
     labelNames: ['workload', 'resource', 'kind', 'window'],
-    registers: [registry],
+    registers: [own],
     collect() {
       psiAvg.reset();
       eachPsiLine((labels, line) => {
@@ -120,7 +129,7 @@ export async function createMetrics(): Promise<AgentMetrics> {
     name: 'isolate_pressure_stalled_seconds_total',
     help: 'Total stall time of the workload cgroup',
     labelNames: ['workload', 'resource', 'kind'],
-    registers: [registry],
+    registers: [own],
     collect() {
       psiTotal.reset();
       eachPsiLine((labels, line) => psiTotal.set(labels, line.total / 1e6));
@@ -138,7 +147,9 @@ export async function createMetrics(): Promise<AgentMetrics> {
   );
 
   return {
-    registry,
+    // The same metric objects in both: a value set once shows in both outputs.
+    registry: prom.Registry.merge([runtime, own]),
+    textfile: () => own.metrics(),
     policyValid: (v) => policyValid.set(v ? 1 : 0),
     reconciled(seconds, ok, at) {
       duration.observe(seconds);

@@ -60,7 +60,10 @@ export function registerAgent(program: Command): void {
     .option('--check-interval <duration>', 'full thread audit interval (violations metric)', '10m')
     .option('--metrics-address <host:port>', 'Prometheus metrics listen address', '127.0.0.1:9464')
     .option('--no-metrics', 'do not serve metrics')
-    .option('--metrics-textfile <file>', 'also write the metrics as a node_exporter textfile (atomic rename)')
+    .option(
+      '--metrics-textfile <file>',
+      "also write isolate_* metrics to FILE (*.prom, mode 0644, atomic rename) for node_exporter's textfile collector",
+    )
     .option(
       '--once',
       "one reconcile, then the host check; exit with check's codes (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN)",
@@ -77,6 +80,9 @@ export function registerAgent(program: Command): void {
       const raidIntervalMs = parseDuration('--raid-interval', f.raidInterval, 1000);
       const checkIntervalMs = parseDuration('--check-interval', f.checkInterval, 1000);
       const address = f.metrics && !f.once ? parseAddress(f.metricsAddress) : null;
+      const textfile = f.metricsTextfile;
+      const tf = textfile ? await import('../agent/textfile.js') : undefined;
+      if (textfile) tf!.checkTextfile(textfile);
 
       const log = await makeLogger(1);
       const { runAgent } = await import('../agent/agent.js');
@@ -104,7 +110,6 @@ export function registerAgent(program: Command): void {
           log('info', 'metrics', { address: `${address.host}:${address.port}`, path: '/metrics' });
         }
       }
-      const textfile = f.metricsTextfile;
       try {
         const code = await runAgent({
           root,
@@ -119,14 +124,7 @@ export function registerAgent(program: Command): void {
           onReload: (cb) => process.on('SIGHUP', cb),
           notify: notifier(process.env, log),
           metrics,
-          ...(textfile && metrics
-            ? {
-                afterRound: async () => {
-                  const { writeFileAtomic } = await import('../sys/write.js');
-                  await writeFileAtomic(textfile, await metrics!.registry.metrics());
-                },
-              }
-            : {}),
+          ...(textfile && metrics ? { afterRound: tf!.textfileWriter(textfile, metrics, log) } : {}),
         });
         process.exitCode = code;
       } finally {

@@ -3,7 +3,7 @@
 // every message the source logs with the fields real runs emit, and the exit-code table matches the
 // constants and the codes real runs return.
 import { spawnSync } from 'node:child_process';
-import { chownSync, readdirSync, readFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/agent/metrics.js';
@@ -79,7 +79,8 @@ describe('metrics', () => {
 
   it('the textfile of a first agent round (sample) has exactly the documented metrics', () => {
     const root = hostWithPolicy('qemu-2s-smt2');
-    const file = join(root, 'var/lib/isolate.prom');
+    const file = join(root, 'var/lib/prometheus/node-exporter/isolate.prom');
+    mkdirSync(join(file, '..'), { recursive: true });
     const r = cli(root, ['agent', '--once', '--metrics-textfile', file]);
     expect(r.code).toBe(1); // WARNING: the fixture host runs no Kafka
     const text = readFileSync(file, 'utf8');
