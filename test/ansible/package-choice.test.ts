@@ -10,7 +10,15 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureDebianTools } from '../support/apt.js';
 import { makeFakeHost } from '../support/fake-host.js';
-import { CONVERGE, ensureAnsible, makeLab, parseJson, playbook, type TestHost } from './support.js';
+import {
+  CONVERGE,
+  describeUnpackable,
+  ensureAnsible,
+  makeLab,
+  parseJson,
+  playbook,
+  type TestHost,
+} from './support.js';
 
 beforeAll(() => {
   ensureAnsible();
@@ -133,29 +141,10 @@ describe('isolate_install: package in check mode before the first install', () =
   });
 });
 
-describe('isolate_install: rpm in check mode, when the .rpm cannot be unpacked', () => {
-  const root = makeFakeHost('qemu-2s-smt2');
-  const notAnRpm = join(root, 'isolate.rpm');
-  writeFileSync(notAnRpm, 'not an RPM package\n');
-  const host: TestHost = {
-    name: 'el-badpkg',
-    group: 'kafka_storm',
-    root,
-    vars: { isolate_install: 'rpm', isolate_rpm_src: notAnRpm, isolate_bin: join(root, 'usr/bin/isolate') },
-  };
-  const lab = makeLab([host]);
-
-  it("fails the host with rpm2cpio's message and removes its staging directory", async () => {
-    const run = await playbook(lab, ['--check'], { json: true });
-    const r = parseJson(run);
-    expect(run.code, run.stdout + run.stderr).toBe(2);
-    const stage = r.tasks.get('Make a staging directory for check mode')?.[host.name]?.path;
-    expect(stage).toMatch(/isolate-check\./);
-    expect(existsSync(stage ?? ''), stage).toBe(false);
-    const stop = r.tasks.get('Stop on the failure to stage the package')?.[host.name];
-    expect(stop?.msg, JSON.stringify(stop)).toMatch(
-      /^cannot stage isolate for check mode: .*not an RPM package/,
-    );
-    expect(r.tasks.get(CONVERGE)?.[host.name]).toBeUndefined();
-  });
+describeUnpackable({
+  title: 'isolate_install: rpm in check mode, when the .rpm cannot be unpacked',
+  host: 'el-badpkg',
+  install: 'rpm',
+  srcVar: 'isolate_rpm_src',
+  message: /^cannot stage isolate for check mode: .*not an RPM package/,
 });

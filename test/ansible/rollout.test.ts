@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectDocSample } from '../support/doc-samples.js';
 import { makeFakeHost } from '../support/fake-host.js';
-import { CONVERGE, ensureAnsible, makeLab, POLICY, parseJson, playbook, type TestHost } from './support.js';
+import {
+  CONVERGE,
+  describeUnpackable,
+  ensureAnsible,
+  makeLab,
+  parseJson,
+  playbook,
+  POLICY,
+  type TestHost,
+} from './support.js';
 
 const read = (root: string, cg: string, file: string) =>
   readFileSync(join(root, 'sys/fs/cgroup', cg, file), 'utf8').trim();
@@ -223,31 +232,10 @@ describe('check mode on hosts where isolate is not installed yet', () => {
   });
 });
 
-describe('role isolate in check mode before the first install, when the package cannot be unpacked', () => {
-  const root = makeFakeHost('qemu-2s-smt2');
-  // There to copy, but not a package: dpkg-deb cannot unpack it.
-  const notADeb = join(root, 'isolate.deb');
-  writeFileSync(notADeb, 'not a Debian package\n');
-  const host: TestHost = {
-    name: 'fresh-badpkg',
-    group: 'kafka_storm',
-    root,
-    vars: { isolate_install: 'deb', isolate_deb_src: notADeb, isolate_bin: join(root, 'usr/bin/isolate') },
-  };
-  const lab = makeLab([host]);
-
-  it("fails the host with dpkg-deb's message and removes its staging directory", async () => {
-    const run = await playbook(lab, ['--check'], { json: true });
-    const r = parseJson(run);
-    expect(run.code, run.stdout + run.stderr).toBe(2);
-    const stage = r.tasks.get('Make a staging directory for check mode')?.[host.name]?.path;
-    expect(stage).toMatch(/isolate-check\./);
-    expect(existsSync(stage ?? ''), stage).toBe(false);
-    const stop = r.tasks.get('Stop on the failure to stage the package')?.[host.name];
-    expect(stop?.failed, JSON.stringify(stop)).toBe(true);
-    expect(stop?.msg).toMatch(/^cannot stage isolate for check mode: dpkg-deb.*not a Debian format archive/);
-    // Nothing planned with a package that is not there, nothing written.
-    expect(r.tasks.get(CONVERGE)?.[host.name]).toBeUndefined();
-    expect(existsSync(policyOf(root))).toBe(false);
-  });
+describeUnpackable({
+  title: 'role isolate in check mode before the first install, when the package cannot be unpacked',
+  host: 'fresh-badpkg',
+  install: 'deb',
+  srcVar: 'isolate_deb_src',
+  message: /^cannot stage isolate for check mode: dpkg-deb.*not a Debian format archive/,
 });

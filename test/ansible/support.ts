@@ -1,12 +1,14 @@
 // Drives the real ansible-playbook (Debian's ansible-core) against ansible/site.yml over the local
 // connection. Every inventory host has its own fake host root (sysfs fixture + writable cgroup2
 // stand-in) through the role's isolate_root, and runs the built CLI through a two-line wrapper.
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ensureDebianTools } from '../support/apt.js';
+import { makeFakeHost } from '../support/fake-host.js';
 
 export const REPO = resolve(import.meta.dirname, '../..');
 export const ANSIBLE = join(REPO, 'ansible');
@@ -132,3 +134,45 @@ export function parseJson(run: PlaybookRun): JsonRun {
 
 export const CONVERGE = "Converge the host with isolate's plan";
 export const POLICY = 'Validate and install the policy';
+
+/**
+ * Check mode before the first install, with a file where the package should be that the host's tool
+ * cannot unpack (dpkg-deb, rpm2cpio): the host fails with that tool's message, the staging directory is
+ * removed, nothing is planned and no policy is written. One case per package kind.
+ */
+export function describeUnpackable(o: {
+  title: string;
+  host: string;
+  install: 'deb' | 'rpm';
+  /** The role variable naming the package file. */
+  srcVar: string;
+  message: RegExp;
+}): void {
+  describe(o.title, () => {
+    const root = makeFakeHost('qemu-2s-smt2');
+    const file = join(root, `isolate.${o.install}`);
+    writeFileSync(file, `not a ${o.install} package\n`);
+    const host: TestHost = {
+      name: o.host,
+      group: 'kafka_storm',
+      root,
+      vars: { isolate_install: o.install, [o.srcVar]: file, isolate_bin: join(root, 'usr/bin/isolate') },
+    };
+    const lab = makeLab([host]);
+
+    it("fails the host with the unpacking tool's message and removes its staging directory", async () => {
+      const run = await playbook(lab, ['--check'], { json: true });
+      const r = parseJson(run);
+      expect(run.code, run.stdout + run.stderr).toBe(2);
+      const stage = r.tasks.get('Make a staging directory for check mode')?.[host.name]?.path;
+      expect(stage).toMatch(/isolate-check\./);
+      expect(existsSync(stage ?? ''), stage).toBe(false);
+      const stop = r.tasks.get('Stop on the failure to stage the package')?.[host.name];
+      expect(stop?.failed, JSON.stringify(stop)).toBe(true);
+      expect(stop?.msg).toMatch(o.message);
+      // Nothing planned with a package that is not there, nothing written.
+      expect(r.tasks.get(CONVERGE)?.[host.name]).toBeUndefined();
+      expect(existsSync(join(root, 'etc/isolate/policy.yaml'))).toBe(false);
+    });
+  });
+}
