@@ -92,12 +92,14 @@ kafka b-reload-kafka
 # The agent sees the slice inactive and kafka.service's AllowedCPUs= not in force, and repairs both.
 K=$(systemctl show -P AllowedCPUs kafka.service | tr ' ' ',')
 kcpus() { awk '/^Cpus_allowed_list/{print $2}' /proc/$(systemctl show -P MainPID kafka.service)/status; }
+CURSOR=$(journalctl -n 1 --show-cursor --no-pager -q | sed -n 's/^-- cursor: //p')
 systemctl stop system-isolate.slice
 sec b-unrealised
 echo "right-after=$(kcpus)"
 waitfor '[ "$(kcpus)" = "$K" ]'
 echo "after=$(kcpus) want=$K"
-journalctl -u isolate.service -o cat --no-pager | grep '"msg":"corrected"' | grep -F 'kafka.service' | tail -6
+sleep 2
+journalctl -u isolate.service --after-cursor="$CURSOR" -o cat --no-pager | grep '"msg":"corrected"'
 endsec b-unrealised
 systemctl restart kafka.service; kafka_up 4
 sec b-restart; waitfor '[ "$(cat $CG/kafka.slice/cpuset.cpus.partition 2>/dev/null)" = root ]'; endsec b-restart
