@@ -47,6 +47,7 @@ function partition(parent, name, dev, n) {
 function scsiDisk(hostDir, host, target, driver, vendor, model, disk, dev, queue) {
   file(`${hostDir}/scsi_host/${host}/proc_name`, `${driver}\n`);
   link(`sys/class/scsi_host/${host}`, `${hostDir}/scsi_host/${host}`);
+  link(`${hostDir}/scsi_host/${host}/device`, hostDir);
   const sdev = `${hostDir}/target${target.split(':').slice(0, 3).join(':')}/${target}`;
   // SCSI INQUIRY strings: vendor padded to 8, model to 16 bytes.
   file(`${sdev}/vendor`, `${vendor.padEnd(8)}\n`);

@@ -27,20 +27,32 @@ export function registerCore(program: Command): void {
     .command('topology')
     .description('show packages, NUMA nodes, physical cores, CPUs, memory and devices per node')
     .option('--root <dir>', 'read sysfs under this directory instead of /')
+    .option(
+      '--policy <file>',
+      "also show the disks under its workloads' data directories (default /etc/isolate/policy.yaml when it exists)",
+    )
     .option('--json', 'machine-readable output')
     .action(async (opts: CommonOpts, cmd: Command) => {
       const root = hostRoot(cmd);
       const { readTopology } = await import('../topology/read.js');
       const { topologyToJson, formatTopology } = await import('../topology/format.js');
       const topology = readTopology(root);
+      const disks = await policyDisks(root, opts.policy);
       // The cgroup layout the other commands would judge, reported with the CPUs it would fence.
       const { detectCgroupLayout } = await import('../cgroup/layout.js');
       const cg = await detectCgroupLayout(root);
       const layout = cg.layout === 'none' ? undefined : cg;
-      if (opts.json) printJson({ ...topologyToJson(topology), cgroupLayout: layout });
-      else {
+      const { formatWorkloadDisks, workloadDisksToJson } = await import('../topology/disks-format.js');
+      if (opts.json) {
+        printJson({
+          ...topologyToJson(topology),
+          cgroupLayout: layout,
+          ...(disks ? { workloadDisks: workloadDisksToJson(disks) } : {}),
+        });
+      } else {
         const text = formatTopology(topology, root === '/' ? await hostFacts() : undefined);
-        printText(layout ? `${text}${formatLayout(layout)}\n` : text);
+        const diskText = disks?.length ? `workload disks:\n${formatWorkloadDisks(disks).join('\n')}\n` : '';
+        printText(`${text}${layout ? `${formatLayout(layout)}\n` : ''}${diskText}`);
       }
     });
 
@@ -109,6 +121,7 @@ export function registerCore(program: Command): void {
           policyPath: opts.policy,
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           jvms: true,
+          disks: true,
           ...(opts.dryRun
             ? {}
             : opts.out !== undefined
@@ -123,6 +136,24 @@ export function registerCore(program: Command): void {
         if (opts.detailedExitcode) process.exitCode = out.built.plan.changes.length > 0 ? 2 : 0;
       },
     );
+}
+
+/**
+ * The disks under the data directories of a policy's workloads: `--policy FILE`, else the host's
+ * policy when there is one; undefined without a policy. Read-only, so a policy another user could
+ * write is used with a warning, as `plan --dry-run` does.
+ */
+async function policyDisks(root: string, policyPath: string | undefined) {
+  const { existsSync } = await import('node:fs');
+  const { resolvePolicyPath, readPolicySource, policyOf } = await import('../ops/policy-source.js');
+  if (policyPath === undefined && !existsSync(`${root.replace(/\/$/, '')}/etc/isolate/policy.yaml`)) {
+    return undefined;
+  }
+  const policy = policyOf(readPolicySource(resolvePolicyPath(root, policyPath), { warn: notice }));
+  const requests = policy.workloads.flatMap((w) => (w.disks ? [{ workload: w.name, source: w.disks }] : []));
+  if (requests.length === 0) return undefined;
+  const { readWorkloadDisks } = await import('../topology/disks.js');
+  return readWorkloadDisks(root, requests);
 }
 
 /** CPU model and memory from systeminformation, for the human view on a live host only. */

@@ -55,6 +55,8 @@ export interface PlanRequest {
    * each such workload's processes and their threads): `plan` and `apply` do; the agent's rounds do not.
    */
   jvms?: boolean;
+  /** Read the disks under the workloads' data directories (`disks:`) and show them with the plan. */
+  disks?: boolean;
 }
 
 export interface BuiltPlan {
@@ -122,7 +124,20 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
     }
   }
   if (req.jvms) await noteJvms(req.root, plan, policy, observed);
+  if (req.disks) await addDisks(req.root, plan, policy);
   return { plan, topology, policy, source, observed, executorOptions };
+}
+
+/** The disks under each workload's data directories, and what could not be resolved as warnings. */
+async function addDisks(root: string, plan: Plan, policy: Policy): Promise<void> {
+  const requests = policy.workloads.flatMap((w) => (w.disks ? [{ workload: w.name, source: w.disks }] : []));
+  if (requests.length === 0) return;
+  const { readWorkloadDisks } = await import('../topology/disks.js');
+  const { findingText } = await import('../model/finding.js');
+  plan.disks = readWorkloadDisks(root, requests);
+  for (const w of plan.disks) {
+    for (const f of w.findings) (f.severity === 'info' ? plan.notes : plan.warnings).push(findingText(f));
+  }
 }
 
 /** The running JVMs of each workload whose CPUs the plan changes, judged into its warnings and notes. */
