@@ -124,12 +124,15 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
     }
   }
   if (req.jvms) await noteJvms(req.root, plan, policy, observed);
-  if (req.disks) await addDisks(req.root, plan, policy);
+  if (req.disks) await addDisks(req.root, plan, policy, observed);
   return { plan, topology, policy, source, observed, executorOptions };
 }
 
-/** The disks under each workload's data directories, and what could not be resolved as warnings. */
-async function addDisks(root: string, plan: Plan, policy: Policy): Promise<void> {
+/**
+ * The disks under each workload's data directories, what could not be resolved as warnings, and
+ * which io mechanism could act on each disk as notes.
+ */
+async function addDisks(root: string, plan: Plan, policy: Policy, observed: ObservedState): Promise<void> {
   const requests = policy.workloads.flatMap((w) => (w.disks ? [{ workload: w.name, source: w.disks }] : []));
   if (requests.length === 0) return;
   const { readWorkloadDisks } = await import('../topology/disks.js');
@@ -138,6 +141,24 @@ async function addDisks(root: string, plan: Plan, policy: Policy): Promise<void>
   for (const w of plan.disks) {
     for (const f of w.findings) (f.severity === 'info' ? plan.notes : plan.warnings).push(findingText(f));
   }
+  const { readIoCost } = await import('../cgroup/io.js');
+  const { ioPreconditionNotes } = await import('../planner/io.js');
+  const cg = observed.cgroup;
+  const controllersFile = `/${cg.mount}/cgroup.controllers`;
+  const controller = observed.v1
+    ? 'v1'
+    : cg.layout !== 'unified'
+      ? cg.layout === 'none'
+        ? 'unknown'
+        : 'v1'
+      : cg.rootControllers.length === 0
+        ? 'unknown'
+        : cg.rootControllers.includes('io')
+          ? 'available'
+          : 'missing';
+  plan.notes.push(
+    ...ioPreconditionNotes(plan.disks, { controller, controllersFile, ...readIoCost(root, cg.mount) }),
+  );
 }
 
 /** The running JVMs of each workload whose CPUs the plan changes, judged into its warnings and notes. */

@@ -1,7 +1,7 @@
 // `isolate topology` and `isolate plan` show each workload's disks, as a process on a host root made
 // of a real-shaped CPU tree (intel-2s-ht-split, a Dell R630) and the r630-kafka block devices: the
 // text an SRE reads, the --json contract, and a finding when a directory has no disk.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -133,6 +133,57 @@ describe('isolate plan shows the disks', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).disks).toBeUndefined();
     expect(isolate(['plan', '--dry-run', '--root', root, '--policy', file]).stdout).not.toContain('Disks:');
+  });
+});
+
+describe('plan names the io mechanism each disk allows (no io writes yet)', () => {
+  /** The same host with a cgroup2 root: its controllers and, when given, io.cost.qos. */
+  function withCgroup(controllers: string, qos?: string): string {
+    const host = mkdtempSync(join(tmpdir(), 'isolate-cli-io-'));
+    cpSync(root, host, { recursive: true, verbatimSymlinks: true });
+    const cg = join(host, 'sys/fs/cgroup');
+    mkdirSync(join(cg, 'kafka.slice'), { recursive: true });
+    writeFileSync(join(cg, 'cgroup.controllers'), `${controllers}\n`);
+    writeFileSync(join(cg, 'cgroup.subtree_control'), 'cpuset cpu memory\n');
+    if (qos !== undefined) writeFileSync(join(cg, 'io.cost.qos'), qos);
+    // The fixture's mount table has no cgroup mount; Debian 12 mounts cgroup2 so.
+    appendFileSync(
+      join(host, 'proc/self/mountinfo'),
+      '27 23 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n',
+    );
+    return host;
+  }
+  const notesOf = (host: string) => {
+    const r = isolate(['plan', '--dry-run', '--json', '--root', host, '--policy', FROM_CONFIG]);
+    expect(r.code, r.stderr).toBe(0);
+    return (JSON.parse(r.stdout).notes as string[]).filter((n) => n.startsWith('io '));
+  };
+
+  it('BFQ disks get weights, iocost-enabled ones too, the others io.latency only', () => {
+    const notes = notesOf(
+      withCgroup(
+        'cpuset cpu io memory pids',
+        '259:0 enable=1 ctrl=auto rpct=95.00 rlat=5000 wpct=95.00 wlat=5000 min=50.00 max=150.00\n',
+      ),
+    );
+    expect(notes).toEqual([
+      expect.stringMatching(/^io kafka: nvme0n1 \(259:0\): io\.weight and io\.latency: iocost is enabled/),
+      expect.stringMatching(
+        /^io kafka: sda \(8:0\): io\.latency only .*the scheduler is mq-deadline and iocost is not enabled for 8:0/,
+      ),
+      expect.stringMatching(
+        /^io kafka: sdb \(8:16\): io\.weight and io\.latency: BFQ is the active scheduler/,
+      ),
+      expect.stringMatching(
+        /^io kafka: sdc \(8:32\): io\.weight and io\.latency: BFQ is the active scheduler/,
+      ),
+    ]);
+  });
+
+  it('without the io controller: one note saying nothing can act', () => {
+    expect(notesOf(withCgroup('cpuset cpu memory pids'))).toEqual([
+      'io kafka: the io controller is not in /sys/fs/cgroup/cgroup.controllers, so no io setting can protect nvme0n1, sda, sdb, sdc (a kernel without CONFIG_BLK_CGROUP, or io bound to a cgroup v1 hierarchy)',
+    ]);
   });
 });
 
