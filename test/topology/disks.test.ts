@@ -2,7 +2,16 @@
 // drive with partitions, LVM over md raid1 over two SATA disks, an NVMe namespace, tmpfs, overlay,
 // loop, a bind mount, a symlinked log dir, a mount point with a space) and on damaged copies of it:
 // a failed or odd read makes one fact unknown and says so, never a guess and never an exception.
-import { cpSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -144,6 +153,43 @@ describe('disks under data directories (r630-kafka)', () => {
   });
 });
 
+describe('filesystems whose st_dev is anonymous (btrfs: 0:N) are found through their source', () => {
+  it('/dev/NAME and /dev/mapper/NAME sources; a source naming no device is a warning', () => {
+    const root = copy();
+    try {
+      appendFileSync(
+        join(root, 'proc/self/mountinfo'),
+        [
+          '50 22 0:52 /@kafka /data4 rw,relatime shared:40 - btrfs /dev/sdb1 rw,space_cache=v2,subvolid=257,subvol=/@kafka',
+          '51 22 0:53 / /data5 rw,relatime shared:41 - btrfs /dev/mapper/vg0-kafka rw,space_cache=v2,subvolid=5,subvol=/',
+          '52 22 0:54 / /data6 rw,relatime shared:42 - btrfs none rw',
+          '',
+        ].join('\n'),
+      );
+      for (const d of ['data4/kafka', 'data5/kafka', 'data6/kafka'])
+        mkdirSync(join(root, d), { recursive: true });
+      const w = one(root, ['/data4/kafka', '/data5/kafka', '/data6/kafka']);
+      expect(w.dirs[0]).toMatchObject({
+        mount: { point: '/data4', fstype: 'btrfs', dev: '0:52', bindOf: '/@kafka' },
+        layers: [{ name: 'sdb1', kind: 'partition' }],
+        disks: ['sdb'],
+      });
+      expect(w.dirs[1]!.layers.map((l) => l.name)).toEqual(['dm-0', 'md0', 'sdb1', 'sdc1']);
+      expect(w.dirs[1]!.disks).toEqual(['sdb', 'sdc']);
+      expect(w.findings).toEqual([
+        {
+          severity: 'warning',
+          target: 'kafka',
+          message:
+            '/data6/kafka is on btrfs (none, mounted at /data6): device 0:54 is not a block device and the source names none; there is no disk whose I/O can be protected',
+        },
+      ]);
+    } finally {
+      rmSync(root, { recursive: true });
+    }
+  });
+});
+
 describe('untrusted input: a failed or odd read is unknown, said once, never thrown', () => {
   it('an unreadable mountinfo makes every directory unknown', () => {
     const root = copy();
@@ -231,6 +277,15 @@ describe('untrusted input: a failed or odd read is unknown, said once, never thr
       const w = one(root, ['/var/kafka/up']);
       expect(w.dirs[0]!.resolved).toBe('/data1/kafka-logs');
       expect(w.disks.map((d) => d.name)).toEqual(['sda']);
+      symlinkSync('/var/kafka/loop', join(root, 'var/kafka/loop'));
+      expect(one(root, ['/var/kafka/loop/x']).findings).toEqual([
+        {
+          severity: 'unknown',
+          target: 'kafka',
+          message:
+            '/var/kafka/loop/x: cannot follow the path (ELOOP at /var/kafka/loop); its disk is unknown',
+        },
+      ]);
     } finally {
       rmSync(root, { recursive: true });
     }
