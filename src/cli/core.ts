@@ -37,7 +37,8 @@ export function registerCore(program: Command): void {
       const { readTopology } = await import('../topology/read.js');
       const { topologyToJson, formatTopology } = await import('../topology/format.js');
       const topology = readTopology(root);
-      const disks = await policyDisks(root, opts.policy);
+      const { policyDisks } = await import('../ops/disks.js');
+      const disks = policyDisks(root, opts.policy, notice);
       // The cgroup layout the other commands would judge, reported with the CPUs it would fence.
       const { detectCgroupLayout } = await import('../cgroup/layout.js');
       const cg = await detectCgroupLayout(root);
@@ -136,24 +137,6 @@ export function registerCore(program: Command): void {
         if (opts.detailedExitcode) process.exitCode = out.built.plan.changes.length > 0 ? 2 : 0;
       },
     );
-}
-
-/**
- * The disks under the data directories of a policy's workloads: `--policy FILE`, else the host's
- * policy when there is one; undefined without a policy. Read-only, so a policy another user could
- * write is used with a warning, as `plan --dry-run` does.
- */
-async function policyDisks(root: string, policyPath: string | undefined) {
-  const { existsSync } = await import('node:fs');
-  const { resolvePolicyPath, readPolicySource, policyOf } = await import('../ops/policy-source.js');
-  if (policyPath === undefined && !existsSync(`${root.replace(/\/$/, '')}/etc/isolate/policy.yaml`)) {
-    return undefined;
-  }
-  const policy = policyOf(readPolicySource(resolvePolicyPath(root, policyPath), { warn: notice }));
-  const requests = policy.workloads.flatMap((w) => (w.disks ? [{ workload: w.name, source: w.disks }] : []));
-  if (requests.length === 0) return undefined;
-  const { readWorkloadDisks } = await import('../topology/disks.js');
-  return readWorkloadDisks(root, requests);
 }
 
 /** CPU model and memory from systeminformation, for the human view on a live host only. */

@@ -133,29 +133,19 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
  * which io mechanism could act on each disk as notes.
  */
 async function addDisks(root: string, plan: Plan, policy: Policy, observed: ObservedState): Promise<void> {
-  const requests = policy.workloads.flatMap((w) => (w.disks ? [{ workload: w.name, source: w.disks }] : []));
-  if (requests.length === 0) return;
-  const { readWorkloadDisks } = await import('../topology/disks.js');
+  if (!policy.workloads.some((w) => w.disks)) return;
+  const { diskRequestsOf, readWorkloadDisks } = await import('../topology/disks.js');
+  const requests = diskRequestsOf(policy.workloads);
   const { findingText } = await import('../model/finding.js');
   plan.disks = readWorkloadDisks(root, requests);
   for (const w of plan.disks) {
     for (const f of w.findings) (f.severity === 'info' ? plan.notes : plan.warnings).push(findingText(f));
   }
   const { readIoCost } = await import('../cgroup/io.js');
-  const { ioPreconditionNotes } = await import('../planner/io.js');
+  const { ioControllerOf, ioPreconditionNotes } = await import('../planner/io.js');
   const cg = observed.cgroup;
   const controllersFile = `/${cg.mount}/cgroup.controllers`;
-  const controller = observed.v1
-    ? 'v1'
-    : cg.layout !== 'unified'
-      ? cg.layout === 'none'
-        ? 'unknown'
-        : 'v1'
-      : cg.rootControllers.length === 0
-        ? 'unknown'
-        : cg.rootControllers.includes('io')
-          ? 'available'
-          : 'missing';
+  const controller = ioControllerOf(observed);
   plan.notes.push(
     ...ioPreconditionNotes(plan.disks, { controller, controllersFile, ...readIoCost(root, cg.mount) }),
   );

@@ -3,6 +3,15 @@
 // on this host (no BFQ, no iocost), so the plan never offers a setting that cannot work.
 import type { WholeDisk, WorkloadDisks } from '../model/disks.js';
 import type { IoFacts } from '../model/io.js';
+import type { ObservedState } from '../model/observed.js';
+
+/** The io controller's state from the observed cgroup root: v1 controllers, unreadable, or listed. */
+export function ioControllerOf(observed: ObservedState): IoFacts['controller'] {
+  const cg = observed.cgroup;
+  if (observed.v1 || cg.layout === 'hybrid' || cg.layout === 'legacy') return 'v1';
+  if (cg.layout === 'none' || cg.rootControllers.length === 0) return 'unknown';
+  return cg.rootControllers.includes('io') ? 'available' : 'missing';
+}
 
 /** Why io.latency is always an option: it throttles siblings' queue depth, whatever the scheduler. */
 const ANY = 'it acts under any scheduler';

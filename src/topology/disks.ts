@@ -26,6 +26,11 @@ export interface DiskRequest {
   source: DiskSource;
 }
 
+/** The workloads of a policy that name their data (`disks:`), as requests. */
+export function diskRequestsOf(workloads: readonly { name: string; disks?: DiskSource }[]): DiskRequest[] {
+  return workloads.flatMap((w) => (w.disks ? [{ workload: w.name, source: w.disks }] : []));
+}
+
 /** mountinfo of a container host can hold thousands of mounts; more than this is not a mountinfo. */
 const MOUNTINFO_MAX_BYTES = 16 * 1024 * 1024;
 /** server.properties is a few KiB. */

@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { WholeDisk, WorkloadDisks } from '../../src/model/disks.js';
 import type { IoFacts } from '../../src/model/io.js';
-import { ioPreconditionNotes } from '../../src/planner/io.js';
+import { unavailableCgroupFs } from '../../src/model/observed.js';
+import { ioControllerOf, ioPreconditionNotes } from '../../src/planner/io.js';
+import { freshHost } from '../support/observed.js';
 
 const disk = (name: string, dev: string | null, scheduler: string | null): WholeDisk => ({
   name,
@@ -87,5 +89,21 @@ describe('io preconditions per disk', () => {
 
   it('a workload without disks gets no note', () => {
     expect(ioPreconditionNotes([kafka([])], facts({ controller: 'missing' }))).toEqual([]);
+  });
+});
+
+describe('the io controller, from the observed cgroup root', () => {
+  it('available, missing, v1 layouts, unreadable', () => {
+    const host = freshHost();
+    expect(ioControllerOf(host)).toBe('available');
+    host.cgroup.rootControllers = ['cpuset', 'cpu', 'memory'];
+    expect(ioControllerOf(host)).toBe('missing');
+    host.cgroup.rootControllers = [];
+    expect(ioControllerOf(host)).toBe('unknown');
+    expect(ioControllerOf({ ...host, cgroup: unavailableCgroupFs('none', 'no cgroup mount') })).toBe(
+      'unknown',
+    );
+    expect(ioControllerOf({ ...host, cgroup: unavailableCgroupFs('hybrid', 'v1') })).toBe('v1');
+    expect(ioControllerOf({ ...host, cgroup: unavailableCgroupFs('legacy', 'v1') })).toBe('v1');
   });
 });
