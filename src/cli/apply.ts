@@ -103,6 +103,7 @@ export function registerApply(program: Command): void {
           planFile: opts.plan,
           force: !!opts.force,
           jvms: true,
+          disks: true,
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           async confirm(changes, warnings) {
             if (!opts.json) renderChanges(changes, warnings);

@@ -27,20 +27,33 @@ export function registerCore(program: Command): void {
     .command('topology')
     .description('show packages, NUMA nodes, physical cores, CPUs, memory and devices per node')
     .option('--root <dir>', 'read sysfs under this directory instead of /')
+    .option(
+      '--policy <file>',
+      "also show the disks under its workloads' data directories (default /etc/isolate/policy.yaml when it exists)",
+    )
     .option('--json', 'machine-readable output')
     .action(async (opts: CommonOpts, cmd: Command) => {
       const root = hostRoot(cmd);
       const { readTopology } = await import('../topology/read.js');
       const { topologyToJson, formatTopology } = await import('../topology/format.js');
       const topology = readTopology(root);
+      const { policyDisks } = await import('../ops/disks.js');
+      const disks = policyDisks(root, opts.policy, notice);
       // The cgroup layout the other commands would judge, reported with the CPUs it would fence.
       const { detectCgroupLayout } = await import('../cgroup/layout.js');
       const cg = await detectCgroupLayout(root);
       const layout = cg.layout === 'none' ? undefined : cg;
-      if (opts.json) printJson({ ...topologyToJson(topology), cgroupLayout: layout });
-      else {
+      const { formatWorkloadDisks, workloadDisksToJson } = await import('../topology/disks-format.js');
+      if (opts.json) {
+        printJson({
+          ...topologyToJson(topology),
+          cgroupLayout: layout,
+          ...(disks ? { workloadDisks: workloadDisksToJson(disks) } : {}),
+        });
+      } else {
         const text = formatTopology(topology, root === '/' ? await hostFacts() : undefined);
-        printText(layout ? `${text}${formatLayout(layout)}\n` : text);
+        const diskText = disks?.length ? `workload disks:\n${formatWorkloadDisks(disks).join('\n')}\n` : '';
+        printText(`${text}${layout ? `${formatLayout(layout)}\n` : ''}${diskText}`);
       }
     });
 
@@ -109,6 +122,7 @@ export function registerCore(program: Command): void {
           policyPath: opts.policy,
           raidToolPaths: await toolPaths(opts.toolPath, process.env.ISOLATE_RAID_TOOL_PATH),
           jvms: true,
+          disks: true,
           ...(opts.dryRun
             ? {}
             : opts.out !== undefined

@@ -1,4 +1,5 @@
 import type { CpuSet } from './cpuset.js';
+import type { WorkloadDisks } from './disks.js';
 
 export type ChangeBackend = 'cgroupfs' | 'systemd' | 'raid';
 
@@ -153,4 +154,6 @@ export interface Plan {
   notes: string[];
   /** The cgroup layout the plan was made for (unified, hybrid, legacy), as one line. */
   layout?: string;
+  /** The disks under each workload's data directories (`disks:` in the policy), when they were read. */
+  disks?: WorkloadDisks[];
 }

@@ -27,6 +27,13 @@ export type Match =
 
 export type DeviceRef = { kind: 'nic' | 'disk' | 'scsi'; name: string };
 
+/**
+ * Where a workload keeps its data: directories named in the policy, or a Kafka broker's
+ * `server.properties`, read at plan time (its `log.dirs`, else `log.dir`) so the policy follows the
+ * broker's own configuration instead of repeating it.
+ */
+export type DiskSource = { kind: 'paths'; paths: string[] } | { kind: 'kafkaConfig'; file: string };
+
 export interface WorkloadSpec {
   name: string;
   class: 'exclusive' | 'batch';
@@ -36,6 +43,8 @@ export interface WorkloadSpec {
   near: DeviceRef[];
   match: Match;
   memory: MemorySpec;
+  /** Exclusive only: the directories whose disks the workload's I/O lives on. */
+  disks?: DiskSource;
   /** Batch only: cgroup cpu.weight (1-10000) or SCHED_IDLE (`cpu.idle`). */
   cpu?: { weight?: number; idle?: boolean };
   /** Where in the policy file this workload sits, for error messages. */

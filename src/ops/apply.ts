@@ -48,6 +48,8 @@ export interface ApplyRequest extends OpContext {
   testBareChanges?: Change[];
   /** See PlanRequest.jvms: `isolate apply` says which JVMs its CPU changes leave mis-sized. */
   jvms?: boolean;
+  /** See PlanRequest.disks: `isolate apply` shows the workloads' disks with its plan. */
+  disks?: boolean;
   /** Shown the changes before any write; returning false refuses the apply. */
   confirm?: (changes: Change[], warnings: string[]) => Promise<boolean>;
 }
@@ -88,6 +90,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     topology: req.topology,
     cache: req.cache,
     jvms: req.jvms,
+    disks: req.disks,
   };
   const chosen = {
     policySource: req.policySource,

@@ -55,6 +55,8 @@ export interface PlanRequest {
    * each such workload's processes and their threads): `plan` and `apply` do; the agent's rounds do not.
    */
   jvms?: boolean;
+  /** Read the disks under the workloads' data directories (`disks:`) and show them with the plan. */
+  disks?: boolean;
 }
 
 export interface BuiltPlan {
@@ -122,7 +124,31 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
     }
   }
   if (req.jvms) await noteJvms(req.root, plan, policy, observed);
+  if (req.disks) await addDisks(req.root, plan, policy, observed);
   return { plan, topology, policy, source, observed, executorOptions };
+}
+
+/**
+ * The disks under each workload's data directories, what could not be resolved as warnings, and
+ * which io mechanism could act on each disk as notes.
+ */
+async function addDisks(root: string, plan: Plan, policy: Policy, observed: ObservedState): Promise<void> {
+  if (!policy.workloads.some((w) => w.disks)) return;
+  const { diskRequestsOf, readWorkloadDisks } = await import('../topology/disks.js');
+  const requests = diskRequestsOf(policy.workloads);
+  const { findingText } = await import('../model/finding.js');
+  plan.disks = readWorkloadDisks(root, requests);
+  for (const w of plan.disks) {
+    for (const f of w.findings) (f.severity === 'info' ? plan.notes : plan.warnings).push(findingText(f));
+  }
+  const { readIoCost } = await import('../cgroup/io.js');
+  const { ioControllerOf, ioPreconditionNotes } = await import('../planner/io.js');
+  const cg = observed.cgroup;
+  const controllersFile = `/${cg.mount}/cgroup.controllers`;
+  const controller = ioControllerOf(observed);
+  plan.notes.push(
+    ...ioPreconditionNotes(plan.disks, { controller, controllersFile, ...readIoCost(root, cg.mount) }),
+  );
 }
 
 /** The running JVMs of each workload whose CPUs the plan changes, judged into its warnings and notes. */

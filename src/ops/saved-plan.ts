@@ -47,9 +47,11 @@ export function toSavedPlan(
   root: string,
   json: PlanJson = planToJson(built.plan),
 ): SavedPlan {
+  // The disks are facts shown with the plan, not part of what apply carries out.
+  const { disks: _shown, ...plan } = json;
   return {
     version: 1,
-    ...json,
+    ...plan,
     createdAt: new Date().toISOString(),
     root,
     // The text and its hash only: a getter (policy-source.ts) would not survive JSON.

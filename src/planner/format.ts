@@ -1,6 +1,7 @@
 import { cgroupTarget, describeChange, showValue } from '../model/describe.js';
 import { formatBytes, plural } from '../model/units.js';
 import type { Plan } from '../model/plan.js';
+import { formatWorkloadDisks } from '../topology/disks-format.js';
 import { RESERVED_REASON } from './json.js';
 
 /** Human view of a plan: allocation per workload, then each change as target setting: from → to. */
@@ -21,6 +22,7 @@ export function formatPlan(plan: Plan, policySource: string): string {
   lines.push(`  reserved (housekeeping) cpus ${plan.allocation.reserved.toString() || '-'}`);
   if (!plan.allocation.reserved.isEmpty) lines.push(`    why: ${RESERVED_REASON}`);
   if (plan.layout) lines.push(`  cgroup layout: ${plan.layout}`);
+  if (plan.disks?.length) lines.push('', 'Disks:', ...formatWorkloadDisks(plan.disks, { findings: false }));
   lines.push('');
   if (plan.changes.length === 0) lines.push('No changes: the host already matches the policy.');
   else lines.push(`Changes (${plan.changes.length}, in the order apply makes them):`);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Plan, WorkloadAllocation } from '../model/plan.js';
+import { type WorkloadDisksJson, workloadDisksToJson } from '../topology/disks-format.js';
 
 /** The `--json` shape of a plan; also what `isolate plan` saves for `isolate apply --plan FILE`. */
 export interface PlanJson {
@@ -25,6 +26,11 @@ export interface PlanJson {
   warnings: string[];
   /** INFO: facts worth knowing, nothing to fix (absent from plans saved before it existed). */
   notes?: string[];
+  /**
+   * The disks under each workload's data directories, by workload (plans of policies with `disks:`).
+   * Facts, not changes: outside the fingerprint and not saved with the plan.
+   */
+  disks?: Record<string, WorkloadDisksJson>;
   /** sha256 of allocation + changes: `apply --plan` recomputes it and refuses when the host moved on. */
   fingerprint: string;
 }
@@ -59,6 +65,7 @@ export function planToJson(plan: Plan): PlanJson {
     changes: plan.changes,
     warnings: plan.warnings,
     notes: plan.notes,
+    disks: plan.disks?.length ? workloadDisksToJson(plan.disks) : undefined,
   };
   return { ...body, fingerprint: fingerprintOf(body) };
 }

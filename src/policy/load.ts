@@ -9,7 +9,7 @@ import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { describe, parseMemoryAmount } from './size.js';
 import { formatBytes } from '../model/units.js';
-import type { DeviceRef, Match, MemorySpec, Policy, WorkloadSpec } from '../model/policy.js';
+import type { DeviceRef, DiskSource, Match, MemorySpec, Policy, WorkloadSpec } from '../model/policy.js';
 
 export function loadPolicyFile(file: string): Policy {
   return parsePolicy(readPolicyText(file), file);
@@ -231,7 +231,7 @@ function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] 
 
 function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): WorkloadSpec {
   const w = object(value, path, errors, 'a workload mapping with name, class and match');
-  allowOnly(w, path, ['name', 'class', 'cores', 'numa', 'near', 'match', 'memory', 'cpu'], errors);
+  allowOnly(w, path, ['name', 'class', 'cores', 'numa', 'near', 'disks', 'match', 'memory', 'cpu'], errors);
 
   if (typeof w.name !== 'string' || !/^[a-z0-9]([a-z0-9_-]{0,62}[a-z0-9])?$/.test(w.name)) {
     errors.fail(
@@ -252,6 +252,12 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
     }
   };
   ['cores', 'numa', 'near'].forEach(exclusiveOnly);
+  if (cls === 'batch' && w.disks !== undefined) {
+    errors.fail(
+      [...path, 'disks'],
+      "only exclusive workloads take disks; batch workloads are held back on the exclusive workloads' disks — move disks to the exclusive workload (e.g. kafka)",
+    );
+  }
   if (cls === 'exclusive' && w.cpu !== undefined) {
     errors.fail(
       [...path, 'cpu'],
@@ -284,6 +290,7 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
   };
   if (cores) spec.cores = cores;
   if (w.cpu !== undefined) spec.cpu = parseCpu(w.cpu, [...path, 'cpu'], errors);
+  if (w.disks !== undefined) spec.disks = parseDisks(w.disks, [...path, 'disks'], errors);
   return spec;
 }
 
@@ -325,6 +332,74 @@ function parseNear(value: unknown, path: FieldPath, errors: FieldErrors): Device
     }
     return { kind: m[1] as DeviceRef['kind'], name: m[2]! };
   });
+}
+
+/** Most data directories one workload may name: a broker has one per disk, a few dozen at most. */
+export const MAX_DISK_PATHS = 256;
+/** PATH_MAX: a longer path cannot be opened. */
+const MAX_PATH_LENGTH = 4095;
+
+function parseDisks(value: unknown, path: FieldPath, errors: FieldErrors): DiskSource {
+  const d = object(
+    value,
+    path,
+    errors,
+    'a mapping with paths: [DIR, ...] or kafkaConfig: /etc/kafka/server.properties',
+  );
+  allowOnly(d, path, ['paths', 'kafkaConfig'], errors);
+  if ((d.paths === undefined) === (d.kafkaConfig === undefined)) {
+    errors.fail(
+      path,
+      `set exactly one of paths (the data directories, e.g. [/data1/kafka-logs]) or kafkaConfig (the broker's server.properties); got ${d.paths === undefined ? 'neither' : 'both'}`,
+    );
+  }
+  if (d.kafkaConfig !== undefined) {
+    return { kind: 'kafkaConfig', file: absolutePath(d.kafkaConfig, [...path, 'kafkaConfig'], errors) };
+  }
+  if (!Array.isArray(d.paths) || d.paths.length === 0) {
+    errors.fail(
+      [...path, 'paths'],
+      `expected a non-empty list of absolute directories (e.g. [/data1/kafka-logs, /data2/kafka-logs]); got ${describe(d.paths)}`,
+    );
+  }
+  if (d.paths.length > MAX_DISK_PATHS) {
+    errors.fail(
+      [...path, 'paths'],
+      `${d.paths.length} paths; at most ${MAX_DISK_PATHS} (one per data directory)`,
+    );
+  }
+  const seen = new Map<string, number>();
+  return {
+    kind: 'paths',
+    paths: d.paths.map((p, i) => {
+      const abs = absolutePath(p, [...path, 'paths', i], errors);
+      const prev = seen.get(abs);
+      if (prev !== undefined) {
+        errors.fail([...path, 'paths', i], `${abs} is also paths[${prev}]; name each directory once`);
+      }
+      seen.set(abs, i);
+      return abs;
+    }),
+  };
+}
+
+/** An absolute path, normalised (no `.`, `..`, doubled or trailing `/`), or a one-line error. */
+function absolutePath(value: unknown, path: FieldPath, errors: FieldErrors): string {
+  const expected = 'an absolute path (e.g. /data1/kafka-logs)';
+  if (typeof value !== 'string' || !value.startsWith('/')) {
+    errors.fail(path, `expected ${expected}; got ${describe(value)}`);
+  }
+  if (value.length > MAX_PATH_LENGTH || /[\u0000-\u001f\u007f]/.test(value)) {
+    errors.fail(
+      path,
+      `expected ${expected} without control characters, at most ${MAX_PATH_LENGTH} characters`,
+    );
+  }
+  const parts = value.split('/').filter((s) => s !== '' && s !== '.');
+  if (parts.includes('..')) {
+    errors.fail(path, `expected ${expected} without ".." parts; got ${describe(value)}`);
+  }
+  return `/${parts.join('/')}`;
 }
 
 /** Largest uid: uid_t is 32 bits and (uid_t)-1 means "no user". */

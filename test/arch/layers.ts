@@ -10,7 +10,7 @@ export const LAYERS: Record<string, { rank: number; job: string }> = {
     job: 'shared vocabulary: CpuSet, topology, policy, Plan/Change, observed state, findings; pure RAID safety judgement and set commands',
   },
   sys: { rank: 1, job: 'host file primitives: bounded reads, the one safe writer, the host lock' },
-  topology: { rank: 2, job: 'sysfs → Topology (read-only)' },
+  topology: { rank: 2, job: 'sysfs → Topology; data directories → their disks (read-only)' },
   policy: { rank: 2, job: 'YAML → Policy, validated (read-only)' },
   planner: { rank: 3, job: 'pure: topology + policy + observed state → allocation → Plan' },
   apply: { rank: 4, job: 'backend-neutral engine: executors, journal, lock, rollback, recovery' },

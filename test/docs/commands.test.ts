@@ -1,6 +1,6 @@
 // docs/commands.md: every sample is a run of the built CLI on a fixture host (test/fixtures/sysfs
 // with a stand-in cgroup2 tree and /proc) or on a simulated RAID host replaying real vendor captures.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -213,6 +213,45 @@ describe.skipIf(!HAVE_FIXTURES)('docs/commands.md: raid', () => {
     );
     expect(r.code).toBe(2);
     sample('raid-parse', transcript('/-', `isolate raid parse --tool megacli ${files.join(' ')} --check`, r));
+  });
+});
+
+describe('docs/commands.md: the disks of a workload', () => {
+  it("plan shows the disks under the broker's log.dirs", () => {
+    // The R630's CPUs (intel-2s-ht-split) with its block devices, mounts and server.properties.
+    const fixtures = join(import.meta.dirname, '../fixtures');
+    const root = mkdtempSync(join(tmpdir(), 'isolate-doc-disks-'));
+    cpSync(join(fixtures, 'sysfs/intel-2s-ht-split/sys/devices/system'), join(root, 'sys/devices/system'), {
+      recursive: true,
+    });
+    cpSync(join(fixtures, 'disks/r630-kafka'), root, { recursive: true, verbatimSymlinks: true });
+    mkdirSync(join(root, 'etc/isolate'));
+    writeFileSync(
+      join(root, 'etc/isolate/policy.yaml'),
+      `apiVersion: isolate/v1
+kind: HostPolicy
+workloads:
+  - name: kafka
+    class: exclusive
+    cores: 2
+    match: { systemdUnit: kafka.service }
+    disks: { kafkaConfig: /etc/kafka/server.properties }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`,
+    );
+    const r = cli(root, ['plan', '--dry-run']);
+    expect(r.code, r.stderr).toBe(0);
+    const from = r.stdout.indexOf('Disks:');
+    expect(from).toBeGreaterThan(0);
+    const excerpt = r.stdout.slice(from, r.stdout.indexOf('\n\n', from) + 1);
+    sample(
+      'plan-disks',
+      transcript(root, 'isolate plan --dry-run   # the Disks: section', {
+        ...r,
+        stdout: excerpt,
+        stderr: '',
+      }),
+    );
   });
 });
 
