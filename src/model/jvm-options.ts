@@ -76,7 +76,6 @@ export function assignmentOf(environment: string | undefined, name: string): str
 
 /** Why a value cannot go into a drop-in's Environment= line, or null: one line of text. */
 export function unwritableValue(value: string): string | null {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   return /[\x00-\x1f\x7f]/.test(value) ? 'it holds a control character (a newline?)' : null;
 }
 
