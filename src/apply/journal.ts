@@ -5,6 +5,7 @@ import { UserError } from '../model/errors.js';
 import { CpuSet } from '../model/cpuset.js';
 import type { CpuChange } from '../model/jvm.js';
 import type { Change } from '../model/plan.js';
+import { cgroupCpuList } from '../model/systemd.js';
 import {
   arrayOf,
   type Check,
@@ -231,12 +232,14 @@ const CPU_SETTINGS = new Set(['cpuset.cpus', 'cpuset.cpus.partition', 'AllowedCP
  * When isolate last changed the CPUs process `pid` of `workload` may use: a write of its workload's
  * cpuset or AllowedCPUs, or its own move into the workload's cgroup, the latest dated one in the
  * journal and the baseline; null when none is dated. `before` is the first old value of the
- * workload's CPU list, counted when it is one.
+ * workload's CPU list, counted when it is one. An empty one (AllowedCPUs= unset, an empty cpuset.cpus)
+ * is its parent's CPUs, which before isolate's first change were every `online` CPU when given.
  */
 export function cpuChangeOf(
   journals: readonly (Journal | null)[],
   workload: string,
   pid: number,
+  online?: number,
 ): CpuChange | null {
   let at = 0;
   let before: number | null = null;
@@ -248,9 +251,10 @@ export function cpuChangeOf(
       if (e.status !== 'done' || !(cpus || moved)) continue;
       const t = e.at ? Date.parse(e.at) / 1000 : Number.NaN;
       if (t > at) at = t;
-      if (before === null && cpus && c.setting !== 'cpuset.cpus.partition' && e.previous) {
+      if (before === null && cpus && c.setting !== 'cpuset.cpus.partition' && e.previous !== null) {
+        const list = e.previous.trim() === '[not set]' ? '' : cgroupCpuList(e.previous);
         try {
-          before = CpuSet.parse(e.previous).size || null;
+          before = list === '' ? (online ?? null) : CpuSet.parse(list).size || null;
         } catch {}
       }
     }

@@ -121,12 +121,18 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
       cache.systemd.planned(plan.changes.length);
     }
   }
-  if (req.jvms) await noteJvms(req.root, plan, policy, observed);
+  if (req.jvms) await noteJvms(req.root, plan, policy, observed, topology.online.size);
   return { plan, topology, policy, source, observed, executorOptions };
 }
 
 /** The running JVMs of each workload whose CPUs the plan changes, judged into its warnings and notes. */
-async function noteJvms(root: string, plan: Plan, policy: Policy, observed: ObservedState): Promise<void> {
+async function noteJvms(
+  root: string,
+  plan: Plan,
+  policy: Policy,
+  observed: ObservedState,
+  online: number,
+): Promise<void> {
   const { workloadsWithCpuChanges, addJvmNotes } = await import('../planner/jvm.js');
   const moved = workloadsWithCpuChanges(plan);
   if (moved.size === 0) return;
@@ -155,7 +161,7 @@ async function noteJvms(root: string, plan: Plan, policy: Policy, observed: Obse
     );
   }
   const journals = [await readBaseline(root).catch(() => null), await readJournal(root).catch(() => null)];
-  addJvmNotes(plan, policy, jvms, (workload, pid) => cpuChangeOf(journals, workload, pid));
+  addJvmNotes(plan, policy, jvms, (workload, pid) => cpuChangeOf(journals, workload, pid, online));
 }
 
 export interface PlanOpRequest extends PlanRequest {

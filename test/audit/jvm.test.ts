@@ -330,4 +330,23 @@ describe('dating the changes of a workload CPUs', () => {
     expect(cpuChangeOf([base, move], 'kafka', 77)).toEqual({ at: BTIME + 2000, before: 48 });
     expect(cpuChangeOf([base, move], 'kafka', 78)).toEqual({ at: BTIME + 900, before: 48 });
   });
+
+  it('an empty old list (AllowedCPUs= unset) is every online CPU, when their count is known; systemd’s spaces are read', () => {
+    expect(cpuChangeOf([journalWith(BTIME + 100, '')], 'kafka', 1, 8)).toEqual({
+      at: BTIME + 100,
+      before: 8,
+    });
+    expect(cpuChangeOf([journalWith(BTIME + 100, '[not set]')], 'kafka', 1, 8)).toEqual({
+      at: BTIME + 100,
+      before: 8,
+    });
+    expect(cpuChangeOf([journalWith(BTIME + 100, '')], 'kafka', 1)).toEqual({
+      at: BTIME + 100,
+      before: null,
+    });
+    expect(cpuChangeOf([journalWith(BTIME + 100, '0-1 4-7')], 'kafka', 1, 8)).toEqual({
+      at: BTIME + 100,
+      before: 6,
+    });
+  });
 });
