@@ -225,8 +225,23 @@ export function newJournal(context?: Record<string, unknown>): Journal {
   };
 }
 
-/** The settings whose write changes which CPUs a workload's processes may use. */
-const CPU_SETTINGS = new Set(['cpuset.cpus', 'cpuset.cpus.partition', 'AllowedCPUs']);
+/**
+ * The settings whose write changes which CPUs a workload's processes may use. Not its partition: a
+ * partition root keeps its own CPUs and only takes them from its siblings (seen in the systemd-jvm
+ * guest: a JVM restarted fenced, then the slice made a root, was dated before "the change").
+ */
+const CPU_SETTINGS = new Set(['cpuset.cpus', 'AllowedCPUs']);
+
+/** The size of a CPU list as a journal holds it (cgroupfs or systemd's spelling); '' and unset: null. */
+function cpuCount(list: string | null): number | null {
+  const text = list === null || list.trim() === '[not set]' ? '' : cgroupCpuList(list);
+  if (text === '') return null;
+  try {
+    return CpuSet.parse(text).size;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * When isolate last changed the CPUs process `pid` of `workload` may use: a write of its workload's
@@ -249,14 +264,12 @@ export function cpuChangeOf(
       const cpus = c.workload === workload && CPU_SETTINGS.has(c.setting);
       const moved = (c.setting === 'cgroup.procs' || c.setting === 'tasks') && c.to === String(pid);
       if (e.status !== 'done' || !(cpus || moved)) continue;
+      // A write that left the count as it was (the same list in another spelling) changed no pool's size.
+      const was = cpus ? (cpuCount(e.previous) ?? online ?? null) : null;
+      if (cpus && was !== null && was === cpuCount(c.to)) continue;
       const t = e.at ? Date.parse(e.at) / 1000 : Number.NaN;
       if (t > at) at = t;
-      if (before === null && cpus && c.setting !== 'cpuset.cpus.partition' && e.previous !== null) {
-        const list = e.previous.trim() === '[not set]' ? '' : cgroupCpuList(e.previous);
-        try {
-          before = list === '' ? (online ?? null) : CpuSet.parse(list).size || null;
-        } catch {}
-      }
+      if (before === null && cpus && e.previous !== null) before = was;
     }
   }
   return at > 0 ? { at, before } : null;
