@@ -5,6 +5,7 @@ import { UserError } from '../model/errors.js';
 import { CpuSet } from '../model/cpuset.js';
 import type { CpuChange } from '../model/jvm.js';
 import type { Change } from '../model/plan.js';
+import { cgroupCpuList } from '../model/systemd.js';
 import {
   arrayOf,
   type Check,
@@ -224,19 +225,36 @@ export function newJournal(context?: Record<string, unknown>): Journal {
   };
 }
 
-/** The settings whose write changes which CPUs a workload's processes may use. */
-const CPU_SETTINGS = new Set(['cpuset.cpus', 'cpuset.cpus.partition', 'AllowedCPUs']);
+/**
+ * The settings whose write changes which CPUs a workload's processes may use. Not its partition: a
+ * partition root keeps its own CPUs and only takes them from its siblings (seen in the systemd-jvm
+ * guest: a JVM restarted fenced, then the slice made a root, was dated before "the change").
+ */
+const CPU_SETTINGS = new Set(['cpuset.cpus', 'AllowedCPUs']);
+
+/** The size of a CPU list as a journal holds it (cgroupfs or systemd's spelling); '' and unset: null. */
+function cpuCount(list: string | null): number | null {
+  const text = list === null || list.trim() === '[not set]' ? '' : cgroupCpuList(list);
+  if (text === '') return null;
+  try {
+    return CpuSet.parse(text).size;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * When isolate last changed the CPUs process `pid` of `workload` may use: a write of its workload's
  * cpuset or AllowedCPUs, or its own move into the workload's cgroup, the latest dated one in the
  * journal and the baseline; null when none is dated. `before` is the first old value of the
- * workload's CPU list, counted when it is one.
+ * workload's CPU list, counted when it is one. An empty one (AllowedCPUs= unset, an empty cpuset.cpus)
+ * is its parent's CPUs, which before isolate's first change were every `online` CPU when given.
  */
 export function cpuChangeOf(
   journals: readonly (Journal | null)[],
   workload: string,
   pid: number,
+  online?: number,
 ): CpuChange | null {
   let at = 0;
   let before: number | null = null;
@@ -246,13 +264,12 @@ export function cpuChangeOf(
       const cpus = c.workload === workload && CPU_SETTINGS.has(c.setting);
       const moved = (c.setting === 'cgroup.procs' || c.setting === 'tasks') && c.to === String(pid);
       if (e.status !== 'done' || !(cpus || moved)) continue;
+      // A write that left the count as it was (the same list in another spelling) changed no pool's size.
+      const was = cpus ? (cpuCount(e.previous) ?? online ?? null) : null;
+      if (cpus && was !== null && was === cpuCount(c.to)) continue;
       const t = e.at ? Date.parse(e.at) / 1000 : Number.NaN;
       if (t > at) at = t;
-      if (before === null && cpus && c.setting !== 'cpuset.cpus.partition' && e.previous) {
-        try {
-          before = CpuSet.parse(e.previous).size || null;
-        } catch {}
-      }
+      if (before === null && cpus && e.previous !== null) before = was;
     }
   }
   return at > 0 ? { at, before } : null;

@@ -1,4 +1,5 @@
 import type { Change } from './plan.js';
+import { jvmDropInPath } from './jvm-options.js';
 import { sliceDropInPath } from './systemd.js';
 
 /** One change as a person reads it, in plans, logs and errors alike. */
@@ -12,6 +13,9 @@ export function describeChange(c: Change): string {
   }
   if (c.backend === 'systemd' && c.setting === 'Slice') {
     return `drop-in ${sliceDropInPath(c.target)}: Slice=${c.to} (takes effect at ${c.target}'s next restart)`;
+  }
+  if (c.backend === 'systemd' && c.setting === 'JvmOptions') {
+    return `drop-in ${jvmDropInPath(c.target)}: Environment="${c.to}" (takes effect at ${c.target}'s next restart)`;
   }
   if (c.backend === 'systemd' && c.setting === 'ActiveState') {
     return `systemctl ${c.to === 'active' ? 'start' : 'stop'} ${c.target} (an empty anchor slice of isolate's)`;

@@ -59,9 +59,11 @@ export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
  * systemd cannot change on a loaded unit and isolate writes as a drop-in (model/systemd.ts
  * sliceDropInPath), taking effect at the unit's next restart, and `ActiveState`, which isolate sets
  * (systemctl start/stop) only for its own anchor slices (model/systemd.ts anchorSliceFor).
+ * `JvmOptions` is the JVM options drop-in (model/jvm-options.ts), also effective at the next restart.
  */
 export type SystemdProperty =
   | 'Slice'
+  | 'JvmOptions'
   | 'ActiveState'
   | 'AllowedCPUs'
   | 'AllowedMemoryNodes'

@@ -34,6 +34,12 @@ export type DeviceRef = { kind: 'nic' | 'disk' | 'scsi'; name: string };
  */
 export type DiskSource = { kind: 'paths'; paths: string[] } | { kind: 'kafkaConfig'; file: string };
 
+export interface JvmSpec {
+  activeProcessorCount: 'auto';
+  /** The environment variable the unit's launcher reads JVM options from (KAFKA_OPTS, JDK_JAVA_OPTIONS). */
+  optionsVariable: string;
+}
+
 export interface WorkloadSpec {
   name: string;
   class: 'exclusive' | 'batch';
@@ -47,6 +53,12 @@ export interface WorkloadSpec {
   disks?: DiskSource;
   /** Batch only: cgroup cpu.weight (1-10000) or SCHED_IDLE (`cpu.idle`). */
   cpu?: { weight?: number; idle?: boolean };
+  /**
+   * systemdUnit only: isolate appends `-XX:ActiveProcessorCount=N` (N: the workload's CPUs) to the
+   * unit's JVM options variable through a drop-in of its own, so a restarted JVM sizes its GC and JIT
+   * pools for the CPUs it gets, whatever its cpuset said at the moment it started.
+   */
+  jvm?: JvmSpec;
   /** Where in the policy file this workload sits, for error messages. */
   path: FieldPath;
 }

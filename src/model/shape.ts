@@ -3,6 +3,7 @@
 // expected a string"). A document read back is input like any other: nothing in it is used before
 // every field has been checked, and a field isolate does not write is refused, not ignored.
 import { CGROUP_SETTINGS, type ChangeBackend, RAID_SETTINGS } from './plan.js';
+import { JVM_OPTIONS_SETTING } from './jvm-options.js';
 import { SYSTEMD_PROPERTY } from './systemd.js';
 
 /** A check returns what is wrong (prefixed by where), or null. */
@@ -111,7 +112,7 @@ const cgroupPath: Check = (v, at) =>
 const SETTINGS: Record<ChangeBackend, readonly string[]> = {
   cgroupfs: CGROUP_SETTINGS,
   raid: RAID_SETTINGS,
-  systemd: ['Slice', 'ActiveState', ...Object.values(SYSTEMD_PROPERTY)],
+  systemd: ['Slice', 'ActiveState', JVM_OPTIONS_SETTING, ...Object.values(SYSTEMD_PROPERTY)],
 };
 
 const TARGETS: Record<ChangeBackend, Check> = {

@@ -50,7 +50,7 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     await readJournal(req.root).catch(() => null),
   ];
   return audit({
-    cpuChange: (workload, pid) => cpuChangeOf(journals, workload, pid),
+    cpuChange: (workload, pid) => cpuChangeOf(journals, workload, pid, built.topology.online.size),
     root: req.root,
     allocation: built.plan.allocation.workloads,
     partitions: built.observed.cgroup.features.partition,

@@ -123,7 +123,7 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
       cache.systemd.planned(plan.changes.length);
     }
   }
-  if (req.jvms) await noteJvms(req.root, plan, policy, observed);
+  if (req.jvms) await noteJvms(req.root, plan, policy, observed, topology.online.size);
   if (req.disks) await addDisks(req.root, plan, policy, observed);
   return { plan, topology, policy, source, observed, executorOptions };
 }
@@ -152,7 +152,13 @@ async function addDisks(root: string, plan: Plan, policy: Policy, observed: Obse
 }
 
 /** The running JVMs of each workload whose CPUs the plan changes, judged into its warnings and notes. */
-async function noteJvms(root: string, plan: Plan, policy: Policy, observed: ObservedState): Promise<void> {
+async function noteJvms(
+  root: string,
+  plan: Plan,
+  policy: Policy,
+  observed: ObservedState,
+  online: number,
+): Promise<void> {
   const { workloadsWithCpuChanges, addJvmNotes } = await import('../planner/jvm.js');
   const moved = workloadsWithCpuChanges(plan);
   if (moved.size === 0) return;
@@ -181,7 +187,7 @@ async function noteJvms(root: string, plan: Plan, policy: Policy, observed: Obse
     );
   }
   const journals = [await readBaseline(root).catch(() => null), await readJournal(root).catch(() => null)];
-  addJvmNotes(plan, policy, jvms, (workload, pid) => cpuChangeOf(journals, workload, pid));
+  addJvmNotes(plan, policy, jvms, (workload, pid) => cpuChangeOf(journals, workload, pid, online));
 }
 
 export interface PlanOpRequest extends PlanRequest {

@@ -3,7 +3,15 @@
 // restarts. apply never restarts anything: the plan names the process, and the restart is the
 // operator's, in the rolling-restart window. Pure: ops/plan.ts reads the JVMs (cgroup/jvm.ts).
 import { type CpuChange, type JvmFacts, judgeJvm, planNote } from '../model/jvm.js';
-import type { Plan } from '../model/plan.js';
+import {
+  assignmentOf,
+  jvmDropInPath,
+  splitAssignment,
+  unwritableValue,
+  withActiveProcessorCount,
+} from '../model/jvm-options.js';
+import type { ObservedState } from '../model/observed.js';
+import type { Allocation, Change, Plan } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
 
 /** The settings whose change moves a workload's processes to other CPUs. */
@@ -34,4 +42,68 @@ export function addJvmNotes(
       if (note) (a.class === 'exclusive' ? plan.warnings : plan.notes).push(note);
     }
   }
+}
+
+/**
+ * `jvm: { activeProcessorCount: auto }`: one JvmOptions change per such unit whose options variable
+ * does not yet end in -XX:ActiveProcessorCount=<its CPUs>. Its value merges the unit's own value of
+ * the variable (systemd's Environment=, as observed) with the flag; the JVM reads it at its next start.
+ */
+export function jvmOptionChanges(
+  policy: Pick<Policy, 'workloads'>,
+  allocation: Allocation,
+  observed: Pick<ObservedState, 'systemd'>,
+  warnings: string[],
+): Change[] {
+  const out: Change[] = [];
+  for (const a of allocation.workloads) {
+    const spec = policy.workloads.find((w) => w.name === a.name);
+    if (!spec?.jvm || spec.match.kind !== 'systemdUnit') continue;
+    const unit = spec.match.unit;
+    const name = spec.jvm.optionsVariable;
+    const props = observed.systemd?.units[unit];
+    if (!observed.systemd) {
+      warnings.push(
+        `${a.name}: jvm.activeProcessorCount needs systemd (isolate writes a drop-in of ${unit}); systemd does not run this host or --root is not /, so it is not planned`,
+      );
+      continue;
+    }
+    if (!props) {
+      warnings.push(
+        `${a.name}: ${unit} is not loaded; the JVM options drop-in is planned once systemd knows it`,
+      );
+      continue;
+    }
+    const current = assignmentOf(props.Environment, name);
+    if (current === null) {
+      warnings.push(
+        `${a.name}: systemd's Environment= of ${unit} cannot be read (${JSON.stringify(props.Environment).slice(0, 80)}); the JVM options drop-in is not planned`,
+      );
+      continue;
+    }
+    const value = withActiveProcessorCount(splitAssignment(current)?.[1] ?? '', a.cpus.size);
+    const bad = unwritableValue(value);
+    if (bad) {
+      warnings.push(`${a.name}: ${name} of ${unit} cannot go into a drop-in (${bad}); not planned`);
+      continue;
+    }
+    const to = `${name}=${value}`;
+    if (props.EnvironmentFiles) {
+      // EnvironmentFile= is read after Environment= and wins (systemd.exec(5)).
+      warnings.push(
+        `${a.name}: ${unit} reads EnvironmentFile= (${props.EnvironmentFiles.split(' ')[0]}); if it sets ${name}, it overrides isolate's drop-in: add -XX:ActiveProcessorCount=${a.cpus.size} there instead`,
+      );
+    }
+    if (current === to) continue;
+    out.push({
+      backend: 'systemd',
+      target: unit,
+      setting: 'JvmOptions',
+      from: current,
+      to,
+      workload: a.name,
+      note: `isolate writes the drop-in ${jvmDropInPath(unit)}; ${unit}'s JVM reads -XX:ActiveProcessorCount=${a.cpus.size} at its next restart (isolate never restarts it)`,
+    });
+  }
+  return out;
 }

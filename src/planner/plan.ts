@@ -6,6 +6,7 @@ import type { Policy } from '../model/policy.js';
 import type { Topology } from '../model/topology.js';
 import { allocate } from './allocate.js';
 import { cgroupChanges } from './changes.js';
+import { jvmOptionChanges } from './jvm.js';
 import { planRaid } from './raid/plan.js';
 import { v1Changes } from './v1.js';
 
@@ -37,6 +38,7 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
   const changes = observed.v1
     ? v1Changes(topology, policy, allocation, observed, warnings)
     : cgroupChanges(topology, policy, allocation, observed, warnings);
+  changes.push(...jvmOptionChanges(policy, allocation, observed, warnings));
   if (policy.raid && observed.raid) {
     // RAID changes join the same plan, journal and rollback as the cgroup changes, after them.
     const r = planRaid(policy.raid, observed.raid);

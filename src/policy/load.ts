@@ -9,7 +9,15 @@ import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { describe, parseMemoryAmount } from './size.js';
 import { formatBytes } from '../model/units.js';
-import type { DeviceRef, DiskSource, Match, MemorySpec, Policy, WorkloadSpec } from '../model/policy.js';
+import type {
+  DeviceRef,
+  DiskSource,
+  JvmSpec,
+  Match,
+  MemorySpec,
+  Policy,
+  WorkloadSpec,
+} from '../model/policy.js';
 
 export function loadPolicyFile(file: string): Policy {
   return parsePolicy(readPolicyText(file), file);
@@ -231,7 +239,12 @@ function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] 
 
 function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): WorkloadSpec {
   const w = object(value, path, errors, 'a workload mapping with name, class and match');
-  allowOnly(w, path, ['name', 'class', 'cores', 'numa', 'near', 'disks', 'match', 'memory', 'cpu'], errors);
+  allowOnly(
+    w,
+    path,
+    ['name', 'class', 'cores', 'numa', 'near', 'disks', 'match', 'memory', 'cpu', 'jvm'],
+    errors,
+  );
 
   if (typeof w.name !== 'string' || !/^[a-z0-9]([a-z0-9_-]{0,62}[a-z0-9])?$/.test(w.name)) {
     errors.fail(
@@ -291,6 +304,7 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
   if (cores) spec.cores = cores;
   if (w.cpu !== undefined) spec.cpu = parseCpu(w.cpu, [...path, 'cpu'], errors);
   if (w.disks !== undefined) spec.disks = parseDisks(w.disks, [...path, 'disks'], errors);
+  if (w.jvm !== undefined) spec.jvm = parseJvm(w.jvm, spec.match, [...path, 'jvm'], errors);
   return spec;
 }
 
@@ -554,6 +568,38 @@ function parseCpu(value: unknown, path: FieldPath, errors: FieldErrors): NonNull
     );
   }
   return out;
+}
+
+/** An environment variable's name as systemd's Environment= takes one. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+function parseJvm(value: unknown, match: Match, path: FieldPath, errors: FieldErrors): JvmSpec {
+  const j = object(
+    value,
+    path,
+    errors,
+    'a mapping like { activeProcessorCount: auto, optionsVariable: KAFKA_OPTS }',
+  );
+  allowOnly(j, path, ['activeProcessorCount', 'optionsVariable'], errors);
+  if (match.kind !== 'systemdUnit') {
+    errors.fail(
+      path,
+      'jvm: is for systemdUnit workloads (isolate writes the option into a drop-in of the unit); match the workload by systemdUnit or remove jvm:',
+    );
+  }
+  if (j.activeProcessorCount !== 'auto') {
+    errors.fail(
+      [...path, 'activeProcessorCount'],
+      `expected "auto" (the workload's CPU count); got ${describe(j.activeProcessorCount)}`,
+    );
+  }
+  if (typeof j.optionsVariable !== 'string' || !ENV_NAME.test(j.optionsVariable)) {
+    errors.fail(
+      [...path, 'optionsVariable'],
+      `expected the environment variable the unit's launcher reads JVM options from (KAFKA_OPTS for Kafka's scripts, JDK_JAVA_OPTIONS for a plain java launcher); got ${describe(j.optionsVariable)}`,
+    );
+  }
+  return { activeProcessorCount: 'auto', optionsVariable: j.optionsVariable };
 }
 
 function cpuList(value: unknown, path: FieldPath, errors: FieldErrors, what = 'CPU'): CpuSet {

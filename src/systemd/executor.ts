@@ -12,6 +12,15 @@ import { isDirLiveSync, ReadRefused, readBoundedIfPresent, readLiveSync, readTri
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Change } from '../model/plan.js';
 import {
+  assignmentOf,
+  cpusIn,
+  JVM_OPTIONS_SETTING,
+  jvmDropInPath,
+  jvmDropInText,
+  splitAssignment,
+  unwritableValue,
+} from '../model/jvm-options.js';
+import {
   cgroupCpuList,
   isAnchorSlice,
   sliceDropInPath,
@@ -55,10 +64,22 @@ const ONLINE_FILE: Record<string, string> = {
   AllowedMemoryNodes: 'sys/devices/system/node/online',
 };
 
-/** A property from a `systemctl show` block; null when the unit is not loaded. */
-function liveValue(props: Record<string, string> | undefined, setting: string): string | null {
+/** The unit property a setting is read from (JvmOptions: the variable's assignment in Environment). */
+const propertyOf = (setting: string) => (setting === JVM_OPTIONS_SETTING ? 'Environment' : setting);
+
+/** A change's live value from a `systemctl show` block; null when the unit is not loaded. */
+function liveValue(props: Record<string, string> | undefined, change: Change): string | null {
   if (props?.LoadState !== 'loaded') return null;
-  return props[setting] ?? null;
+  if (change.setting === JVM_OPTIONS_SETTING) {
+    const name = splitAssignment(change.to)?.[0] ?? '';
+    const found = assignmentOf(props.Environment, name);
+    if (found === null)
+      throw new StepError(
+        `systemctl show -p Environment ${change.target}: cannot parse "${props.Environment}"`,
+      );
+    return found;
+  }
+  return props[change.setting] ?? null;
 }
 
 const cgroupDir = (root: string, cg: string) => path.join(root, 'sys/fs/cgroup', cg);
@@ -80,7 +101,7 @@ interface Widened {
   setting: string;
 }
 
-/** isolate's Slice= drop-in is five short lines (sliceDropInText); anything far larger at its name is not isolate's. */
+/** isolate's drop-ins are a few short lines (sliceDropInText, jvmDropInText); anything far larger at their names is not isolate's. */
 const DROP_IN_MAX_BYTES = 64 * 1024;
 
 export class SystemdExecutor implements ChangeExecutor {
@@ -109,7 +130,7 @@ export class SystemdExecutor implements ChangeExecutor {
       await systemctl([
         'show',
         '-p',
-        change.setting,
+        propertyOf(change.setting),
         '-p',
         'LoadState',
         '-p',
@@ -119,7 +140,7 @@ export class SystemdExecutor implements ChangeExecutor {
       ]),
     );
     this.remember(change.target, props);
-    return liveValue(props, change.setting);
+    return liveValue(props, change);
   }
 
   /**
@@ -130,7 +151,7 @@ export class SystemdExecutor implements ChangeExecutor {
   async readMany(changes: readonly Change[]): Promise<(string | null)[]> {
     const units = [...new Set(changes.map((c) => c.target))];
     if (units.length === 0) return [];
-    const props = [...new Set(changes.map((c) => c.setting)), 'LoadState', 'ControlGroup'];
+    const props = [...new Set(changes.map((c) => propertyOf(c.setting))), 'LoadState', 'ControlGroup'];
     const blocks = parseShow(await systemctl(['show', ...props.flatMap((p) => ['-p', p]), '--', ...units]));
     if (blocks.length !== units.length) {
       const out: (string | null)[] = [];
@@ -139,7 +160,7 @@ export class SystemdExecutor implements ChangeExecutor {
     }
     const byUnit = new Map(units.map((u, i) => [u, blocks[i]]));
     for (const [u, b] of byUnit) this.remember(u, b);
-    return changes.map((c) => liveValue(byUnit.get(c.target), c.setting));
+    return changes.map((c) => liveValue(byUnit.get(c.target), c));
   }
 
   satisfied(change: Change, live: string | null): boolean {
@@ -157,6 +178,7 @@ export class SystemdExecutor implements ChangeExecutor {
 
   async apply(change: Change): Promise<{ skipped?: string }> {
     if (change.setting === 'Slice') return this.applySlice(change);
+    if (change.setting === JVM_OPTIONS_SETTING) return this.applyJvmOptions(change);
     if (change.setting === 'ActiveState') return this.applyActive(change);
     await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${change.to}`]);
     const now = await this.read(change);
@@ -246,6 +268,35 @@ export class SystemdExecutor implements ChangeExecutor {
     return {};
   }
 
+  /** The JVM options drop-in of a unit, under --root (which is / whenever systemd is asked). */
+  jvmDropIn(unit: string): string {
+    return path.join(this.root, jvmDropInPath(unit));
+  }
+
+  /**
+   * The JVM options drop-in (model/jvm-options.ts): written through the one safe writer (0644),
+   * systemd reloaded, the variable read back as systemd will pass it at the next start. The running
+   * JVM keeps the options it started with; isolate never restarts it.
+   */
+  private async applyJvmOptions(change: Change): Promise<{ skipped?: string }> {
+    const file = this.jvmDropIn(change.target);
+    const bad = unwritableValue(change.to);
+    if (bad) throw new StepError(`${file}: ${change.to.slice(0, 60)}... cannot be written (${bad})`);
+    const dir = path.dirname(file);
+    if (!existsSync(dir)) await mkdir(dir, { mode: 0o755 });
+    await writeFileAtomic(file, jvmDropInText(change.target, change.to, cpusIn(change.to) ?? 0), {
+      mode: 0o644,
+    });
+    await systemctl(['daemon-reload']);
+    const now = await this.read(change);
+    if (!this.satisfied(change, now)) {
+      throw new StepError(
+        `${file}: systemd reports ${now === null ? '(unit not loaded)' : `"${now}"`} for ${change.target} after daemon-reload, not "${change.to}" (a later drop-in of the operator's sets the variable?); add -XX:ActiveProcessorCount there, or remove jvm: from the policy`,
+      );
+    }
+    return {};
+  }
+
   /** A runtime drop-in of `set-property --runtime`, under --root (which is / whenever systemd is asked). */
   runtimeDropIn(unit: string, property: string): string {
     return path.join(this.root, runtimeDropIn(unit, property));
@@ -255,12 +306,12 @@ export class SystemdExecutor implements ChangeExecutor {
   private staged: { change: Change; previous: string | null }[] = [];
 
   /**
-   * Removes exactly isolate's Slice= drop-in (recognised by its header), and its directory if it is
+   * Removes exactly isolate's own drop-in, Slice= or JVM options (recognised by its header), and its directory if it is
    * left empty. Staged: in force at commitUndo's daemon-reload. An absent file is staged as well: a
    * crash between the removal and the reload leaves exactly that, and the reload is still owed.
    */
-  private async undoSlice(change: Change, previous: string | null): Promise<UndoResult> {
-    const file = this.sliceDropIn(change.target);
+  private async undoOwnDropIn(change: Change, previous: string | null): Promise<UndoResult> {
+    const file = change.setting === 'Slice' ? this.sliceDropIn(change.target) : this.jvmDropIn(change.target);
     // Bounded and regular files only: a FIFO or device at isolate's name is not its drop-in.
     let text: string | null;
     try {
@@ -281,7 +332,8 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async undo(change: Change, previous: string | null): Promise<UndoResult> {
-    if (change.setting === 'Slice') return this.undoSlice(change, previous);
+    if (change.setting === 'Slice' || change.setting === JVM_OPTIONS_SETTING)
+      return this.undoOwnDropIn(change, previous);
     if (change.setting === 'ActiveState') {
       // An anchor that was not active before is stopped; its runtime AllowedCPUs= drop-in goes with
       // the other properties' (staged). Nothing runs in it, so nothing is stopped with it.
@@ -325,6 +377,10 @@ export class SystemdExecutor implements ChangeExecutor {
       if (this.restored(change, previous, after)) continue;
       if (change.setting === 'Slice') {
         wrong.push(`${change.target} Slice=${after} (was ${previous})`);
+        continue;
+      }
+      if (change.setting === JVM_OPTIONS_SETTING) {
+        wrong.push(`${change.target} Environment "${after}" (was "${previous}")`);
         continue;
       }
       // systemd 252 keeps init.scope's (a perpetual unit's) runtime properties across a reload even

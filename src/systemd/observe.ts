@@ -34,6 +34,9 @@ export async function observeSystemd(
     'Slice',
     'ControlGroup',
     'Delegate',
+    // The JVM options drop-in merges with the unit's own value of the variable (model/jvm-options.ts).
+    'Environment',
+    'EnvironmentFiles',
     ...PROPERTIES,
   ].flatMap((p) => ['-p', p]);
   for (const block of parseShow(await systemctl(['show', ...props, '--', ...names]))) {

@@ -279,7 +279,7 @@ describe('check: the workloads JVMs', () => {
   });
 });
 
-function journalWith(at: number, previous: string): Journal {
+function journalWith(at: number, previous: string, to = '0-7'): Journal {
   const iso = new Date(at * 1000).toISOString();
   return {
     version: 1,
@@ -299,7 +299,7 @@ function journalWith(at: number, previous: string): Journal {
           target: 'kafka.service',
           setting: 'AllowedCPUs',
           from: previous,
-          to: '0-7',
+          to,
           workload: 'kafka',
         },
       },
@@ -329,5 +329,42 @@ describe('dating the changes of a workload CPUs', () => {
     };
     expect(cpuChangeOf([base, move], 'kafka', 77)).toEqual({ at: BTIME + 2000, before: 48 });
     expect(cpuChangeOf([base, move], 'kafka', 78)).toEqual({ at: BTIME + 900, before: 48 });
+  });
+
+  it('a partition made root, or a list rewritten with as many CPUs, does not date a change of the CPUs', () => {
+    // Seen in the systemd-jvm guest: Kafka restarted fenced, then its slice made a partition root.
+    const fence = journalWith(BTIME + 100, '', '0-3');
+    const partition = journalWith(BTIME + 900, 'member');
+    partition.entries[0]!.change = {
+      backend: 'cgroupfs',
+      target: '/kafka.slice',
+      setting: 'cpuset.cpus.partition',
+      from: 'member',
+      to: 'root',
+      workload: 'kafka',
+    };
+    const same = journalWith(BTIME + 950, '0 1 2 3', '0-3');
+    expect(cpuChangeOf([fence, partition, same], 'kafka', 1, 8)).toEqual({ at: BTIME + 100, before: 8 });
+  });
+
+  it('an empty old list (AllowedCPUs= unset) is every online CPU, when their count is known; systemd’s spaces are read', () => {
+    expect(cpuChangeOf([journalWith(BTIME + 100, '', '0-3')], 'kafka', 1, 8)).toEqual({
+      at: BTIME + 100,
+      before: 8,
+    });
+    expect(cpuChangeOf([journalWith(BTIME + 100, '[not set]', '0-3')], 'kafka', 1, 8)).toEqual({
+      at: BTIME + 100,
+      before: 8,
+    });
+    expect(cpuChangeOf([journalWith(BTIME + 100, '', '0-3')], 'kafka', 1)).toEqual({
+      at: BTIME + 100,
+      before: null,
+    });
+    // Every online CPU before and after: the count did not change.
+    expect(cpuChangeOf([journalWith(BTIME + 100, '', '0-7')], 'kafka', 1, 8)).toBeNull();
+    expect(cpuChangeOf([journalWith(BTIME + 100, '0-1 4-7')], 'kafka', 1, 8)).toEqual({
+      at: BTIME + 100,
+      before: 6,
+    });
   });
 });

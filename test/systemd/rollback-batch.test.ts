@@ -51,6 +51,12 @@ case "$1" in
       [ $first = 1 ] || echo; first=0
       for p in $props; do
         [ "$p" = LoadState ] && { echo "LoadState=loaded"; continue; }
+        # Environment= accumulates across drop-ins (a later assignment of a name wins at start); each
+        # is printed as written, which is systemd's own quoting for values without % or $.
+        if [ "$p" = Environment ]; then
+          echo "Environment=$(cat "$S/etc/$unit.d"/*.conf "$S/run/$unit.d"/*.conf 2>/dev/null | sed -n 's/^Environment=//p' | paste -sd' ')"
+          continue
+        fi
         case "$p" in Slice) v=system.slice ;; MemoryLow) v=0 ;; ControlGroup) v="/$unit" ;; *) v='' ;; esac
         for f in "$S/etc/$unit.d"/*.conf "$S/run/$unit.d"/*.conf; do
           [ -f "$f" ] || continue
@@ -384,5 +390,92 @@ describe('systemd rollback: every drop-in removed, then one daemon-reload', () =
     });
     expect(lstatSync(file).isFIFO()).toBe(true);
     expect(await calls()).toEqual([]);
+  });
+});
+
+describe('the JVM options drop-in (jvm.activeProcessorCount: auto)', () => {
+  const OPTS = 'etc/systemd/system/kafka.service.d/20-kafka-opts.conf';
+  const JVM_FILE = 'etc/systemd/system/kafka.service.d/50-isolate-jvm.conf';
+  const jvm = sd(
+    'kafka.service',
+    'JvmOptions',
+    'KAFKA_OPTS=-Xmx1g -Dkafka.logs.dir=/var/log/kafka',
+    'KAFKA_OPTS=-Xmx1g -Dkafka.logs.dir=/var/log/kafka -XX:ActiveProcessorCount=4',
+  );
+  /** The operator's KAFKA_OPTS, loaded before isolate runs. */
+  beforeEach(async () => {
+    for (const base of [root, path.join(root, 'state')]) {
+      const f =
+        base === root ? path.join(root, OPTS) : path.join(base, 'etc/kafka.service.d/20-kafka-opts.conf');
+      await writeFile(f, '[Service]\nEnvironment="KAFKA_OPTS=-Xmx1g -Dkafka.logs.dir=/var/log/kafka"\n');
+    }
+  });
+  const kafkaOpts = async () => {
+    const exec = new TmpRootSystemd(root);
+    return exec.read(jvm);
+  };
+
+  it('apply writes isolate’s drop-in (0644, with its header), reloads once and reads the merged variable back', async () => {
+    const r = await applyChanges({ root, changes: [jvm], executors: { systemd: new TmpRootSystemd(root) } });
+    expect(r.changed).toBe(1);
+    const text = await readFile(path.join(root, JVM_FILE), 'utf8');
+    expect(text).toMatch(/^# Written by isolate \(jvm\.activeProcessorCount: auto\)/);
+    expect(text).toMatch(
+      /^\[Service\]\nEnvironment="KAFKA_OPTS=-Xmx1g -Dkafka\.logs\.dir=\/var\/log\/kafka -XX:ActiveProcessorCount=4"$/m,
+    );
+    expect(lstatSync(path.join(root, JVM_FILE)).mode & 0o777).toBe(0o644);
+    expect(await reloads()).toBe(1);
+    expect(await kafkaOpts()).toBe(jvm.to);
+    // The journal keeps the operator's value for the rollback.
+    expect((await readJournal(root))?.entries[0]?.previous).toBe(jvm.from);
+    // The operator's files are untouched.
+    expect(await readFile(path.join(root, OPTS), 'utf8')).toMatch(/KAFKA_OPTS=-Xmx1g -Dkafka/);
+  });
+
+  it('rolled back with a strict layout: removed with the other drop-ins, still ONE daemon-reload, the operator’s value back', async () => {
+    const all = [...STRICT, jvm];
+    const r = await applyChanges({ root, changes: all, executors: { systemd: new TmpRootSystemd(root) } });
+    expect(r.changed).toBe(all.length);
+    expect(existsSync(path.join(root, JVM_FILE))).toBe(true);
+    await rm(log, { force: true });
+    const rb = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    expect(rb).toMatchObject({ undone: all.length, nothing: false });
+    expect(await reloads()).toBe(1);
+    expect(existsSync(path.join(root, JVM_FILE))).toBe(false);
+    // The directory stays: the operator's files are in it.
+    expect(existsSync(path.join(root, OPTS))).toBe(true);
+    expect(await kafkaOpts()).toBe(jvm.from);
+    await expectRolledBack();
+  });
+
+  it('a drop-in of the operator’s that sets the variable later wins: apply fails naming the file and the fix', async () => {
+    const later = '[Service]\nEnvironment="KAFKA_OPTS=-Xmx2g"\n';
+    await writeFile(path.join(root, 'etc/systemd/system/kafka.service.d/60-later.conf'), later);
+    const err = await applyChanges({
+      root,
+      changes: [{ ...jvm, from: 'KAFKA_OPTS=-Xmx2g' }],
+      executors: { systemd: new TmpRootSystemd(root) },
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(ApplyFailedError);
+    expect((err as Error).message).toMatch(
+      /50-isolate-jvm\.conf: systemd reports "KAFKA_OPTS=-Xmx2g" for kafka\.service after daemon-reload, not ".*ActiveProcessorCount=4" \(a later drop-in of the operator's sets the variable\?\); add -XX:ActiveProcessorCount there, or remove jvm: from the policy/,
+    );
+  });
+
+  it('a file at isolate’s name without isolate’s header is not removed by rollback', async () => {
+    await applyChanges({ root, changes: [jvm], executors: { systemd: new TmpRootSystemd(root) } });
+    const file = path.join(root, JVM_FILE);
+    await writeFile(file, '[Service]\nEnvironment="KAFKA_OPTS=-Xmx1g -XX:ActiveProcessorCount=4"\n');
+    const exec = new TmpRootSystemd(root);
+    expect(await exec.undo(jvm, jvm.from)).toEqual({
+      note: `${file} was not written by isolate; left in place`,
+    });
+    expect(existsSync(file)).toBe(true);
+  });
+
+  it('a value the variable would carry across lines is refused before anything is written', async () => {
+    const bad = { ...jvm, to: 'KAFKA_OPTS=-Xmx1g\n[Service]\nExecStart=/bin/evil' };
+    await expect(new TmpRootSystemd(root).apply(bad)).rejects.toThrow(/control character/);
+    expect(existsSync(path.join(root, JVM_FILE))).toBe(false);
   });
 });

@@ -58,6 +58,8 @@ const MMDEBSTRAP_ARGS = [
   '--dpkgopt=path-exclude=/usr/share/info/*',
 ];
 
+const MAN1_HOOK = '--setup-hook=mkdir -p "$1/usr/share/man/man1"';
+
 const cached = new Map<string, Promise<RootfsInfo>>();
 
 /**
@@ -78,7 +80,10 @@ export function systemdRootfs(packages: readonly string[] = []): Promise<RootfsI
 }
 
 async function findOrBuild(extra: string[]): Promise<RootfsInfo> {
-  const args = extra.length > 0 ? [...MMDEBSTRAP_ARGS, `--include=${extra.join(',')}`] : MMDEBSTRAP_ARGS;
+  const args = [...MMDEBSTRAP_ARGS, ...(extra.length > 0 ? [`--include=${extra.join(',')}`] : [])];
+  // openjdk's postinst registers its man pages as update-alternatives slave links, which fails in a
+  // tree whose /usr/share/man/* is excluded unless the directory itself is there.
+  if (extra.some((p) => p.startsWith('openjdk-'))) args.push(MAN1_HOOK);
   const key = createHash('sha256')
     .update(JSON.stringify({ ROOTFS_FORMAT, SUITE, MIRROR, MMDEBSTRAP_ARGS: args }))
     .digest('hex')
