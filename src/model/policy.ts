@@ -36,6 +36,11 @@ export interface WorkloadSpec {
   near: DeviceRef[];
   match: Match;
   memory: MemorySpec;
+  /**
+   * Exclusive only: where the interrupts (and RPS/XPS) of its NICs go. `nics` defaults to the NICs of
+   * `near`; `on`: the housekeeping CPUs of the workload's node (default) or its own cores.
+   */
+  irqs?: { nics?: string[]; on: 'housekeeping' | 'own' };
   /** Batch only: cgroup cpu.weight (1-10000) or SCHED_IDLE (`cpu.idle`). */
   cpu?: { weight?: number; idle?: boolean };
   /** Where in the policy file this workload sits, for error messages. */
@@ -51,6 +56,11 @@ export interface Policy {
   /** Fence every other top-level cgroup off the exclusive cores too. */
   strict: boolean;
   workloads: WorkloadSpec[];
+  /**
+   * Quiet cores: move movable device IRQs (and the RPS masks of NICs) off the exclusive CPUs
+   * (`irqs`, default true), and the unbound workqueues (`workqueues`; absent: as `strict` says).
+   */
+  quiet: { irqs: boolean; workqueues?: boolean };
   raid?: RaidPolicy;
   /** Maps a field path back to `file:line:column` for errors raised after loading (e.g. by the planner). */
   locate(path: FieldPath, at?: 'key' | 'value'): string;

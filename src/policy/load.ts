@@ -4,7 +4,8 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument }
 import { UserError } from '../model/errors.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { parseRaidPolicy } from './raid.js';
-import { allowOnly, boolean, exact, object } from './validate.js';
+import { allowOnly, boolean, exact, object, oneOf } from './validate.js';
+import { NIC_NAME } from '../model/irq.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { describe, parseMemoryAmount } from './size.js';
@@ -119,7 +120,7 @@ function nodeAt(root: Node | null, path: FieldPath, at: 'key' | 'value'): Node |
 
 function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locate: Policy['locate']): Policy {
   const top = object(raw, [], errors, 'a HostPolicy mapping with apiVersion, kind and workloads');
-  allowOnly(top, [], ['apiVersion', 'kind', 'reserved', 'strict', 'workloads', 'raid'], errors);
+  allowOnly(top, [], ['apiVersion', 'kind', 'reserved', 'strict', 'quiet', 'workloads', 'raid'], errors);
 
   if (top.apiVersion !== 'isolate/v1') {
     errors.fail(['apiVersion'], `expected "isolate/v1"; got ${describe(top.apiVersion)}`);
@@ -128,6 +129,7 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
 
   const reserved = parseReserved(top.reserved, errors);
   const strict = top.strict === undefined ? false : boolean(top.strict, ['strict'], errors);
+  const quiet = parseQuiet(top.quiet, errors);
 
   if (!Array.isArray(top.workloads) || top.workloads.length === 0) {
     errors.fail(
@@ -182,6 +184,7 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
     kind: 'HostPolicy',
     reserved,
     strict,
+    quiet,
     workloads,
     raid: raid || undefined,
     locate,
@@ -208,6 +211,41 @@ function checkNesting(workloads: WorkloadSpec[], errors: FieldErrors): void {
   }
 }
 
+function parseQuiet(value: unknown, errors: FieldErrors): Policy['quiet'] {
+  if (value === undefined) return { irqs: true };
+  const q = object(value, ['quiet'], errors, 'a mapping with irqs: true|false and workqueues: true|false');
+  allowOnly(q, ['quiet'], ['irqs', 'workqueues'], errors);
+  return {
+    irqs: q.irqs === undefined ? true : boolean(q.irqs, ['quiet', 'irqs'], errors),
+    ...(q.workqueues === undefined
+      ? {}
+      : { workqueues: boolean(q.workqueues, ['quiet', 'workqueues'], errors) }),
+  };
+}
+
+function parseIrqs(value: unknown, path: FieldPath, errors: FieldErrors): NonNullable<WorkloadSpec['irqs']> {
+  const v = object(value, path, errors, 'a mapping like { nics: [eth0], on: housekeeping }');
+  allowOnly(v, path, ['nics', 'on'], errors);
+  const on =
+    v.on === undefined
+      ? 'housekeeping'
+      : oneOf(v.on, ['housekeeping', 'own'] as const, [...path, 'on'], errors);
+  if (v.nics === undefined) return { on };
+  if (!Array.isArray(v.nics) || v.nics.length === 0) {
+    errors.fail(
+      [...path, 'nics'],
+      `expected a non-empty list of NIC names like [eth0]; got ${describe(v.nics)}`,
+    );
+  }
+  const nics = v.nics.map((n, i) => {
+    if (typeof n !== 'string' || !NIC_NAME.test(n)) {
+      errors.fail([...path, 'nics', i], `expected a network interface name (e.g. eth0); got ${describe(n)}`);
+    }
+    return n;
+  });
+  return { nics, on };
+}
+
 function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] {
   if (value === undefined) return { cores: 1 };
   const r = object(value, ['reserved'], errors, 'a mapping with cores: N or cpus: "0,1"');
@@ -231,7 +269,7 @@ function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] 
 
 function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): WorkloadSpec {
   const w = object(value, path, errors, 'a workload mapping with name, class and match');
-  allowOnly(w, path, ['name', 'class', 'cores', 'numa', 'near', 'match', 'memory', 'cpu'], errors);
+  allowOnly(w, path, ['name', 'class', 'cores', 'numa', 'near', 'irqs', 'match', 'memory', 'cpu'], errors);
 
   if (typeof w.name !== 'string' || !/^[a-z0-9]([a-z0-9_-]{0,62}[a-z0-9])?$/.test(w.name)) {
     errors.fail(
@@ -251,7 +289,7 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
       );
     }
   };
-  ['cores', 'numa', 'near'].forEach(exclusiveOnly);
+  ['cores', 'numa', 'near', 'irqs'].forEach(exclusiveOnly);
   if (cls === 'exclusive' && w.cpu !== undefined) {
     errors.fail(
       [...path, 'cpu'],
@@ -284,6 +322,9 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
   };
   if (cores) spec.cores = cores;
   if (w.cpu !== undefined) spec.cpu = parseCpu(w.cpu, [...path, 'cpu'], errors);
+  if (cls === 'exclusive') {
+    spec.irqs = w.irqs === undefined ? { on: 'housekeeping' } : parseIrqs(w.irqs, [...path, 'irqs'], errors);
+  }
   return spec;
 }
 
