@@ -11,7 +11,7 @@ import {
 } from '../apply/executor.js';
 import { sameCpuList } from '../model/cpuset.js';
 import { changeSubject } from '../model/describe.js';
-import { irqTargetProblem, parseCpusOrNull, sameMask } from '../model/irq.js';
+import { IRQ_REFUSED, irqTargetProblem, parseCpusOrNull, sameMask } from '../model/irq.js';
 import type { Change } from '../model/plan.js';
 import { readLiveSync, UnreadableError } from '../sys/read.js';
 import { WriteRefused, writeKernelFile } from '../sys/write.js';
@@ -157,7 +157,7 @@ export function refusalOf(change: Change, err: StepError): WriteResult | null {
   if (err.code === 'ENOENT') return { skipped: `${change.target} ${MEANING.ENOENT}` };
   if (err.code === 'EIO' && change.setting === 'smp_affinity_list') {
     return {
-      skipped: `the kernel refused to move IRQ ${change.target.split('/').at(-1)} (EIO): ${MEANING.EIO}; it stays where the kernel put it, and only the boot parameter isolcpus=managed_irq,<exclusive CPUs> keeps a managed IRQ off them`,
+      skipped: `${IRQ_REFUSED} ${change.target.split('/').at(-1)} (EIO): ${MEANING.EIO}; it stays where the kernel put it, and only the boot parameter isolcpus=managed_irq,<exclusive CPUs> keeps a managed IRQ off them`,
     };
   }
   return null;

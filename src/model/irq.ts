@@ -3,7 +3,7 @@
 import { CpuSet, CpuSetParseError } from './cpuset.js';
 
 /** How isolate knows an IRQ is kernel-managed (its affinity fixed by the kernel; writes fail EIO). */
-export type ManagedBy = 'debugfs' | 'driver' | null;
+export type ManagedBy = 'debugfs' | 'driver' | 'refused' | null;
 
 /** One IRQ of `/proc/irq/N`, with what `/proc/interrupts` and sysfs say of it. */
 export interface ObservedIrq {
@@ -26,8 +26,9 @@ export interface ObservedIrq {
   nic: string | null;
   /**
    * Kernel-managed (multiqueue NVMe, virtio-blk, ...): `debugfs` when the kernel's IRQ debug files
-   * say so, `driver` when the action name is one such drivers give their per-queue vectors; null: not
-   * known to be managed (a write may still be refused; the executor then says so).
+   * say so, `driver` when the action name is one such drivers give their per-queue vectors, `refused`
+   * when the last apply's write to it was refused (EIO); null: not known to be managed (a write may
+   * still be refused; the executor then says so).
    */
   managed: ManagedBy;
 }
@@ -139,3 +140,11 @@ export function sameMask(a: string, b: string): boolean {
 export function managedIrqParam(cpus: CpuSet): string {
   return `isolcpus=managed_irq,${cpus}`;
 }
+
+/** How plans name an IRQ: its number and handler names (`36 (virtio2-input.1)`). */
+export function irqLabel(i: Pick<ObservedIrq, 'irq' | 'actions'>): string {
+  return i.actions.length ? `${i.irq} (${i.actions.join(', ')})` : `${i.irq}`;
+}
+
+/** How a journal's skipped entry says the kernel refused to move an IRQ (EIO). */
+export const IRQ_REFUSED = 'the kernel refused to move IRQ';

@@ -5,6 +5,7 @@ import { CpuSet } from '../model/cpuset.js';
 import {
   formatMask,
   type IrqSetting,
+  irqLabel,
   irqTarget,
   managedIrqParam,
   type ObservedIrq,
@@ -46,7 +47,7 @@ function capped(items: string[]): string {
     : `${items.slice(0, LIST_CAP).join(', ')} and ${items.length - LIST_CAP} more`;
 }
 
-const irqName = (i: ObservedIrq) => (i.actions.length ? `${i.irq} (${i.actions.join(', ')})` : `${i.irq}`);
+const irqName = irqLabel;
 
 /** The changes that keep interrupts, packet steering and unbound kernel work off the exclusive CPUs. */
 export function irqChanges(
@@ -247,7 +248,7 @@ function irqAffinities(
   if (managed.length > 0) {
     const on = managed.reduce((acc, i) => acc.union(i.affinity!.intersect(exclusive)), CpuSet.EMPTY);
     warnings.push(
-      `IRQs ${capped(managed.map(irqName))} are kernel-managed (${[...new Set(managed.map((i) => i.driver ?? 'multiqueue driver'))].join(', ')}) and may be delivered on the exclusive CPUs ${on}: the kernel places them itself and refuses writes (EIO), so isolate leaves them; they fire for I/O started on those CPUs, and only the boot parameter ${managedIrqParam(exclusive)} keeps them off`,
+      `IRQs ${capped(managed.map(irqName))} are kernel-managed (${[...new Set(managed.map((i) => (i.managed === 'refused' ? "the last apply's write was refused: EIO" : (i.driver ?? 'multiqueue driver'))))].join(', ')}) and may be delivered on the exclusive CPUs ${on}: the kernel places them itself and refuses writes (EIO), so isolate leaves them; they fire for I/O started on those CPUs, and only the boot parameter ${managedIrqParam(exclusive)} keeps them off`,
     );
   }
   if (unknown.length > 0) {

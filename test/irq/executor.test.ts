@@ -224,3 +224,59 @@ describe('IRQ changes in saved plans and journals', () => {
     expect(changeShape({ ...ok, target, setting }, 'c')).toContain(message);
   });
 });
+
+describe('an IRQ the kernel refused at the last apply', () => {
+  const policyFile = (root: string) => {
+    const file = path.join(root, 'policy.yaml');
+    writeFileSync(
+      file,
+      'apiVersion: isolate/v1\nkind: HostPolicy\nworkloads:\n  - { name: kafka, class: exclusive, cores: 1, near: [nic:eth0], match: { cgroup: /kafka } }\n  - { name: yarn, class: batch, match: { cgroup: /hadoop-yarn } }\n',
+      { mode: 0o600 },
+    );
+    return file;
+  };
+  async function refusedAt(root: string, note: string) {
+    const { newJournal, writeJournal } = await import('../../src/apply/journal.js');
+    const j = newJournal();
+    j.state = 'applied';
+    const c: Change = {
+      backend: 'irq',
+      target: '/proc/irq/36',
+      setting: 'smp_affinity_list',
+      from: '4-7',
+      to: '4-5',
+      note,
+    };
+    j.entries.push({
+      seq: 1,
+      change: c,
+      previous: '4-7',
+      status: 'skipped',
+      note: refusalOf(c, new StepError('x', 'EIO'))!.skipped,
+    });
+    await writeJournal(root, j);
+  }
+
+  it('is reported, not retried every round, while the same handler holds the number', async () => {
+    const { buildPlan } = await import('../../src/ops/plan.js');
+    const root = irqHost();
+    await refusedAt(
+      root,
+      "IRQ 36 (virtio2-input.1): eth0 serves kafka (near: nic:eth0): its queues go to node 1's housekeeping CPUs 4-5",
+    );
+    const { plan } = await buildPlan({ root, policyPath: policyFile(root), observeRaid: false });
+    expect(plan.changes.some((c) => c.target === '/proc/irq/36')).toBe(false);
+    expect(plan.changes.some((c) => c.target === '/proc/irq/37')).toBe(true);
+    expect(plan.warnings.find((w) => w.includes('kernel-managed'))).toMatch(
+      /36 \(virtio2-input\.1\).* are kernel-managed \(.*the last apply's write was refused: EIO/,
+    );
+  });
+
+  it('is planned again once another device has the number (IRQ numbers are not stable)', async () => {
+    const { buildPlan } = await import('../../src/ops/plan.js');
+    const root = irqHost();
+    await refusedAt(root, 'IRQ 36 (mlx5_comp3): off the exclusive CPUs 6-7');
+    const { plan } = await buildPlan({ root, policyPath: policyFile(root), observeRaid: false });
+    expect(plan.changes.find((c) => c.target === '/proc/irq/36')?.to).toBe('4-5');
+  });
+});
