@@ -123,7 +123,21 @@ export function observeIrqs(root: string): ObservedIrqs | undefined {
   if (wq.error) say(wqFile, wq.error);
   else if (wq.value !== null && !parseCpusOrNull(wq.value, 'mask')) say(wqFile, 'not a CPU mask');
   const workqueueMask = wq.value !== null && parseCpusOrNull(wq.value, 'mask') ? wq.value : null;
-  return { irqs, nics: nics.list, workqueueMask, unknown };
+  return { irqs, nics: nics.list, workqueueMask, unknown, irqbalance: runningIrqbalance(root) };
+}
+
+/**
+ * irqbalance 1.9.2 listens on `/run/irqbalance/irqbalance<PID>.sock` (systemd's RuntimeDirectory, gone
+ * when the service stops); a socket left by a killed daemon is told apart by its PID's comm.
+ */
+function runningIrqbalance(root: string): { pid: number } | null {
+  for (const f of entries(path.join(root, 'run/irqbalance')) ?? []) {
+    const m = /^irqbalance(\d{1,10})\.sock$/.exec(f);
+    if (!m) continue;
+    const comm = readOpt(path.join(root, 'proc', m[1]!, 'comm')).value;
+    if (comm === 'irqbalance') return { pid: Number(m[1]) };
+  }
+  return null;
 }
 
 /** IRQ number → the text after its counts in /proc/interrupts (IRQs with a row only). */

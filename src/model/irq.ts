@@ -60,6 +60,11 @@ export interface ObservedIrqs {
   workqueueMask: string | null;
   /** Things that could not be read or made sense of: each leaves its item unknown, never absent. */
   unknown: string[];
+  /**
+   * A running irqbalance (its socket `/run/irqbalance/irqbalance<PID>.sock`, 1.9.2, and that PID
+   * alive as `irqbalance`): it rewrites affinities every 10 s. Null: none found.
+   */
+  irqbalance: { pid: number } | null;
 }
 
 /** What isolate writes here: `/proc/irq/N`, `/sys/class/net/DEV/queues/rx-N`, the workqueue mask. */

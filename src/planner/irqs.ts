@@ -75,6 +75,11 @@ export function irqChanges(
     changes.push(...steering(observed, exclusive, nicPlans));
   }
   if (quiet.workqueues) changes.push(...workqueue(topology, observed, exclusive, warnings));
+  if (quiet.irqs && observed.irqbalance) {
+    warnings.push(
+      `irqbalance (pid ${observed.irqbalance.pid}) is running: it moves IRQs every 10 s, so between the agent's rounds they may land on the exclusive CPUs again; ban them in /etc/default/irqbalance (IRQBALANCE_BANNED_CPULIST=${exclusive}) and restart irqbalance, or stop it — isolate does not yet write that setting itself`,
+    );
+  }
   return changes;
 }
 

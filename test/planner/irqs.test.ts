@@ -2,7 +2,7 @@
 // CPUs 0-3, node 1 = 4-7, SMT siblings adjacent; reserved 1 core per package = 0-1 and 4-5): the
 // NIC Kafka is near goes to its node's housekeeping CPUs (or its own cores), every other movable
 // IRQ leaves the exclusive CPUs, managed IRQs are reported, RPS/XPS and the workqueue mask follow.
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { observeIrqs } from '../../src/irq/observe.js';
@@ -215,6 +215,17 @@ describe('quiet cores plan', () => {
     expect(p.warnings.find((w) => w.startsWith('irq: 2 items could not be read'))).toContain(
       'eth1/queues/rx-0/rps_cpus: "f0,zz" is not a CPU mask',
     );
+  });
+
+  it('a running irqbalance is named with the setting that stops it undoing the plan; a stale socket is not', () => {
+    const root = irqHost();
+    mkdirSync(path.join(root, 'run/irqbalance'), { recursive: true });
+    writeFileSync(path.join(root, 'run/irqbalance/irqbalance812.sock'), '');
+    expect(planOn(root).warnings.some((w) => w.includes('irqbalance'))).toBe(false);
+    mkdirSync(path.join(root, 'proc/812'), { recursive: true });
+    writeFileSync(path.join(root, 'proc/812/comm'), 'irqbalance\n');
+    const w = planOn(root).warnings.find((x) => x.startsWith('irqbalance'));
+    expect(w).toMatch(/^irqbalance \(pid 812\) is running: .*IRQBALANCE_BANNED_CPULIST=6-7/);
   });
 
   it('a NIC the policy names but the host lacks is a warning, not an error', () => {
