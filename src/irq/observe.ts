@@ -74,6 +74,10 @@ export function observeIrqs(root: string): ObservedIrqs | undefined {
     if (fn && !nicOfPci.has(fn)) nicOfPci.set(fn, n.name);
   }
 
+  // Read per IRQ only where the kernel has IRQ debug files (debugfs mounted, GENERIC_IRQ_DEBUGFS).
+  const debugDir = entries(path.join(root, 'sys/kernel/debug/irq/irqs'))
+    ? path.join(root, 'sys/kernel/debug/irq/irqs')
+    : null;
   const irqs: ObservedIrq[] = [];
   for (const name of numbers.filter((n) => /^\d{1,7}$/.test(n)).sort((a, b) => Number(a) - Number(b))) {
     if (irqs.length >= MAX_IRQS) {
@@ -114,7 +118,7 @@ export function observeIrqs(root: string): ObservedIrqs | undefined {
       pci: fn,
       driver: fn ? (pci.driver.get(fn) ?? null) : null,
       nic: fn ? (nicOfPci.get(fn) ?? null) : null,
-      managed: managedBy(root, irq, actions),
+      managed: managedBy(debugDir, irq, actions),
     });
   }
 
@@ -239,8 +243,10 @@ function readNics(
 }
 
 /** Kernel-managed: the IRQ debug file's state flags when debugfs is there, else the driver's vector names. */
-function managedBy(root: string, irq: number, actions: string[]): ManagedBy {
-  const debug = readOpt(path.join(root, 'sys/kernel/debug/irq/irqs', String(irq)), { maxBytes: 256 * 1024 });
+function managedBy(debugDir: string | null, irq: number, actions: string[]): ManagedBy {
+  const debug = debugDir
+    ? readOpt(path.join(debugDir, String(irq)), { maxBytes: 256 * 1024 })
+    : { value: null };
   if (debug.value !== null) return /\bIRQD_AFFINITY_MANAGED\b/.test(debug.value) ? 'debugfs' : null;
   return actions.some((a) => MANAGED_NAMES.some((re) => re.test(a))) ? 'driver' : null;
 }
