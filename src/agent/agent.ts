@@ -13,6 +13,7 @@ import type { LogFn } from '../model/log.js';
 import type { Allocation } from '../model/plan.js';
 import { apply } from '../ops/apply.js';
 import { check } from '../ops/check.js';
+import type { InterruptCounts } from '../irq/delivered.js';
 import { SystemdMemo } from '../ops/systemd-memo.js';
 import type { Topology } from '../model/topology.js';
 import { readTopology, topologyStamp } from '../topology/read.js';
@@ -67,6 +68,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   // Kept across rounds (ops/round-cache.ts): PIDs that matched no workload are not read again every
   // round (proc-scan.ts), and systemd's last answer is used again while the cgroup tree reads the same.
   const processScan = new ProcessScanMemo();
+  // The last read of the interrupt counters: each audit measures from the one before it.
+  const interruptCounts: { last: InterruptCounts | null } = { last: null };
   const systemdMemo = new SystemdMemo();
   const cache = { processes: processScan, systemd: systemdMemo };
   const topology = new TopologyHolder(o.root);
@@ -136,7 +139,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
       }
 
       if (o.once) {
-        const report = await hostCheck(o, policy, processScan, topology.current());
+        const report = await hostCheck(o, policy, processScan, topology.current(), interruptCounts);
         logCheck(o, report);
         return round?.ok === false && report.status === 'OK'
           ? EXIT_STATUS.WARNING
@@ -146,13 +149,15 @@ export async function runAgent(o: AgentOptions): Promise<number> {
         nextCheck = Date.now() + o.checkIntervalMs;
         // Logged like `isolate check` (status and summary), so the journal of an agent host says what
         // each audit found, not only the metrics; an audit that cannot run is UNKNOWN, as there.
-        const report = await hostCheck(o, policy, processScan, topology.current()).catch((err: unknown) => {
-          o.log('warn', 'check', {
-            status: 'UNKNOWN',
-            summary: err instanceof Error ? err.message : String(err),
-          });
-          return null;
-        });
+        const report = await hostCheck(o, policy, processScan, topology.current(), interruptCounts).catch(
+          (err: unknown) => {
+            o.log('warn', 'check', {
+              status: 'UNKNOWN',
+              summary: err instanceof Error ? err.message : String(err),
+            });
+            return null;
+          },
+        );
         if (report) {
           logCheck(o, report);
           // The counts, not the lists' lengths: the report lists at most 1,000 of each.
@@ -162,6 +167,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
             workload: report.counts.outside,
           });
           o.metrics?.jvmOversized(report.jvmOversized);
+          if (report.interrupts) o.metrics?.interrupts(report.interrupts);
         }
       }
       if (o.stop.aborted) return 0;
@@ -291,8 +297,17 @@ function hostCheck(
   policy: PolicyHolder,
   processScan: ProcessScanMemo,
   topology: Topology,
+  interruptCounts: { last: InterruptCounts | null },
 ): Promise<CheckReport> {
   return check({
+    // From the previous audit's read, with no wait of its own (the first audit: over its own run).
+    interrupts: {
+      windowMs: 0,
+      since: interruptCounts.last,
+      read: (c) => {
+        interruptCounts.last = c;
+      },
+    },
     root: o.root,
     policySource: policy.current!,
     observeRaid: false,

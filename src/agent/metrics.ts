@@ -5,6 +5,7 @@ import type * as Prom from 'prom-client';
 import type { Psi, PsiLine, PsiResource } from '../cgroup/psi.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation } from '../model/raid.js';
+import type { DeliveredReport } from '../irq/delivered.js';
 
 export interface AgentMetrics {
   /** Everything the HTTP endpoint serves: isolate's metrics and prom-client's process_*, nodejs_*. */
@@ -21,6 +22,8 @@ export interface AgentMetrics {
   violations(byKind: Record<string, number>): void;
   /** Per workload: its JVMs whose GC/JIT pools were sized for more CPUs than they may use now. */
   jvmOversized(byWorkload: Record<string, number>): void;
+  /** Interrupts delivered to the exclusive CPUs since the audit before, per source. */
+  interrupts(r: DeliveredReport): void;
   allocation(a: Allocation): void;
   /**
    * The workloads whose cgroup pressure the metrics show. Read when scraped (or the textfile is
@@ -86,6 +89,11 @@ export async function createMetrics(): Promise<AgentMetrics> {
     'isolate_jvm_oversized_pools',
     'JVMs of each workload whose GC/JIT thread pools were sized for more CPUs than they may use now (restart them; see docs/jvm.md)',
     ['workload'],
+  );
+  const exclusiveInterrupts = c(
+    'isolate_exclusive_cpu_interrupts_total',
+    'Interrupts delivered to the exclusive CPUs, per source: a device IRQ by its handler names (kind irq), receive processing (kind softirq, NET_RX); counted between audits',
+    ['kind', 'source'],
   );
   const exclusive = g('isolate_exclusive_cpus', 'CPUs given to each exclusive workload', ['workload']);
   const lastSuccess = g('isolate_last_success_timestamp_seconds', 'When the host last matched the policy');
@@ -166,6 +174,13 @@ export async function createMetrics(): Promise<AgentMetrics> {
       // A workload gone from the policy must not keep reporting its last value.
       jvmOversized.reset();
       for (const [workload, n] of Object.entries(byWorkload)) jvmOversized.set({ workload }, n);
+    },
+    interrupts(r) {
+      for (const s of r.sources)
+        exclusiveInterrupts.inc(
+          { kind: s.kind, source: s.kind === 'irq' ? `${s.id}:${s.name}` : s.name },
+          s.total,
+        );
     },
     allocation(a) {
       // A workload gone from the policy must not keep reporting its last value.

@@ -7,6 +7,8 @@ import { CpuSet } from '../model/cpuset.js';
 import { type Finding, verdictOf } from '../model/finding.js';
 import type { WorkloadAllocation } from '../model/plan.js';
 import { nicIrqs } from './irqs.js';
+import type { DeliveredReport } from '../irq/delivered.js';
+import { interruptFindings } from './interrupts.js';
 import { auditJvms } from './jvm.js';
 import type { CpuChange } from '../model/jvm.js';
 import { numaBytes, numaMapsAnonBytes } from './numa.js';
@@ -33,6 +35,11 @@ export interface AuditInput {
    * journal `check` read): absent, every change is undated and JVMs are judged by their threads.
    */
   cpuChange?: (workload: string, pid: number) => CpuChange | null;
+  /**
+   * Interrupts delivered to the exclusive CPUs over the check's window (irq/delivered.ts), and the
+   * IRQs expected there (number → why: kernel-managed, or a NIC on its workload's own cores).
+   */
+  interrupts?: { report: DeliveredReport; expected: ReadonlyMap<string, string> };
 }
 
 /** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
@@ -91,6 +98,8 @@ export function audit(input: AuditInput): CheckReport {
     });
   }
 
+  if (input.interrupts)
+    findings.push(...interruptFindings(input.interrupts.report, input.interrupts.expected));
   const irqs = nicIrqs(input.root, all);
   let wqMask: string | null = null;
   const wqRaw = readTrimSync(path.join(input.root, 'sys/devices/virtual/workqueue/cpumask'));
@@ -124,6 +133,7 @@ export function audit(input: AuditInput): CheckReport {
     unboundWorkqueueWorkers: scan.unboundWorkers.items,
     workqueueCpumask: wqMask,
     irqs,
+    ...(input.interrupts ? { interrupts: input.interrupts.report } : {}),
     jvms: jvm.jvms,
     jvmOversized: jvm.oversized,
     pendingChanges: input.pendingChanges,

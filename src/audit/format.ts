@@ -49,6 +49,13 @@ export function formatCheck(r: CheckReport): string {
       `  unbound workqueue workers on exclusive CPUs (not counted): ${r.unboundWorkqueueWorkers.length}; workqueue cpumask ${r.workqueueCpumask ?? '?'} (set /sys/devices/virtual/workqueue/cpumask to the housekeeping CPUs to move them)`,
     );
   }
+  if (r.interrupts) {
+    const i = r.interrupts;
+    const total = i.sources.reduce((n, s) => n + s.total, 0);
+    lines.push(
+      `  interrupts on exclusive CPUs ${i.cpus || '-'} in ${(i.windowMs / 1000).toFixed(1)} s: ${total === 0 ? 'none' : i.sources.map((s) => `${s.kind === 'irq' ? `IRQ ${s.id} (${s.name})` : s.name} ${s.total}`).join(', ')}`,
+    );
+  }
   if (r.irqs.length === 0) lines.push('  NIC IRQs: none found');
   for (const q of r.irqs) {
     lines.push(

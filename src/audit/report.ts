@@ -1,6 +1,7 @@
 // The host check's report: what `check --json` prints and the agent exports.
 import type { Psi, PsiResource } from '../cgroup/psi.js';
 import type { Finding, Status } from '../model/finding.js';
+import type { DeliveredReport } from '../irq/delivered.js';
 import type { IrqInfo } from './irqs.js';
 import type { JvmCheck } from './jvm.js';
 import type { ThreadInfo } from './threads.js';
@@ -47,6 +48,11 @@ export interface CheckReport {
   /** /sys/devices/virtual/workqueue/cpumask as a list, when readable. */
   workqueueCpumask: string | null;
   irqs: IrqInfo[];
+  /**
+   * Interrupts delivered to the exclusive CPUs over the check's window, per source (device IRQs from
+   * /proc/interrupts, NET_RX from /proc/softirqs); absent when the root has neither file.
+   */
+  interrupts?: DeliveredReport;
   /** The workloads' JVMs (at most 32 a workload), their pools judged against their CPUs. */
   jvms: JvmCheck[];
   /** Per workload: its JVMs whose GC/JIT pools were sized for more CPUs than they may use now. */

@@ -1,3 +1,4 @@
+import type { ObservedIrqs } from './irq.js';
 import type { RaidObservation } from './raid.js';
 
 /**
@@ -29,6 +30,11 @@ export interface ObservedState {
    * own cpuset reads now (a hand-made write there is drift to revert, not a choice to adopt).
    */
   assignment?: Record<string, string>;
+  /**
+   * IRQs, NIC queue steering masks and the workqueue cpumask (src/irq/observe.ts); absent when the
+   * root has no /proc/irq (then no interrupt is planned).
+   */
+  irqs?: ObservedIrqs;
 }
 
 /** One v1 cgroup: its interface files (only those present) and whether it holds tasks itself. */

@@ -1,7 +1,8 @@
 import type { CpuSet } from './cpuset.js';
 import type { WorkloadDisks } from './disks.js';
+import type { IrqSetting } from './irq.js';
 
-export type ChangeBackend = 'cgroupfs' | 'systemd' | 'raid';
+export type ChangeBackend = 'cgroupfs' | 'systemd' | 'raid' | 'irq';
 
 /** Files isolate writes in a cgroup it owns (and `mkdir` to create one). */
 export type CgroupSetting =
@@ -85,7 +86,8 @@ export const RAID_SETTINGS: readonly RaidSetting[] = [
 interface ChangeBase {
   /**
    * What is changed: a cgroup path relative to the cgroup2 mount (`/kafka.slice`), a systemd unit
-   * (`kafka.service`), or a RAID logical drive (`storcli:/c0/v0`).
+   * (`kafka.service`), a RAID logical drive (`storcli:/c0/v0`), or an IRQ backend directory
+   * (`/proc/irq/25`, `/sys/class/net/eth0/queues/rx-0`).
    */
   target: string;
   /** Value observed when planning; null when the target does not exist yet or could not be read. */
@@ -116,10 +118,20 @@ export interface RaidChange extends ChangeBase {
 }
 
 /**
+ * An IRQ's affinity (`/proc/irq/N` smp_affinity_list), a NIC queue's steering mask
+ * (`/sys/class/net/DEV/queues/rx-N` rps_cpus, `tx-N` xps_cpus) or the unbound workqueues' cpumask
+ * (`/sys/devices/virtual/workqueue` cpumask): the target is the directory, the setting its file.
+ */
+export interface IrqChange extends ChangeBase {
+  backend: 'irq';
+  setting: IrqSetting;
+}
+
+/**
  * One setting to change on the host. Every backend consumes the same shape, so `plan` can show,
  * and `apply` journal and roll back, all changes alike.
  */
-export type Change = CgroupChange | SystemdChange | RaidChange;
+export type Change = CgroupChange | SystemdChange | RaidChange | IrqChange;
 
 export type WorkloadClass = 'exclusive' | 'batch';
 

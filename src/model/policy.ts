@@ -51,6 +51,11 @@ export interface WorkloadSpec {
   memory: MemorySpec;
   /** Exclusive only: the directories whose disks the workload's I/O lives on. */
   disks?: DiskSource;
+  /**
+   * Exclusive only: where the interrupts (and RPS/XPS) of its NICs go. `nics` defaults to the NICs of
+   * `near`; `on`: the housekeeping CPUs of the workload's node (default) or its own cores.
+   */
+  irqs?: { nics?: string[]; on: 'housekeeping' | 'own' };
   /** Batch only: cgroup cpu.weight (1-10000) or SCHED_IDLE (`cpu.idle`). */
   cpu?: { weight?: number; idle?: boolean };
   /**
@@ -72,6 +77,11 @@ export interface Policy {
   /** Fence every other top-level cgroup off the exclusive cores too. */
   strict: boolean;
   workloads: WorkloadSpec[];
+  /**
+   * Quiet cores: move movable device IRQs (and the RPS masks of NICs) off the exclusive CPUs
+   * (`irqs`, default true), and the unbound workqueues (`workqueues`; absent: as `strict` says).
+   */
+  quiet: { irqs: boolean; workqueues?: boolean };
   raid?: RaidPolicy;
   /** Maps a field path back to `file:line:column` for errors raised after loading (e.g. by the planner). */
   locate(path: FieldPath, at?: 'key' | 'value'): string;

@@ -4,6 +4,7 @@
 // every field has been checked, and a field isolate does not write is refused, not ignored.
 import { CGROUP_SETTINGS, type ChangeBackend, RAID_SETTINGS } from './plan.js';
 import { JVM_OPTIONS_SETTING } from './jvm-options.js';
+import { IRQ_SETTINGS, irqTargetProblem } from './irq.js';
 import { SYSTEMD_PROPERTY } from './systemd.js';
 
 /** A check returns what is wrong (prefixed by where), or null. */
@@ -113,6 +114,7 @@ const SETTINGS: Record<ChangeBackend, readonly string[]> = {
   cgroupfs: CGROUP_SETTINGS,
   raid: RAID_SETTINGS,
   systemd: ['Slice', 'ActiveState', JVM_OPTIONS_SETTING, ...Object.values(SYSTEMD_PROPERTY)],
+  irq: IRQ_SETTINGS,
 };
 
 const TARGETS: Record<ChangeBackend, Check> = {
@@ -121,6 +123,15 @@ const TARGETS: Record<ChangeBackend, Check> = {
   systemd: matching(/^[A-Za-z0-9:_.@\\-]+\.(service|slice|scope|socket|mount)$/, 'a systemd unit name', 256),
   // `storcli:/c0/v0`: the tool family, then the vendor's own address.
   raid: matching(/^[a-z0-9]+:[A-Za-z0-9/_=.:-]+$/, 'a RAID target such as storcli:/c0/v0', 256),
+  // Checked with the setting below (irqTargetProblem): only these three kinds of directory.
+  irq: str(256),
+};
+
+/** An IRQ change's target must be the directory its setting lives in, and nothing else. */
+const irqTarget: Check = (v, at) => {
+  if (!isPlainObject(v)) return null;
+  const bad = irqTargetProblem(String(v.target), String(v.setting));
+  return bad ? `${at}.target: ${bad}` : null;
 };
 
 /** One Change, in full: its backend's settings and target shape, `hierarchy` only for cgroup v1. */
@@ -129,7 +140,7 @@ export const change: Check = (v, at) => {
   const backend = v.backend as ChangeBackend;
   const known = oneOf(Object.keys(SETTINGS))(backend, `${at}.backend`);
   if (known) return known;
-  return object(
+  const fields = object(
     {
       backend: oneOf([backend]),
       target: TARGETS[backend],
@@ -147,6 +158,7 @@ export const change: Check = (v, at) => {
         : {}),
     },
   )(v, at);
+  return fields ?? (backend === 'irq' ? irqTarget(v, at) : null);
 };
 
 /** An absolute path without NULs (tool paths): never a PATH lookup. */

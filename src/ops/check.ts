@@ -10,6 +10,10 @@ import type { Topology } from '../model/topology.js';
 import { buildPlan } from './plan.js';
 import type { PolicySource } from './policy-source.js';
 import type { OpContext } from './ports.js';
+import type { AuditInput } from '../audit/audit.js';
+import type { InterruptCounts } from '../irq/delivered.js';
+import { CpuSet } from '../model/cpuset.js';
+import type { BuiltPlan } from './plan.js';
 
 export interface CheckRequest extends OpContext {
   policyPath?: string;
@@ -22,9 +26,25 @@ export interface CheckRequest extends OpContext {
   /** See PlanRequest.topology and PlanRequest.cache (the agent's). */
   topology?: Topology;
   cache?: RoundCache;
+  /**
+   * How interrupts on the exclusive CPUs are measured. Default: over at least `windowMs` (1000) from
+   * the start of the check. `since`: from that earlier read instead, without waiting (the agent's
+   * previous round); `read` receives the closing read (the agent's next `since`).
+   */
+  interrupts?: {
+    windowMs?: number;
+    since?: InterruptCounts | null;
+    read?: (counts: InterruptCounts) => void;
+  };
 }
 
+/** The default measuring window of `isolate check`: long enough to see a NIC's or a timer's IRQs. */
+export const INTERRUPT_WINDOW_MS = 1000;
+
 export async function check(req: CheckRequest): Promise<CheckReport> {
+  const { readInterruptCounts, deliveredOn } = await import('../irq/delivered.js');
+  // Read first: planning (a few hundred ms on a large host) counts towards the window.
+  const since = req.interrupts?.since ?? readInterruptCounts(req.root);
   const built = await buildPlan({
     root: req.root,
     policyPath: req.policyPath,
@@ -49,7 +69,23 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     await readBaseline(req.root).catch(() => null),
     await readJournal(req.root).catch(() => null),
   ];
+  let interrupts: AuditInput['interrupts'];
+  // Measured only where the policy asks for quiet cores: a window costs every check a second.
+  if (since && built.policy.quiet?.irqs) {
+    const windowMs = req.interrupts?.since ? 0 : (req.interrupts?.windowMs ?? INTERRUPT_WINDOW_MS);
+    const wait = windowMs - (performance.now() - since.at);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const until = readInterruptCounts(req.root);
+    if (until) {
+      req.interrupts?.read?.(until);
+      const exclusive = built.plan.allocation.workloads
+        .filter((w) => w.class === 'exclusive')
+        .reduce((acc, w) => acc.union(w.cpus), CpuSet.EMPTY);
+      interrupts = { report: deliveredOn(since, until, exclusive), expected: expectedIrqs(built) };
+    }
+  }
   return audit({
+    interrupts,
     cpuChange: (workload, pid) => cpuChangeOf(journals, workload, pid, built.topology.online.size),
     root: req.root,
     allocation: built.plan.allocation.workloads,
@@ -61,4 +97,29 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     v1CpusetDir: v1 ? path.join(cgroupMount(req.root), v1.hierarchies.cpuset!) : undefined,
     listCap: req.listCap,
   });
+}
+
+/** IRQs that may land on exclusive CPUs by design: kernel-managed ones, and NICs placed on their workload's own cores. */
+function expectedIrqs(built: BuiltPlan): Map<string, string> {
+  const out = new Map<string, string>();
+  const irqs = built.observed.irqs?.irqs ?? [];
+  const own = new Map<string, string>();
+  for (const w of built.policy.workloads) {
+    if (w.class !== 'exclusive' || w.irqs?.on !== 'own') continue;
+    const nics = w.irqs.nics ?? w.near.filter((d) => d.kind === 'nic').map((d) => d.name);
+    for (const n of nics) if (!own.has(n)) own.set(n, w.name);
+  }
+  for (const i of irqs) {
+    if (i.managed)
+      out.set(
+        String(i.irq),
+        'kernel-managed: it fires for I/O started on these CPUs; only isolcpus=managed_irq moves it',
+      );
+    else if (i.nic && own.has(i.nic))
+      out.set(
+        String(i.irq),
+        `${i.nic} serves ${own.get(i.nic)}, whose irqs.on: own puts its queues on its own cores`,
+      );
+  }
+  return out;
 }

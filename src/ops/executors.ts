@@ -83,6 +83,10 @@ export async function executorsFor(
     const { SystemdExecutor } = await import('../systemd/executor.js');
     execs.systemd = new SystemdExecutor(root);
   }
+  if (changes.some((c) => c.backend === 'irq')) {
+    const { IrqExecutor } = await import('../irq/executor.js');
+    execs.irq = new IrqExecutor(root);
+  }
   if (changes.some((c) => c.backend === 'raid')) {
     // Loaded only when a plan has RAID changes: vendor-tool code is not needed otherwise.
     const { raidExecutor } = await import('../raid/executor.js');

@@ -118,5 +118,8 @@ export async function observe(root: string, policy: Policy, cache: RoundCache = 
       if (sdv1) observed.systemd = sdv1;
     }
   }
+  const { observeIrqs } = await import('../irq/observe.js');
+  const irqs = observeIrqs(root);
+  if (irqs) observed.irqs = irqs;
   return observed;
 }

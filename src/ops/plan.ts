@@ -3,6 +3,7 @@
 // and the agent call it too, so they always agree; what `isolate plan` saves is in saved-plan.ts.
 import type { ObservedState } from '../model/observed.js';
 import type { JvmFacts } from '../model/jvm.js';
+import { IRQ_REFUSED, irqLabel } from '../model/irq.js';
 import type { Plan } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
 import type { RaidTool } from '../model/raid.js';
@@ -98,8 +99,14 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   const cache = req.cache ?? {};
   // The cores isolate assigned last, for this policy and topology: planned from, not the live files.
   const assignment = readAssignment(req.root, source.sha256, topology);
+  // IRQs the kernel refused to move at the last apply: left alone (reported) rather than retried each round.
+  const refused = await refusedIrqs(req.root);
   const planFrom = (o: ObservedState) => {
     if (assignment.workloads) o.assignment = assignment.workloads;
+    for (const irq of o.irqs?.irqs ?? []) {
+      const note = refused.get(irq.irq);
+      if (note && !irq.managed && note.startsWith(`IRQ ${irqLabel(irq)}:`)) irq.managed = 'refused';
+    }
     const p = planHost(topology, policy, o);
     if (assignment.note) p.notes.push(assignment.note);
     if (assignment.warning) p.warnings.push(assignment.warning);
@@ -149,6 +156,24 @@ async function addDisks(root: string, plan: Plan, policy: Policy, observed: Obse
   plan.notes.push(
     ...ioPreconditionNotes(plan.disks, { controller, controllersFile, ...readIoCost(root, cg.mount) }),
   );
+}
+
+/**
+ * IRQ number → the planned change's note, for each IRQ whose affinity write the last journal records
+ * as refused by the kernel (EIO). The note names the IRQ's handlers: a number another device took
+ * since is not the IRQ that refused.
+ */
+async function refusedIrqs(root: string): Promise<Map<number, string>> {
+  const out = new Map<number, string>();
+  const { readJournal } = await import('../apply/journal.js');
+  const journal = await readJournal(root).catch(() => null);
+  for (const e of journal?.entries ?? []) {
+    const c = e.change;
+    if (e.status !== 'skipped' || c.backend !== 'irq' || c.setting !== 'smp_affinity_list') continue;
+    if (!e.note?.startsWith(IRQ_REFUSED)) continue;
+    out.set(Number(c.target.split('/').at(-1)), c.note ?? '');
+  }
+  return out;
 }
 
 /** The running JVMs of each workload whose CPUs the plan changes, judged into its warnings and notes. */

@@ -7,6 +7,7 @@ import type { Topology } from '../model/topology.js';
 import { allocate } from './allocate.js';
 import { cgroupChanges } from './changes.js';
 import { jvmOptionChanges } from './jvm.js';
+import { irqChanges } from './irqs.js';
 import { planRaid } from './raid/plan.js';
 import { v1Changes } from './v1.js';
 
@@ -39,6 +40,10 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
     ? v1Changes(topology, policy, allocation, observed, warnings)
     : cgroupChanges(topology, policy, allocation, observed, warnings);
   changes.push(...jvmOptionChanges(policy, allocation, observed, warnings));
+  const notes = [...topology.notes];
+  // Quiet cores, after the cgroup changes: the allocation they follow is then in force.
+  if (observed.irqs)
+    changes.push(...irqChanges(topology, policy, allocation, observed.irqs, warnings, notes));
   if (policy.raid && observed.raid) {
     // RAID changes join the same plan, journal and rollback as the cgroup changes, after them.
     const r = planRaid(policy.raid, observed.raid);
@@ -48,5 +53,5 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
       ...r.warnings.map((w) => `raid: ${w}`),
     );
   }
-  return { allocation, changes, warnings, notes: [...topology.notes], layout: layoutOf(observed) };
+  return { allocation, changes, warnings, notes, layout: layoutOf(observed) };
 }

@@ -4,7 +4,8 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument }
 import { UserError } from '../model/errors.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { parseRaidPolicy } from './raid.js';
-import { allowOnly, boolean, exact, object } from './validate.js';
+import { allowOnly, boolean, exact, object, oneOf } from './validate.js';
+import { NIC_NAME } from '../model/irq.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { describe, parseMemoryAmount } from './size.js';
@@ -127,7 +128,7 @@ function nodeAt(root: Node | null, path: FieldPath, at: 'key' | 'value'): Node |
 
 function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locate: Policy['locate']): Policy {
   const top = object(raw, [], errors, 'a HostPolicy mapping with apiVersion, kind and workloads');
-  allowOnly(top, [], ['apiVersion', 'kind', 'reserved', 'strict', 'workloads', 'raid'], errors);
+  allowOnly(top, [], ['apiVersion', 'kind', 'reserved', 'strict', 'quiet', 'workloads', 'raid'], errors);
 
   if (top.apiVersion !== 'isolate/v1') {
     errors.fail(['apiVersion'], `expected "isolate/v1"; got ${describe(top.apiVersion)}`);
@@ -136,6 +137,7 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
 
   const reserved = parseReserved(top.reserved, errors);
   const strict = top.strict === undefined ? false : boolean(top.strict, ['strict'], errors);
+  const quiet = parseQuiet(top.quiet, errors);
 
   if (!Array.isArray(top.workloads) || top.workloads.length === 0) {
     errors.fail(
@@ -190,6 +192,7 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
     kind: 'HostPolicy',
     reserved,
     strict,
+    quiet,
     workloads,
     raid: raid || undefined,
     locate,
@@ -214,6 +217,42 @@ function checkNesting(workloads: WorkloadSpec[], errors: FieldErrors): void {
       );
     }
   }
+}
+
+function parseQuiet(value: unknown, errors: FieldErrors): Policy['quiet'] {
+  // Opt-in until the quiet-cores guest scenario (issue 50) has proven it on a real kernel.
+  if (value === undefined) return { irqs: false };
+  const q = object(value, ['quiet'], errors, 'a mapping with irqs: true|false and workqueues: true|false');
+  allowOnly(q, ['quiet'], ['irqs', 'workqueues'], errors);
+  return {
+    irqs: q.irqs === undefined ? false : boolean(q.irqs, ['quiet', 'irqs'], errors),
+    ...(q.workqueues === undefined
+      ? {}
+      : { workqueues: boolean(q.workqueues, ['quiet', 'workqueues'], errors) }),
+  };
+}
+
+function parseIrqs(value: unknown, path: FieldPath, errors: FieldErrors): NonNullable<WorkloadSpec['irqs']> {
+  const v = object(value, path, errors, 'a mapping like { nics: [eth0], on: housekeeping }');
+  allowOnly(v, path, ['nics', 'on'], errors);
+  const on =
+    v.on === undefined
+      ? 'housekeeping'
+      : oneOf(v.on, ['housekeeping', 'own'] as const, [...path, 'on'], errors);
+  if (v.nics === undefined) return { on };
+  if (!Array.isArray(v.nics) || v.nics.length === 0) {
+    errors.fail(
+      [...path, 'nics'],
+      `expected a non-empty list of NIC names like [eth0]; got ${describe(v.nics)}`,
+    );
+  }
+  const nics = v.nics.map((n, i) => {
+    if (typeof n !== 'string' || !NIC_NAME.test(n)) {
+      errors.fail([...path, 'nics', i], `expected a network interface name (e.g. eth0); got ${describe(n)}`);
+    }
+    return n;
+  });
+  return { nics, on };
 }
 
 function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] {
@@ -242,7 +281,7 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
   allowOnly(
     w,
     path,
-    ['name', 'class', 'cores', 'numa', 'near', 'disks', 'match', 'memory', 'cpu', 'jvm'],
+    ['name', 'class', 'cores', 'numa', 'near', 'irqs', 'disks', 'match', 'memory', 'cpu', 'jvm'],
     errors,
   );
 
@@ -264,7 +303,7 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
       );
     }
   };
-  ['cores', 'numa', 'near'].forEach(exclusiveOnly);
+  ['cores', 'numa', 'near', 'irqs'].forEach(exclusiveOnly);
   if (cls === 'batch' && w.disks !== undefined) {
     errors.fail(
       [...path, 'disks'],
@@ -305,6 +344,9 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
   if (w.cpu !== undefined) spec.cpu = parseCpu(w.cpu, [...path, 'cpu'], errors);
   if (w.disks !== undefined) spec.disks = parseDisks(w.disks, [...path, 'disks'], errors);
   if (w.jvm !== undefined) spec.jvm = parseJvm(w.jvm, spec.match, [...path, 'jvm'], errors);
+  if (cls === 'exclusive') {
+    spec.irqs = w.irqs === undefined ? { on: 'housekeeping' } : parseIrqs(w.irqs, [...path, 'irqs'], errors);
+  }
   return spec;
 }
 

@@ -23,6 +23,10 @@ export const LAYERS: Record<string, { rank: number; job: string }> = {
   },
   systemd: { rank: 5, job: 'systemd backend: unit properties through systemctl' },
   raid: { rank: 5, job: 'RAID backend: vendor tool runner, parsers, observer + executor' },
+  irq: {
+    rank: 5,
+    job: 'IRQ backend: /proc/irq, NIC queue steering masks, the workqueue cpumask: observer, counts, executor',
+  },
   audit: { rank: 6, job: 'the host check: thread scan, IRQs, NUMA memory, findings rules' },
   ops: { rank: 7, job: 'application layer: plan/apply/rollback/check/raid with injected ports' },
   agent: { rank: 8, job: 'the reconcile loop over ops, metrics, sd_notify' },
@@ -34,7 +38,7 @@ export const LAYERS: Record<string, { rank: number; job: string }> = {
  * The planner ranks below them, so rank alone would allow the edge: a backend must still never
  * import the planner. What both need (RAID safety judgement, set-command vocabulary) lives in model.
  */
-export const BACKENDS = ['cgroup', 'cgroupv1', 'systemd', 'raid'] as const;
+export const BACKENDS = ['cgroup', 'cgroupv1', 'systemd', 'raid', 'irq'] as const;
 
 export interface Edge {
   file: string;

@@ -1,0 +1,164 @@
+// The IRQ backend: writes an IRQ's smp_affinity_list (verified by where the kernel really delivers
+// it, effective_affinity_list), a NIC queue's RPS/XPS mask and the unbound workqueues' cpumask, each
+// through the one kernel-file writer, and restores the exact previous value on undo.
+import { UserError } from '../model/errors.js';
+import {
+  type ChangeExecutor,
+  type PreflightStep,
+  StepError,
+  type UndoResult,
+  type WriteResult,
+} from '../apply/executor.js';
+import { sameCpuList } from '../model/cpuset.js';
+import { changeSubject } from '../model/describe.js';
+import { IRQ_REFUSED, irqTargetProblem, parseCpusOrNull, sameMask } from '../model/irq.js';
+import type { Change } from '../model/plan.js';
+import { readLiveSync, UnreadableError } from '../sys/read.js';
+import { WriteRefused, writeKernelFile } from '../sys/write.js';
+import path from 'node:path';
+
+/** What the kernel's answer to a write here means (kernel/irq/proc.c, net-sysfs.c, workqueue.c). */
+const MEANING: Record<string, string> = {
+  EIO: 'the kernel does not let user space move this IRQ: it is kernel-managed (multiqueue NVMe, virtio-blk, ...), per-CPU, or its interrupt chip cannot set an affinity',
+  EINVAL:
+    'the kernel rejected the value: no online (or no housekeeping) CPU in it, or a CPU beyond this kernel',
+  ENOENT: 'it no longer exists (the driver was unloaded or the device removed since the plan)',
+  EACCES: 'permission denied (isolate must run as root)',
+  EPERM: 'operation not permitted (isolate must run as root, outside a container that hides /proc/irq)',
+  ENOMEM: 'the kernel could not allocate the map',
+};
+
+const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/** How long a just-written affinity may take to show in effective_affinity_list before it counts as not taken. */
+const EFFECTIVE_WAIT_MS = 200;
+
+export class IrqExecutor implements ChangeExecutor {
+  constructor(readonly root: string) {}
+
+  /** The file a change writes: only one of the three kinds of target, checked before any path is built. */
+  file(change: Change): string {
+    const bad = irqTargetProblem(change.target, change.setting);
+    if (bad) throw new StepError(`${changeSubject(change)}: ${bad}`);
+    return path.join(this.root, change.target.slice(1), change.setting);
+  }
+
+  async preflight(steps: PreflightStep[]): Promise<void> {
+    for (const { index, change } of steps) {
+      const bad = irqTargetProblem(change.target, change.setting);
+      if (bad)
+        throw new UserError(
+          `step ${index + 1}: ${bad}; isolate writes only IRQ, NIC queue and workqueue files`,
+          1,
+        );
+    }
+  }
+
+  /** The live value (trimmed); null only when the file is absent (the IRQ or queue is gone). */
+  async read(change: Change): Promise<string | null> {
+    return readLiveSync(this.file(change));
+  }
+
+  satisfied(change: Change, live: string | null): boolean {
+    return live !== null && this.same(change, live, change.to);
+  }
+
+  same(change: Change, a: string | null, b: string | null): boolean {
+    if (a === null || b === null) return a === b;
+    return change.setting === 'smp_affinity_list' ? sameCpuList(a, b) : sameMask(a, b);
+  }
+
+  /** An affinity the kernel holds but does not deliver by: the IRQ still lands on a CPU outside it. */
+  async notInForce(change: Change, live: string | null): Promise<string | null> {
+    if (change.setting !== 'smp_affinity_list' || live === null) return null;
+    return this.deliveredOutside(change, live);
+  }
+
+  private deliveredOutside(change: Change, wanted: string): string | null {
+    let effective: string | null;
+    try {
+      effective = readLiveSync(path.join(path.dirname(this.file(change)), 'effective_affinity_list'));
+    } catch (err) {
+      if (err instanceof UnreadableError) return null;
+      throw err;
+    }
+    // No such file (older kernels, some architectures) or empty (never activated): nothing to compare.
+    if (!effective) return null;
+    const eff = parseCpusOrNull(effective, 'list');
+    const want = parseCpusOrNull(wanted, 'list');
+    if (!eff || !want || eff.isSubsetOf(want)) return null;
+    return `the kernel delivers it on CPUs ${eff} (effective_affinity_list), outside ${want}`;
+  }
+
+  private async write(change: Change, value: string, what: string): Promise<void> {
+    try {
+      // A mask or list is never empty here ("0"/"00" for no CPU): one write(2) of the value.
+      await writeKernelFile(this.file(change), Buffer.from(value));
+    } catch (err) {
+      if (err instanceof WriteRefused) throw new StepError(`${what}: ${err.message}`);
+      if (err instanceof StepError) throw err;
+      const code = errCode(err);
+      throw new StepError(
+        `${what}: writing "${value}" to ${this.file(change)} failed: ${code ?? String(err)} (${(code && MEANING[code]) ?? 'unexpected error'})`,
+        code,
+      );
+    }
+  }
+
+  async apply(change: Change, _previous: string | null): Promise<WriteResult> {
+    const what = changeSubject(change);
+    try {
+      await this.write(change, change.to, what);
+    } catch (err) {
+      const refused = err instanceof StepError ? refusalOf(change, err) : null;
+      if (refused) return refused;
+      throw err;
+    }
+    const now = readLiveSync(this.file(change));
+    if (!this.satisfied(change, now)) {
+      throw new StepError(
+        `${what}: read back "${now ?? '(missing)'}" after writing "${change.to}" (the kernel narrowed or replaced it: isolcpus= or nohz_full= CPUs are taken out of RPS and workqueue masks)`,
+      );
+    }
+    if (change.setting === 'smp_affinity_list') {
+      let outside = this.deliveredOutside(change, change.to);
+      for (let waited = 0; outside && waited < EFFECTIVE_WAIT_MS; waited += 20) {
+        await new Promise((r) => setTimeout(r, 20));
+        outside = this.deliveredOutside(change, change.to);
+      }
+      if (outside) throw new StepError(`${what}: the kernel took "${change.to}" but ${outside}`);
+    }
+    return {};
+  }
+
+  async undo(change: Change, previous: string | null): Promise<UndoResult> {
+    if (previous === null) return {};
+    const what = `undo ${changeSubject(change)}`;
+    const live = readLiveSync(this.file(change));
+    if (live === null) return { note: `${change.target} ${MEANING.ENOENT}; nothing to restore` };
+    // Byte for byte: a mask keeps the width and spelling the kernel printed.
+    if (live === previous) return {};
+    await this.write(change, previous, what);
+    const now = readLiveSync(this.file(change));
+    if (!this.same(change, now, previous)) {
+      throw new StepError(`${what}: read back "${now ?? '(missing)'}" after restoring "${previous}"`);
+    }
+    return {};
+  }
+}
+
+/**
+ * A write the kernel refused that is an outcome, not a failure of the apply: an IRQ freed since the
+ * plan (IRQ numbers are not stable; the next plan rescans), or one user space may not move (EIO:
+ * kernel-managed, per-CPU). Said on every apply that meets it (printed, logged, journaled as
+ * skipped), never silently: a kernel-managed IRQ is the kernel's to place, and isolate does not fight it.
+ */
+export function refusalOf(change: Change, err: StepError): WriteResult | null {
+  if (err.code === 'ENOENT') return { skipped: `${change.target} ${MEANING.ENOENT}` };
+  if (err.code === 'EIO' && change.setting === 'smp_affinity_list') {
+    return {
+      skipped: `${IRQ_REFUSED} ${change.target.split('/').at(-1)} (EIO): ${MEANING.EIO}; it stays where the kernel put it, and only the boot parameter isolcpus=managed_irq,<exclusive CPUs> keeps a managed IRQ off them`,
+    };
+  }
+  return null;
+}

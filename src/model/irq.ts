@@ -1,0 +1,155 @@
+// Interrupts, packet steering and unbound kernel work as the host reports them: what the planner
+// needs to keep them off the exclusive cores, and the file names and mask format the backend writes.
+import { CpuSet, CpuSetParseError } from './cpuset.js';
+
+/** How isolate knows an IRQ is kernel-managed (its affinity fixed by the kernel; writes fail EIO). */
+export type ManagedBy = 'debugfs' | 'driver' | 'refused' | null;
+
+/** One IRQ of `/proc/irq/N`, with what `/proc/interrupts` and sysfs say of it. */
+export interface ObservedIrq {
+  irq: number;
+  /** `smp_affinity_list`: where it may be delivered. Null: unreadable or malformed (unknown). */
+  affinity: CpuSet | null;
+  /** `effective_affinity_list`; null when the kernel has no such file or it could not be read. */
+  effective: CpuSet | null;
+  /** `node`: the NUMA node of its device; null for -1 (unknown) or unreadable. */
+  node: number | null;
+  /** Action names from `/proc/interrupts` (`virtio0-input.0`, `nvme0q1`); empty: no handler. */
+  actions: string[];
+  /** Interrupt chip and hardware IRQ words of its `/proc/interrupts` row (`PCI-MSIX-0000:00:03.0 1-edge`). */
+  chip: string;
+  /** The PCI function whose MSI vector or legacy IRQ it is (`0000:00:03.0`); null: none found. */
+  pci: string | null;
+  /** The driver bound to that function (`virtio-pci`, `nvme`, `mlx5_core`); null: none. */
+  driver: string | null;
+  /** The network interface whose device raises it (`eth0`); null: not a NIC's. */
+  nic: string | null;
+  /**
+   * Kernel-managed (multiqueue NVMe, virtio-blk, ...): `debugfs` when the kernel's IRQ debug files
+   * say so, `driver` when the action name is one such drivers give their per-queue vectors, `refused`
+   * when the last apply's write to it was refused (EIO); null: not known to be managed (a write may
+   * still be refused; the executor then says so).
+   */
+  managed: ManagedBy;
+}
+
+/** One receive or transmit queue of a NIC and its steering mask (`rps_cpus` / `xps_cpus`). */
+export interface ObservedQueue {
+  /** `rx-0`, `tx-3`. */
+  name: string;
+  /** The hex mask as the kernel printed it (kept for its width); null: absent or unreadable. */
+  mask: string | null;
+  /** The mask's CPUs; null when unknown. */
+  cpus: CpuSet | null;
+}
+
+export interface ObservedNic {
+  name: string;
+  /** Has a `device` (a physical or virtio function), unlike lo, bridges, veth. */
+  physical: boolean;
+  /** NUMA node of its device; null for -1 or none. */
+  node: number | null;
+  rx: ObservedQueue[];
+  tx: ObservedQueue[];
+}
+
+export interface ObservedIrqs {
+  irqs: ObservedIrq[];
+  nics: ObservedNic[];
+  /** `/sys/devices/virtual/workqueue/cpumask`; null when absent (old kernel) or unreadable. */
+  workqueueMask: string | null;
+  /** Things that could not be read or made sense of: each leaves its item unknown, never absent. */
+  unknown: string[];
+  /**
+   * A running irqbalance (its socket `/run/irqbalance/irqbalance<PID>.sock`, 1.9.2, and that PID
+   * alive as `irqbalance`): it rewrites affinities every 10 s. Null: none found.
+   */
+  irqbalance: { pid: number } | null;
+}
+
+/** What isolate writes here: `/proc/irq/N`, `/sys/class/net/DEV/queues/rx-N`, the workqueue mask. */
+export type IrqSetting = 'smp_affinity_list' | 'rps_cpus' | 'xps_cpus' | 'cpumask';
+export const IRQ_SETTINGS: readonly IrqSetting[] = ['smp_affinity_list', 'rps_cpus', 'xps_cpus', 'cpumask'];
+
+export const WORKQUEUE_DIR = '/sys/devices/virtual/workqueue';
+
+/** A NIC name as the kernel allows one (IFNAMSIZ, no `/`, no whitespace), and never `.` or `..`. */
+export const NIC_NAME = /^(?!\.{1,2}$)[A-Za-z0-9_.:@-]{1,15}$/;
+
+const IRQ_TARGET = /^\/proc\/irq\/(\d{1,7})$/;
+const QUEUE_TARGET = /^\/sys\/class\/net\/([^/]+)\/queues\/(rx|tx)-(\d{1,5})$/;
+
+/** The change targets this backend takes, per setting: anything else is refused before a write. */
+export function irqTargetProblem(target: string, setting: string): string | null {
+  if (setting === 'smp_affinity_list') {
+    return IRQ_TARGET.test(target) ? null : `${JSON.stringify(target)} is not /proc/irq/N`;
+  }
+  if (setting === 'rps_cpus' || setting === 'xps_cpus') {
+    const m = QUEUE_TARGET.exec(target);
+    if (!m || !NIC_NAME.test(m[1]!))
+      return `${JSON.stringify(target)} is not /sys/class/net/DEV/queues/QUEUE`;
+    if ((setting === 'rps_cpus') !== (m[2] === 'rx'))
+      return `${setting} belongs to ${setting === 'rps_cpus' ? 'an rx' : 'a tx'} queue, not ${m[2]}-${m[3]}`;
+    return null;
+  }
+  if (setting === 'cpumask')
+    return target === WORKQUEUE_DIR ? null : `${JSON.stringify(target)} is not ${WORKQUEUE_DIR}`;
+  return `unknown setting ${JSON.stringify(setting)}`;
+}
+
+export const irqTarget = (irq: number) => `/proc/irq/${irq}`;
+export const queueTarget = (nic: string, queue: string) => `/sys/class/net/${nic}/queues/${queue}`;
+
+/** Parse a CPU list or mask, or null when it is not one (untrusted input: unknown, not empty). */
+export function parseCpusOrNull(text: string, form: 'list' | 'mask'): CpuSet | null {
+  try {
+    return form === 'list' ? CpuSet.parse(text) : CpuSet.parseMask(text);
+  } catch (err) {
+    if (err instanceof CpuSetParseError) return null;
+    throw err;
+  }
+}
+
+/**
+ * `cpus` as the kernel prints a mask (32-bit hex words, most significant first, comma-separated),
+ * as wide as `like` (the live value, whose width is the kernel's CPU count), so a value written
+ * reads back byte for byte the same. Throws when a CPU does not fit in that width.
+ */
+export function formatMask(cpus: CpuSet, like: string | null): string {
+  const liveWords = like?.trim() ? like.trim().split(',') : null;
+  const highest = cpus.size === 0 ? 0 : cpus.toArray()[cpus.size - 1]!;
+  const words = liveWords?.length ?? Math.floor(highest / 32) + 1;
+  if (highest >= words * 32)
+    throw new CpuSetParseError(`cpu ${highest} does not fit a ${words * 32}-bit mask`);
+  const firstWidth = liveWords ? liveWords[0]!.length : 8;
+  const out: string[] = [];
+  for (let w = words - 1; w >= 0; w--) {
+    let v = 0;
+    for (const id of cpus) if (id >= w * 32 && id < w * 32 + 32) v |= 1 << (id - w * 32);
+    out.push((v >>> 0).toString(16).padStart(w === words - 1 ? firstWidth : 8, '0'));
+  }
+  if (liveWords && firstWidth < 8 && out[0]!.length > firstWidth) {
+    throw new CpuSetParseError(`cpus ${cpus} do not fit the mask width of ${JSON.stringify(like)}`);
+  }
+  return out.join(',');
+}
+
+/** Two masks name the same CPUs (`000000ff` = `ff`); unparsable text compares as text. */
+export function sameMask(a: string, b: string): boolean {
+  const x = parseCpusOrNull(a, 'mask');
+  const y = parseCpusOrNull(b, 'mask');
+  return x && y ? x.equals(y) : a.trim() === b.trim();
+}
+
+/** The boot parameter that alone keeps kernel-managed IRQs off CPUs (kernel-parameters.txt). */
+export function managedIrqParam(cpus: CpuSet): string {
+  return `isolcpus=managed_irq,${cpus}`;
+}
+
+/** How plans name an IRQ: its number and handler names (`36 (virtio2-input.1)`). */
+export function irqLabel(i: Pick<ObservedIrq, 'irq' | 'actions'>): string {
+  return i.actions.length ? `${i.irq} (${i.actions.join(', ')})` : `${i.irq}`;
+}
+
+/** How a journal's skipped entry says the kernel refused to move an IRQ (EIO). */
+export const IRQ_REFUSED = 'the kernel refused to move IRQ';

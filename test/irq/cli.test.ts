@@ -1,0 +1,100 @@
+// Quiet cores through the built CLI on a fake host (a writable cgroup2 stand-in) with the IRQ
+// overlay of the same machine: `plan` shows each IRQ/RPS/XPS/workqueue change with its reason, a
+// saved plan carries them (its schema takes the irq backend), `apply --plan` makes them, `check`
+// measures interrupts, `rollback` leaves every affinity and mask as it was.
+import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isolate } from '../cli/run.js';
+import { makeFakeHost } from '../support/fake-host.js';
+
+const env = { ISOLATE_LOG: 'off' };
+
+function host(): { root: string; policy: string } {
+  const root = makeFakeHost('qemu-2s-smt2', [
+    'init.scope',
+    'system.slice',
+    'user.slice',
+    'kafka.slice',
+    'hadoop-yarn',
+  ]);
+  cpSync(path.resolve(import.meta.dirname, '../fixtures/irq/qemu-2s-smt2'), root, {
+    recursive: true,
+    verbatimSymlinks: true,
+    force: true,
+  });
+  // Never started: no effective affinity to lag behind the write (a real kernel updates it at once).
+  for (const n of readdirSync(path.join(root, 'proc/irq')))
+    writeFileSync(path.join(root, 'proc/irq', n, 'effective_affinity_list'), '\n');
+  const dir = mkdtempSync(path.join(tmpdir(), 'isolate-irq-policy-'));
+  const policy = path.join(dir, 'policy.yaml');
+  writeFileSync(
+    policy,
+    `apiVersion: isolate/v1
+kind: HostPolicy
+strict: true
+quiet: { irqs: true, workqueues: true }
+workloads:
+  - { name: kafka, class: exclusive, cores: 1, near: [nic:eth0], match: { cgroup: /kafka.slice } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`,
+  );
+  return { root, policy };
+}
+
+function masks(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of readdirSync(path.join(root, 'proc/irq')))
+    out[`irq ${n}`] = readFileSync(path.join(root, 'proc/irq', n, 'smp_affinity_list'), 'utf8').trim();
+  const net = 'sys/devices/pci0000:04/0000:04:00.0/0000:05:04.0/virtio2/net/eth0/queues';
+  for (const q of ['rx-0/rps_cpus', 'rx-1/rps_cpus', 'tx-0/xps_cpus', 'tx-1/xps_cpus'])
+    out[q] = readFileSync(path.join(root, net, q), 'utf8').trim();
+  out.wq = readFileSync(path.join(root, 'sys/devices/virtual/workqueue/cpumask'), 'utf8').trim();
+  return out;
+}
+
+describe('quiet cores through the CLI', () => {
+  it('plan → apply --plan → check → rollback', () => {
+    const { root, policy } = host();
+    const before = masks(root);
+    const planFile = path.join(path.dirname(policy), 'plan.json');
+    let r = isolate(['plan', '--root', root, '--policy', policy, '--out', planFile], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      "/proc/irq/36 smp_affinity_list: 4-7 → 4-5  [IRQ 36 (virtio2-input.1): eth0 serves kafka (near: nic:eth0): its queues go to node 1's housekeeping CPUs 4-5]",
+    );
+    expect(r.stdout).toContain('/sys/class/net/eth0/queues/tx-1 xps_cpus: f0 → 20  [XPS: eth0 serves kafka');
+    expect(r.stdout).toContain(
+      '/sys/devices/virtual/workqueue cpumask: ff → 3f  [unbound kernel workqueues off the exclusive CPUs 6-7',
+    );
+    expect(r.stdout).toMatch(
+      /IRQs 28 \(virtio0-req\.3\), 32 \(virtio1-request\), 42 \(nvme0q4\) are kernel-managed/,
+    );
+    const saved = JSON.parse(readFileSync(planFile, 'utf8'));
+    expect(JSON.stringify(saved)).toContain('"irq"');
+
+    r = isolate(['apply', '--plan', planFile, '--root', root, '--yes'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const applied = masks(root);
+    expect(applied['irq 36']).toBe('4-5');
+    expect(applied['irq 0']).toBe('0-5');
+    expect(applied['irq 42']).toBe('6-7'); // managed: left
+    expect(applied['tx-0/xps_cpus']).toBe('10');
+    expect(applied.wq).toBe('3f');
+
+    // Nothing left to do: the next plan is empty for the irq backend.
+    r = isolate(['plan', '--root', root, '--policy', policy, '--json'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.stringify(JSON.parse(r.stdout).changes)).not.toContain('"irq"');
+
+    r = isolate(['check', '--root', root, '--policy', policy, '--json'], { env });
+    const report = JSON.parse(r.stdout);
+    expect(report.interrupts).toMatchObject({ cpus: '6-7', sources: [] });
+    expect(report.interrupts.windowMs).toBeGreaterThanOrEqual(1000);
+
+    r = isolate(['rollback', '--root', root], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(masks(root)).toEqual(before);
+  });
+});
