@@ -147,6 +147,9 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
   try {
     let recovered: RecoveryReport | undefined;
     const j0 = await readJournal(root);
+    // Read before any write, though only folding needs it: a baseline this isolate cannot read (a
+    // newer version's, after a downgrade) must stop the apply, not be found by the rollback after.
+    await readBaseline(root);
     if (needsRecovery(j0)) {
       log('warn', 'completing the undo of an interrupted run', { journal: j0!.id, state: j0!.state });
       recovered = await undoJournal(root, j0!, execs, log);
