@@ -3,11 +3,13 @@
 # until /root/stop-sampling exists:
 #   s N EPOCH-SECONDS kafka=CPUS:THREADS ... yarn=CPUS:THREADS ...
 # $K is Kafka's PID. Bash builtins only (mapfile, read -t on a pipe nobody writes as the sleep): a fork
-# and an exec per sample would cost more than the interval under TCG.
+# and an exec per sample would cost more than the interval under TCG. Samples are due every 100 ms from
+# the first (the sleep is what is left of the interval); a late one moves the schedule, never bursts.
 sampler() {
-  local n=0 f l who key out t lines pause
+  local n=0 f l who key out t lines pause next now wait
   local -A c
   exec {pause}<> <(:)
+  next=${EPOCHREALTIME/./}
   while [ ! -e /root/stop-sampling ]; do
     n=$((n + 1))
     t=$EPOCHREALTIME
@@ -26,6 +28,13 @@ sampler() {
     out="s $n $t"
     for key in "${!c[@]}"; do out+=" $key:${c[$key]}"; done
     echo "$out"
-    read -r -t 0.1 -u "$pause"
+    now=${EPOCHREALTIME/./}
+    next=$((next + 100000))
+    ((next < now)) && next=$now
+    wait=$((next - now))
+    if ((wait > 0)); then
+      printf -v wait '0.%06d' "$wait"
+      read -r -t "$wait" -u "$pause"
+    fi
   done
 }
