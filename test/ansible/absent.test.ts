@@ -80,7 +80,11 @@ describe('isolate_state: absent', () => {
     expectDocSample(
       'docs/ansible.md',
       'absent-check',
-      text.stdout.slice(from, to).replaceAll(host.root, '').replace(/\n{3,}/g, '\n\n').trim(),
+      text.stdout
+        .slice(from, to)
+        .replaceAll(host.root, '')
+        .replace(/\n{3,}/g, '\n\n')
+        .trim(),
     );
     expect(snapshot(host.root)).toEqual(before);
   });
