@@ -147,6 +147,9 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
   try {
     let recovered: RecoveryReport | undefined;
     const j0 = await readJournal(root);
+    // Read before any write, though only folding needs it: a baseline this isolate cannot read (a
+    // newer version's, after a downgrade) must stop the apply, not be found by the rollback after.
+    await readBaseline(root);
     if (needsRecovery(j0)) {
       log('warn', 'completing the undo of an interrupted run', { journal: j0!.id, state: j0!.state });
       recovered = await undoJournal(root, j0!, execs, log);
@@ -521,6 +524,35 @@ export interface RollbackResult {
   notes: string[];
   /** Nothing to do: no journal, or it was already rolled back. */
   nothing: boolean;
+}
+
+export interface RollbackPreview {
+  /** The journal the rollback would undo (the baseline's when there is one), null: none. */
+  journalId: string | null;
+  /** What it would undo, last change first: each change with the value it restores. */
+  entries: JournalEntry[];
+}
+
+/**
+ * What `isolate rollback` would undo now, read from the journal and the baseline as rollbackLast
+ * reads them, nothing written and no lock taken (`isolate rollback --dry-run`). The order is the
+ * journal's, reversed; the undo itself moves a few entries (a root controller) to the end.
+ */
+export async function previewRollback(root: string): Promise<RollbackPreview> {
+  const j = await readJournal(root);
+  const baseline = await readBaseline(root);
+  const open = (x: Journal) =>
+    [...x.entries].reverse().filter((e) => e.status === 'done' || e.status === 'pending');
+  const entries: JournalEntry[] = [];
+  if (baseline) {
+    // An interrupted apply is finished first, then everything since the last rollback.
+    if (j && needsRecovery(j)) entries.push(...open(j));
+    const all =
+      j?.state === 'applied' ? foldJournal(structuredClone(baseline), j, pidAliveUnder(root)) : baseline;
+    return { journalId: all.id, entries: [...entries, ...open(all)] };
+  }
+  if (!j || j.state === 'rolled-back') return { journalId: j?.id ?? null, entries };
+  return { journalId: j.id, entries: open(j) };
 }
 
 /** `isolate rollback`: undo the last apply (or finish undoing an interrupted one). */

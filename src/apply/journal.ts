@@ -13,9 +13,11 @@ import {
   executorOptions,
   int,
   matching,
+  NewerFormatError,
   nullable,
   object,
   oneOf,
+  refuseNewerFormat,
   str,
   timestamp,
 } from '../model/shape.js';
@@ -59,8 +61,15 @@ export interface JournalEntry {
   at?: string;
 }
 
+/**
+ * The journal and baseline format this isolate writes and the newest it reads. Raise it when a
+ * change would make an older isolate misread the file (a new state, a field that changes how an
+ * entry is undone); an older isolate then refuses the file instead of guessing.
+ */
+export const JOURNAL_FORMAT = 1 as const;
+
 export interface Journal {
-  version: 1;
+  version: typeof JOURNAL_FORMAT;
   id: string;
   /** isolate's PID during the apply. */
   pid: number;
@@ -89,7 +98,16 @@ const JOURNAL_MAX_BYTES = 16 * 1024 * 1024;
  * inspect (it says what was changed): a one-line error naming it, never a guess.
  */
 export async function readJournal(root: string): Promise<Journal | null> {
-  return readJournalFile(journalPath(root));
+  return readJournalFile(journalPath(root), 'journal');
+}
+
+/**
+ * For readers that only date changes from the journals (check, plan's JVM notes): an unreadable
+ * journal leaves them undated, but one a newer isolate wrote is refused as apply and rollback refuse it.
+ */
+export function undatedUnlessNewer(err: unknown): null {
+  if (err instanceof NewerFormatError) throw err;
+  return null;
 }
 
 /** The journal's state alone (null: no journal): the agent asks it every round. */
@@ -97,10 +115,10 @@ export async function readJournalState(root: string): Promise<JournalState | nul
   return (await readJournal(root))?.state ?? null;
 }
 
-async function readJournalFile(file: string): Promise<Journal | null> {
+async function readJournalFile(file: string, what: 'journal' | 'baseline'): Promise<Journal | null> {
   const unreadable = (why: string) =>
     new UserError(
-      `journal ${file} is unreadable (${why}); inspect it (it lists every value isolate changed), restore by hand, then move it aside`,
+      `${what} ${file} is unreadable (${why}); inspect it (it lists every value isolate changed), restore by hand, then move it aside`,
     );
   let text: string;
   try {
@@ -118,6 +136,7 @@ async function readJournalFile(file: string): Promise<Journal | null> {
   } catch {
     throw unreadable('not valid JSON');
   }
+  refuseNewerFormat(j, file, what, JOURNAL_FORMAT);
   // Every field, before any is used: an unknown state would read as "nothing to recover", an id
   // names the file an undone journal is moved to, a change's target is where root writes.
   const wrong = JOURNAL(j, 'journal');
@@ -128,7 +147,7 @@ async function readJournalFile(file: string): Promise<Journal | null> {
 /** The schema of a journal (and of the baseline, which has the same shape): see Journal above. */
 const JOURNAL: Check = object(
   {
-    version: oneOf([1]),
+    version: oneOf([JOURNAL_FORMAT]),
     id: matching(/^[A-Za-z0-9-]{1,200}$/, 'a journal id (letters, digits, "-")', 200),
     pid: int(1, 2 ** 22),
     startedAt: timestamp,
@@ -161,7 +180,7 @@ export function baselinePath(root: string): string {
 }
 
 export async function readBaseline(root: string): Promise<Journal | null> {
-  return readJournalFile(baselinePath(root));
+  return readJournalFile(baselinePath(root), 'baseline');
 }
 
 export async function writeBaseline(root: string, j: Journal): Promise<void> {
@@ -214,7 +233,7 @@ export function foldJournal(
 export function newJournal(context?: Record<string, unknown>): Journal {
   const now = new Date().toISOString();
   return {
-    version: 1,
+    version: JOURNAL_FORMAT,
     id: `${now.replace(/[-:.]/g, '')}-${process.pid}`,
     pid: process.pid,
     startedAt: now,

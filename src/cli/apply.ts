@@ -151,8 +151,23 @@ export function registerApply(program: Command): void {
     )
     .option('--root <dir>', 'host root')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
+    .option('--dry-run', 'show what the rollback would restore; change nothing')
+    .action(async (opts: { json?: boolean; dryRun?: boolean }, cmd: Command) => {
       const root = hostRoot(cmd);
+      if (opts.dryRun) {
+        const { rollbackPreview } = await import('../ops/apply.js');
+        const p = await rollbackPreview({ root });
+        if (opts.json) printJson({ ok: true, dryRun: true, ...p });
+        else if (p.steps.length === 0) writeOut('Nothing to roll back: no apply to undo.\n');
+        else {
+          const n = p.steps.length;
+          writeOut(
+            `Rollback would undo ${n} change${n === 1 ? '' : 's'} (journal ${p.journalId}), last first:\n`,
+          );
+          for (const st of p.steps) writeOut(`  ${st.description}\n`);
+        }
+        return;
+      }
       const { rollback } = await import('../ops/apply.js');
       const sig = abortOnSignals();
       try {

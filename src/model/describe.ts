@@ -24,6 +24,34 @@ export function describeChange(c: Change): string {
   return `${c.target} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
 }
 
+/**
+ * Undoing a change as a person reads it: what `isolate rollback` puts back, `previous` being the value
+ * it found before (null: absent). Null when the undo has nothing to do (a cgroup that existed before,
+ * a file that did not).
+ */
+export function describeUndo(c: Change, previous: string | null): string | null {
+  const t = cgroupTarget(c);
+  if (c.backend === 'cgroupfs') {
+    if (c.setting === 'mkdir') return previous === 'present' ? null : `rmdir ${t}`;
+    if (previous === null) return null;
+    if (c.setting === 'cgroup.procs' || c.setting === 'tasks') {
+      return `move ${c.setting === 'tasks' ? 'thread' : 'PID'} ${c.to} from ${t} back to ${previous}`;
+    }
+    return `${t} ${c.setting}: ${showValue(c.to)} → ${showValue(previous)}`;
+  }
+  if (c.backend === 'systemd' && c.setting === 'Slice') {
+    return `remove drop-in ${sliceDropInPath(c.target)} (Slice=${c.to}; takes effect at ${c.target}'s next restart)`;
+  }
+  if (c.backend === 'systemd' && c.setting === 'ActiveState') {
+    return previous === 'active' ? null : `systemctl stop ${c.target}`;
+  }
+  if (c.backend === 'systemd') {
+    const unset = previous === null || previous === '' || previous === '[not set]';
+    return `${c.target} ${c.setting}: ${showValue(c.to)} → ${unset ? "unset (isolate's drop-in removed)" : showValue(previous)}`;
+  }
+  return `${t} ${c.setting}: ${showValue(c.to)} → ${showValue(previous)}`;
+}
+
 /** A cgroup change's target; v1 paths carry their hierarchy (`cpuset:/isolate-kafka`), as /proc/<pid>/cgroup does. */
 export function cgroupTarget(c: Change): string {
   return c.backend === 'cgroupfs' && c.hierarchy ? `${c.hierarchy}:${c.target}` : c.target;

@@ -2,6 +2,7 @@
 // checks that compose, so every field is named in the one line a refusal prints ("changes[3].to:
 // expected a string"). A document read back is input like any other: nothing in it is used before
 // every field has been checked, and a field isolate does not write is refused, not ignored.
+import { UserError } from './errors.js';
 import { CGROUP_SETTINGS, type ChangeBackend, RAID_SETTINGS } from './plan.js';
 import { JVM_OPTIONS_SETTING } from './jvm-options.js';
 import { IRQ_SETTINGS, irqTargetProblem } from './irq.js';
@@ -187,3 +188,40 @@ export const sha256Hex = matching(/^[0-9a-f]{64}$/, 'a sha256 in hex', 64);
 
 /** A workload's name as a key of a saved document (the policy loader's own names fit it). */
 export const WORKLOAD_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
+
+const ROLLBACK_FIX = 'upgrade isolate, or run the rollback with the version that wrote it';
+
+/**
+ * A state file written in a format newer than this isolate reads. Across an upgrade and back (a
+ * downgrade, a fleet rolled out in waves) the older binary meets the newer one's journal, baseline,
+ * assignment or saved plan: fields it does not know may carry meaning it would drop, so the file is
+ * refused whole, never read as its own. The fix is said in the one line: the newer isolate, or its
+ * rollback, reads it.
+ */
+export class NewerFormatError extends UserError {
+  constructor(file: string, what: string, version: number, known: number, fix = ROLLBACK_FIX) {
+    super(
+      `${what} ${file} was written in format version ${version}, this isolate reads up to version ${known}: ${fix}`,
+    );
+    this.name = 'NewerFormatError';
+  }
+}
+
+/**
+ * Refuses a document whose `version` is a format newer than `known`, before its schema is checked
+ * (the schema would name a field, hiding that the whole file is from the future). Older versions and
+ * a missing or malformed `version` are left to the schema.
+ */
+export function refuseNewerFormat(
+  data: unknown,
+  file: string,
+  what: string,
+  known: number,
+  fix?: string,
+): void {
+  if (!isPlainObject(data)) return;
+  const v = data.version;
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v > known) {
+    throw new NewerFormatError(file, what, v, known, fix);
+  }
+}

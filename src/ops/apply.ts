@@ -8,11 +8,14 @@ import {
   type RecoveryReport,
   type RollbackResult,
   needsRecovery,
+  previewRollback,
+  type RollbackPreview,
   stateNeedsRecovery,
   recoverIfNeeded,
   rollbackLast,
 } from '../apply/engine.js';
 import { readBaseline, readJournal, readJournalState } from '../apply/journal.js';
+import { describeUndo } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
@@ -189,6 +192,28 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
 function journalOptions(j: Awaited<ReturnType<typeof readJournal>>): ExecutorOptions {
   const o = j?.context?.executorOptions;
   return o && typeof o === 'object' ? (o as ExecutorOptions) : {};
+}
+
+/** One step `isolate rollback` would take: the change it undoes and the value it puts back. */
+export interface UndoStep {
+  change: Change;
+  /** The value before isolate changed it (null: absent). */
+  restores: string | null;
+  /** As a person reads it (model/describe.ts describeUndo). */
+  description: string;
+}
+
+/** `isolate rollback --dry-run`: what `rollback` would undo, last change first; nothing written. */
+export async function rollbackPreview(
+  ctx: OpContext,
+): Promise<{ journalId: string | null; steps: UndoStep[] }> {
+  const p: RollbackPreview = await previewRollback(ctx.root);
+  const steps: UndoStep[] = [];
+  for (const e of p.entries) {
+    const description = describeUndo(e.change, e.previous);
+    if (description) steps.push({ change: e.change, restores: e.previous, description });
+  }
+  return { journalId: p.journalId, steps };
 }
 
 /**

@@ -5,14 +5,25 @@
 import path from 'node:path';
 import { journalDir } from '../apply/journal.js';
 import type { Allocation } from '../model/plan.js';
-import { matching, object, oneOf, record, sha256Hex, WORKLOAD_NAME } from '../model/shape.js';
+import {
+  matching,
+  object,
+  oneOf,
+  record,
+  refuseNewerFormat,
+  sha256Hex,
+  WORKLOAD_NAME,
+} from '../model/shape.js';
 import type { Topology } from '../model/topology.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { sha256 } from './policy-source.js';
 
+/** The checkpoint format this isolate writes and the newest it reads (see JOURNAL_FORMAT). */
+export const ASSIGNMENT_FORMAT = 1 as const;
+
 interface Checkpoint {
-  version: 1;
+  version: typeof ASSIGNMENT_FORMAT;
   /** sha256 of the policy text the CPUs were chosen for. */
   policy: string;
   /** topologyKey() of the host they were chosen on. */
@@ -24,7 +35,7 @@ interface Checkpoint {
 }
 
 const CHECKPOINT = object({
-  version: oneOf([1]),
+  version: oneOf([ASSIGNMENT_FORMAT]),
   policy: sha256Hex,
   topology: sha256Hex,
   workloads: record(WORKLOAD_NAME, matching(/^[0-9,-]*$/, 'a CPU list', 65_536), 4096),
@@ -47,7 +58,8 @@ function checksumOf(c: Omit<Checkpoint, 'checksum'>): string {
 /**
  * The assignment to plan from, when one was saved for this policy and topology; otherwise why not
  * (a note: the policy or topology changed, so the cores are chosen afresh; a warning: the file cannot
- * be believed). Neither, and no workloads: there is none yet.
+ * be believed). Neither, and no workloads: there is none yet. Throws NewerFormatError for a
+ * checkpoint a newer isolate wrote.
  */
 export function readAssignment(
   root: string,
@@ -65,6 +77,9 @@ export function readAssignment(
       warning: `${file} cannot be read (${why}): the cores isolate assigned are unknown, so they are chosen from the live cpusets; the next apply writes it anew`,
     };
   }
+  // A newer isolate's checkpoint is not "not believed" and overwritten: the host is that version's
+  // to undo (its journal is refused alike), so planning stops here.
+  refuseNewerFormat(data, file, 'assignment', ASSIGNMENT_FORMAT);
   const wrong = CHECKPOINT(data, 'assignment');
   const c = data as Checkpoint;
   if (wrong || checksumOf(c) !== c.checksum) {
@@ -90,7 +105,12 @@ export async function saveAssignment(
 ): Promise<void> {
   const workloads: Record<string, string> = {};
   for (const w of allocation.workloads) if (w.class === 'exclusive') workloads[w.name] = w.cpus.toString();
-  const body = { version: 1 as const, policy: policySha256, topology: topologyKey(topology), workloads };
+  const body = {
+    version: ASSIGNMENT_FORMAT,
+    policy: policySha256,
+    topology: topologyKey(topology),
+    workloads,
+  };
   const checkpoint: Checkpoint = { ...body, checksum: checksumOf(body) };
   const text = `${JSON.stringify(checkpoint, null, 1)}\n`;
   try {

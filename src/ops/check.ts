@@ -1,6 +1,6 @@
 // `check` as a function: plan (to know the allocation), then audit the host against it.
 import path from 'node:path';
-import { cpuChangeOf, readBaseline, readJournal } from '../apply/journal.js';
+import { cpuChangeOf, readBaseline, readJournal, undatedUnlessNewer } from '../apply/journal.js';
 import { audit } from '../audit/audit.js';
 import { cgroupMount } from '../cgroup/fsutil.js';
 import type { CheckReport } from '../audit/report.js';
@@ -64,10 +64,11 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
   }
   // When isolate changed each workload's CPUs: a JVM started after that sized its pools for them.
   // The baseline first: its entries hold the CPUs before isolate's first change.
-  // A journal that cannot be read leaves the changes undated (apply and rollback refuse it loudly).
+  // A journal that cannot be read leaves the changes undated (apply and rollback refuse it loudly);
+  // one a newer isolate wrote is refused here too, so a downgraded host never reports as converged.
   const journals = [
-    await readBaseline(req.root).catch(() => null),
-    await readJournal(req.root).catch(() => null),
+    await readBaseline(req.root).catch(undatedUnlessNewer),
+    await readJournal(req.root).catch(undatedUnlessNewer),
   ];
   let interrupts: AuditInput['interrupts'];
   // Measured only where the policy asks for quiet cores: a window costs every check a second.

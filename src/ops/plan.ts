@@ -190,7 +190,7 @@ async function noteJvms(
   const path = await import('node:path');
   const { cgroupDir } = await import('../cgroup/fsutil.js');
   const { bootTime, processesUnder, readJvms } = await import('../cgroup/jvm.js');
-  const { cpuChangeOf, readBaseline, readJournal } = await import('../apply/journal.js');
+  const { cpuChangeOf, readBaseline, readJournal, undatedUnlessNewer } = await import('../apply/journal.js');
   const btime = bootTime(path.join(root, 'proc'));
   const jvms: Record<string, JvmFacts[]> = {};
   for (const w of policy.workloads) {
@@ -211,7 +211,10 @@ async function noteJvms(
       { btime },
     );
   }
-  const journals = [await readBaseline(root).catch(() => null), await readJournal(root).catch(() => null)];
+  const journals = [
+    await readBaseline(root).catch(undatedUnlessNewer),
+    await readJournal(root).catch(undatedUnlessNewer),
+  ];
   addJvmNotes(plan, policy, jvms, (workload, pid) => cpuChangeOf(journals, workload, pid, online));
 }
 

@@ -20,6 +20,7 @@ import {
   object,
   oneOf,
   record,
+  refuseNewerFormat,
   str,
   sha256Hex,
   timestamp,
@@ -34,8 +35,11 @@ import type { BuiltPlan, ExecutorOptions } from './plan.js';
 import { type PolicySource, sha256 } from './policy-source.js';
 
 /** What `isolate plan` saves: the plan, the policy it came from, and how to carry it out. */
+/** The saved plan format this isolate writes and the newest it reads (see JOURNAL_FORMAT). */
+export const SAVED_PLAN_FORMAT = 1 as const;
+
 export interface SavedPlan extends PlanJson {
-  version: 1;
+  version: typeof SAVED_PLAN_FORMAT;
   createdAt: string;
   root: string;
   policy: PolicySource;
@@ -50,7 +54,7 @@ export function toSavedPlan(
   // The disks are facts shown with the plan, not part of what apply carries out.
   const { disks: _shown, ...plan } = json;
   return {
-    version: 1,
+    version: SAVED_PLAN_FORMAT,
     ...plan,
     createdAt: new Date().toISOString(),
     root,
@@ -81,7 +85,7 @@ const bytes = either(int(0, Number.MAX_SAFE_INTEGER), oneOf(['max']));
 /** The schema of a saved plan (SavedPlan above and PlanJson in planner/json.ts), field by field. */
 const SAVED_PLAN: Check = object(
   {
-    version: oneOf([1]),
+    version: oneOf([SAVED_PLAN_FORMAT]),
     allocation: record(
       WORKLOAD_NAME,
       object({
@@ -126,6 +130,14 @@ export function readSavedPlan(file: string): SavedPlan {
   }
   const bad = (what: string) =>
     new UserError(`--plan ${file}: ${what}; save a new plan with "isolate plan" and review it`);
+  // Not a state to undo: the fix is the newer isolate, or a plan saved by this one.
+  refuseNewerFormat(
+    data,
+    file,
+    'saved plan',
+    SAVED_PLAN_FORMAT,
+    'upgrade isolate, or apply it with the version that wrote it, or save a new plan with this one ("isolate plan")',
+  );
   if (typeof data === 'object' && data !== null && !('policy' in data) && 'changes' in data) {
     throw bad('it does not embed its policy (saved by an older isolate?)');
   }

@@ -115,10 +115,18 @@ describe('docs/commands.md', () => {
     expect(agent.code).toBe(0);
     sample('agent-once', transcript(root, 'isolate agent --once', agent, { code: true }));
 
+    const preview = cli(root, ['rollback', '--dry-run']);
+    expect(preview.code, preview.stderr).toBe(0);
+    expect(preview.stdout).toMatch(/^Rollback would undo \d+ changes \(journal /);
     const rb = cli(root, ['rollback']);
     expect(rb.code).toBe(0);
     const rb2 = cli(root, ['rollback']);
-    sample('rollback', transcript(root, 'isolate rollback', rb) + transcript(root, 'isolate rollback', rb2));
+    sample(
+      'rollback',
+      transcript(root, 'isolate rollback --dry-run', preview) +
+        transcript(root, 'isolate rollback', rb) +
+        transcript(root, 'isolate rollback', rb2),
+    );
   });
 
   it('agent: an invalid policy is refused at start', () => {

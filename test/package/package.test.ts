@@ -208,7 +208,7 @@ describe('the .deb', () => {
     expect(r.stderr).toContain(`${dir}/usr/share/isolate/policies/default.yaml`);
   });
 
-  it('upgrade and purge leave the operator policy alone; purge removes /var/lib/isolate', () => {
+  it('upgrade and purge leave the operator policy alone; purge removes /var/lib/isolate rolled back', () => {
     const root = mkdtempSync(join(tmpdir(), 'isolate-dpkg-'));
     for (const d of ['var/lib/dpkg/info', 'var/lib/dpkg/updates', 'var/log'])
       mkdirSync(join(root, d), { recursive: true });
@@ -232,7 +232,11 @@ describe('the .deb', () => {
     const mine = "# the operator's own policy\napiVersion: isolate/v1\n";
     writeFileSync(policy, mine);
     mkdirSync(join(root, 'var/lib/isolate'), { recursive: true });
-    writeFileSync(join(root, 'var/lib/isolate/journal.json'), '{}');
+    // What a rollback leaves (postrm purges only then: test/package/postrm.test.ts has the rest).
+    writeFileSync(
+      join(root, 'var/lib/isolate/journal.json'),
+      `${JSON.stringify({ version: 1, state: 'rolled-back', entries: [] }, null, 1)}\n`,
+    );
     dpkg('-i', deb); // reinstall = upgrade path
     expect(readFileSync(policy, 'utf8')).toBe(mine);
     dpkg('--purge', 'isolate');
