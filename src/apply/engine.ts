@@ -408,6 +408,21 @@ async function preflight(changes: Change[], execs: Executors, opts: ApplyOptions
 }
 
 /**
+ * The entries still to undo, in the order undo takes them: reverse order, except what must wait for
+ * everything else (a controller disabled at the root while systemd's slices still use it fails, so
+ * `last` comes after every staged commit). The journal of several applies folded together (agent
+ * corrections) puts such an entry anywhere, so its place in the journal cannot be relied on.
+ */
+function undoOrder(
+  entries: readonly JournalEntry[],
+  execs: Executors,
+): { first: JournalEntry[]; last: JournalEntry[] } {
+  const open = [...entries].reverse().filter((e) => e.status !== 'undone' && e.status !== 'skipped');
+  const isLast = (e: JournalEntry) => execs[e.change.backend]?.undoLast?.(e.change) === true;
+  return { first: open.filter((e) => !isLast(e)), last: open.filter(isLast) };
+}
+
+/**
  * Undo a journal's entries in reverse order, persisting progress after each so a crash during
  * the undo resumes where it stopped. Sets `state` to rolled-back or rollback-failed.
  *
@@ -474,15 +489,10 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
     }
   };
 
-  // Reverse order, except what must wait for everything else (a controller disabled at the root while
-  // systemd's slices still use it fails): the journal of several applies folded together (agent
-  // corrections) puts such an entry anywhere, so its place in the journal cannot be relied on.
-  const open = [...j.entries].reverse().filter((e) => e.status !== 'undone' && e.status !== 'skipped');
-  const last = (e: JournalEntry) => execs[e.change.backend]?.undoLast?.(e.change) === true;
-  for (const e of open.filter((x) => !last(x))) await undoOne(e);
+  const { first, last } = undoOrder(j.entries, execs);
+  for (const e of first) await undoOne(e);
   await commitStaged();
-  const tail = open.filter(last);
-  for (const e of tail) await undoOne(e);
+  for (const e of last) await undoOne(e);
   await commitStaged();
   j.state = failed ? 'rollback-failed' : 'rolled-back';
   await writeJournal(root, j);
@@ -535,14 +545,16 @@ export interface RollbackPreview {
 
 /**
  * What `isolate rollback` would undo now, read from the journal and the baseline as rollbackLast
- * reads them, nothing written and no lock taken (`isolate rollback --dry-run`). The order is the
- * journal's, reversed; the undo itself moves a few entries (a root controller) to the end.
+ * reads them, nothing written and no lock taken (`isolate rollback --dry-run`), in the order the undo
+ * takes them with these executors (undoOrder: controllers last).
  */
-export async function previewRollback(root: string): Promise<RollbackPreview> {
+export async function previewRollback(root: string, execs: Executors = {}): Promise<RollbackPreview> {
   const j = await readJournal(root);
   const baseline = await readBaseline(root);
-  const open = (x: Journal) =>
-    [...x.entries].reverse().filter((e) => e.status === 'done' || e.status === 'pending');
+  const open = (x: Journal) => {
+    const { first, last } = undoOrder(x.entries, execs);
+    return [...first, ...last];
+  };
   const entries: JournalEntry[] = [];
   if (baseline) {
     // An interrupted apply is finished first, then everything since the last rollback.

@@ -207,7 +207,12 @@ export interface UndoStep {
 export async function rollbackPreview(
   ctx: OpContext,
 ): Promise<{ journalId: string | null; steps: UndoStep[] }> {
-  const p: RollbackPreview = await previewRollback(ctx.root);
+  // The executors only order the undo (controllers last), as rollback's would; nothing runs.
+  const j = await readJournal(ctx.root);
+  const b = await readBaseline(ctx.root);
+  const changes = [...(b?.entries ?? []), ...(j?.entries ?? [])].map((e) => e.change);
+  const executors = await executorsFor(ctx.root, changes, { ...journalOptions(b), ...journalOptions(j) });
+  const p: RollbackPreview = await previewRollback(ctx.root, executors);
   const steps: UndoStep[] = [];
   for (const e of p.entries) {
     const description = describeUndo(e.change, e.previous);
