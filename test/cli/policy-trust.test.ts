@@ -6,14 +6,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
 import { isolate } from './run.js';
+import { KAFKA_YARN_POLICY } from '../support/policies.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`;
+const POLICY = KAFKA_YARN_POLICY;
 const env = { ISOLATE_LOG: 'off' };
 
 function hostWithPolicy() {

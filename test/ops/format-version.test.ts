@@ -20,14 +20,9 @@ import { check } from '../../src/ops/check.js';
 import { buildPlan, plan } from '../../src/ops/plan.js';
 import { readSavedPlan, SAVED_PLAN_FORMAT } from '../../src/ops/saved-plan.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
+import { KAFKA_YARN_POLICY } from '../support/policies.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`;
+const POLICY = KAFKA_YARN_POLICY;
 
 function host() {
   const { root, cg } = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);

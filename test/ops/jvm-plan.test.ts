@@ -6,14 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { buildPlan } from '../../src/ops/plan.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
 import { fakeProcess, gcThreads, putFile } from '../support/jvm-proc.js';
+import { KAFKA_YARN_POLICY } from '../support/policies.js';
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`;
+const POLICY = KAFKA_YARN_POLICY;
 
 function host() {
   const { root } = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);

@@ -9,16 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { baselinePath, journalPath } from '../../src/apply/journal.js';
 import { apply, rollback } from '../../src/ops/apply.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
+import { KAFKA_YARN_POLICY } from '../support/policies.js';
 
 const POSTRM = resolve(import.meta.dirname, '../../packaging/deb/postrm');
 
-const POLICY = `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`;
+const POLICY = KAFKA_YARN_POLICY;
 
 async function host() {
   const { root, cg } = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
