@@ -212,7 +212,7 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
         }
         if (stale === null) {
           const before = pre[i]!;
-          if (before.status === 'unchanged' || before.previous === null || !madeByAnotherStep(change)) {
+          if (before.status === 'unchanged' || before.previous === null || !exec.madeByOtherSteps?.(change)) {
             steps.push({ seq: i + 1, change, previous: live, status: 'unchanged' });
             continue;
           }
@@ -267,15 +267,6 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
   } finally {
     await lock.release();
   }
-}
-
-/**
- * Settings another step can make on isolate's behalf (systemd enabling a controller for a property),
- * whose value before the apply is then isolate's to restore. Not process moves: a process that is
- * already where it goes may have got there on its own (a restart).
- */
-function madeByAnotherStep(c: Change): boolean {
-  return c.setting === 'cgroup.subtree_control';
 }
 
 /** The fields every log line about a change carries, so journald can filter on them. */

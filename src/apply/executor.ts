@@ -86,6 +86,12 @@ export interface ChangeExecutor {
    */
   undoLast?(change: Change): boolean;
   /**
+   * True when an earlier step of the same apply may have made `change` on isolate's behalf (systemd
+   * enabling a controller for a unit property): found so when its turn comes, it is journaled with
+   * its value from before the apply, which rollback then restores.
+   */
+  madeByOtherSteps?(change: Change): boolean;
+  /**
    * Make every pending undo since the last call take effect at once and read each back; throw
    * StepError when one did not take. Lets a backend pay a costly step (a daemon-reload) once per batch.
    * Returns notes on what could not be restored exactly and why (printed by rollback).

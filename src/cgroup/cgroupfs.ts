@@ -298,6 +298,14 @@ export class CgroupFsExecutor implements ChangeExecutor {
     }
   }
 
+  /**
+   * systemd enables a controller from the root down for a unit's property (AllowedCPUs=) before
+   * isolate's own write of it; not process moves: a process may have got where it goes on its own.
+   */
+  madeByOtherSteps(change: Change): boolean {
+    return change.setting === 'cgroup.subtree_control';
+  }
+
   /** Controllers are disabled after every other undo: the cgroups below must have let go of them. */
   undoLast(change: Change): boolean {
     return change.setting === 'cgroup.subtree_control';

@@ -272,20 +272,14 @@ function steering(observed: ObservedIrqs, exclusive: CpuSet, nics: Map<string, N
     const plan = nics.get(nic.name);
     if (plan) {
       const order = plan.spread ?? plan.cpus.toArray();
+      const steer = (q: (typeof nic.rx)[number], setting: 'rps_cpus' | 'xps_cpus', want: CpuSet) => {
+        const to = maskOrNull(want, q.mask);
+        const why = `${setting === 'rps_cpus' ? 'RPS' : 'XPS'}: ${plan.why}`;
+        if (to) out.push(change(queueTarget(nic.name, q.name), setting, q.mask, to, why, plan.workload.name));
+      };
       for (const q of nic.rx) {
         if (q.cpus === null || q.cpus.equals(plan.cpus)) continue;
-        const to = maskOrNull(plan.cpus, q.mask);
-        if (to)
-          out.push(
-            change(
-              queueTarget(nic.name, q.name),
-              'rps_cpus',
-              q.mask,
-              to,
-              `RPS: ${plan.why}`,
-              plan.workload.name,
-            ),
-          );
+        steer(q, 'rps_cpus', plan.cpus);
       }
       const tx = nic.tx.filter((q) => q.cpus !== null);
       tx.forEach((q, i) => {
@@ -296,18 +290,7 @@ function steering(observed: ObservedIrqs, exclusive: CpuSet, nics: Map<string, N
             : [order[i % order.length]!];
         const want = CpuSet.of(mine);
         if (q.cpus!.equals(want)) return;
-        const to = maskOrNull(want, q.mask);
-        if (to)
-          out.push(
-            change(
-              queueTarget(nic.name, q.name),
-              'xps_cpus',
-              q.mask,
-              to,
-              `XPS: ${plan.why}`,
-              plan.workload.name,
-            ),
-          );
+        steer(q, 'xps_cpus', want);
       });
       continue;
     }

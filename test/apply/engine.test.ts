@@ -276,6 +276,53 @@ describe('applyChanges', () => {
     expect([...m.state.entries()]).toEqual([['c/z', 'memory']]);
   });
 
+  it("a value an earlier step made on isolate's behalf is journaled with its value from before the apply, and rollback restores it", async () => {
+    // a/x plays a systemd property, c/z the root's cgroup.subtree_control that systemd enables for it.
+    class Side extends MemExec {
+      madeByOtherSteps(c: Change) {
+        return c.setting === SETTING.z;
+      }
+      override async apply(c: Change) {
+        const r = await super.apply(c);
+        if (this.key(c) === 'a/x') this.state.set('c/z', 'cpuset memory');
+        return r;
+      }
+    }
+    const m = new Side();
+    m.state.set('c/z', 'memory');
+    const r = await applyChanges({
+      root,
+      changes: [ch('a', 'x', null, '2'), ch('c', 'z', 'memory', 'cpuset memory')],
+      executors: { raid: m },
+    });
+    expect(r.steps.map((x) => [x.status, x.previous])).toEqual([
+      ['applied', null],
+      ['applied', 'memory'],
+    ]);
+    expect(m.writes).toEqual(['a/x=2']);
+    await rollbackLast({ root, executors: { raid: m } });
+    expect([...m.state.entries()]).toEqual([['c/z', 'memory']]);
+    // Without the hook it is "unchanged" and the host keeps what the earlier step made.
+    const plain = new (class extends Side {
+      override madeByOtherSteps() {
+        return false;
+      }
+    })();
+    plain.state.set('c/z', 'memory');
+    const root2 = await mkdtemp(path.join(tmpdir(), 'isolate-apply-'));
+    try {
+      await applyChanges({
+        root: root2,
+        changes: [ch('a', 'x', null, '2'), ch('c', 'z', 'memory', 'cpuset memory')],
+        executors: { raid: plain },
+      });
+      await rollbackLast({ root: root2, executors: { raid: plain } });
+      expect(plain.state.get('c/z')).toBe('cpuset memory');
+    } finally {
+      await rm(root2, { recursive: true, force: true });
+    }
+  });
+
   it('a rollback killed half-way is finished by the next one', async () => {
     const m = new MemExec();
     m.state.set('a/x', '1');
