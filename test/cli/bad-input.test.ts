@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { synthTopology } from '../support/synthetic.js';
+import { synthTopology, TWO_NODES_SMT2_SPLIT } from '../support/synthetic.js';
 import { writeSysfs } from '../support/sysfs.js';
 import { isolate } from './run.js';
 
@@ -44,17 +44,7 @@ const policy = (name: string, text: string) => {
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'isolate-bad-'));
   // Two nodes of 4 SMT2 cores, 4 GiB each.
-  root = writeSysfs(
-    synthTopology({
-      packages: 2,
-      nodesPerPackage: 1,
-      coresPerNode: 4,
-      threads: [2],
-      siblings: 'split',
-      l3PerNode: 1,
-      nodeMemoryBytes: 4 * 1024 ** 3,
-    }),
-  );
+  root = writeSysfs(synthTopology({ ...TWO_NODES_SMT2_SPLIT, nodeMemoryBytes: 4 * 1024 ** 3 }));
 });
 
 function expectOneLineError(r: ReturnType<typeof isolate>, pattern: RegExp): void {

@@ -4,17 +4,10 @@ import { parsePolicy } from '../../src/policy/load.js';
 import { planHost } from '../../src/planner/plan.js';
 import type { Change } from '../../src/model/plan.js';
 import { afterChanges, freshHost, noCgroupHost } from '../support/observed.js';
-import { synthTopology } from '../support/synthetic.js';
+import { synthTopology, TWO_NODES_SMT2_SPLIT } from '../support/synthetic.js';
 
 // Two nodes × 4 SMT2 cores, siblings N and N+8: node 0 = cpus 0-3,8-11.
-const topology = synthTopology({
-  packages: 2,
-  nodesPerPackage: 1,
-  coresPerNode: 4,
-  threads: [2],
-  siblings: 'split',
-  l3PerNode: 1,
-});
+const topology = synthTopology(TWO_NODES_SMT2_SPLIT);
 const policy = (kafka: string, extra = '') =>
   parsePolicy(
     `apiVersion: isolate/v1

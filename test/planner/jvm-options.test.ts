@@ -14,16 +14,9 @@ import { change } from '../../src/model/shape.js';
 import { planHost } from '../../src/planner/plan.js';
 import { parsePolicy } from '../../src/policy/load.js';
 import { freshHost } from '../support/observed.js';
-import { synthTopology } from '../support/synthetic.js';
+import { synthTopology, TWO_NODES_SMT2_SPLIT } from '../support/synthetic.js';
 
-const topology = synthTopology({
-  packages: 2,
-  nodesPerPackage: 1,
-  coresPerNode: 4,
-  threads: [2],
-  siblings: 'split',
-  l3PerNode: 1,
-});
+const topology = synthTopology(TWO_NODES_SMT2_SPLIT);
 
 const policyText = (jvm: string, match = '{ systemdUnit: kafka.service }') => `apiVersion: isolate/v1
 kind: HostPolicy

@@ -10,17 +10,10 @@ import { planHost } from '../../src/planner/plan.js';
 import { parsePolicy } from '../../src/policy/load.js';
 import { cgroupCpuList, slicePath } from '../../src/model/systemd.js';
 import { freshHost } from '../support/observed.js';
-import { synthTopology } from '../support/synthetic.js';
+import { synthTopology, TWO_NODES_SMT2_SPLIT } from '../support/synthetic.js';
 
 // Two nodes × 4 SMT2 cores, siblings N and N+8: node 0 = cpus 0-3,8-11, node 1 = 4-7,12-15.
-const topology = synthTopology({
-  packages: 2,
-  nodesPerPackage: 1,
-  coresPerNode: 4,
-  threads: [2],
-  siblings: 'split',
-  l3PerNode: 1,
-});
+const topology = synthTopology(TWO_NODES_SMT2_SPLIT);
 
 const UNSET = {
   AllowedCPUs: '',

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { UserError } from '../../src/model/errors.js';
 import { parsePolicy } from '../../src/policy/load.js';
+import { policyRefusal } from '../support/policies.js';
 
 const schemaDir = join(import.meta.dirname, '../../schema');
 const ajv = new Ajv2020({ allErrors: true, strict: false });
@@ -30,17 +30,7 @@ ${kafkaExtra}
 ${flinkExtra}
 `;
 
-function refusal(text: string): string {
-  try {
-    parsePolicy(text, 'p.yaml');
-  } catch (err) {
-    expect(err).toBeInstanceOf(UserError);
-    const msg = (err as Error).message;
-    expect(msg).not.toContain('\n');
-    return msg;
-  }
-  throw new Error('expected the policy to be refused');
-}
+const refusal = policyRefusal;
 
 describe('workloads[].disks', () => {
   it('reads paths, normalised', () => {

@@ -2,8 +2,8 @@
 // YAML number is rounded (99999999999999999999 reads as 100000000000000000000), so a count or size
 // written there is not the one isolate would use. Refused in one line naming file:line:col and field.
 import { describe, expect, it } from 'vitest';
-import { UserError } from '../../src/model/errors.js';
 import { parsePolicy } from '../../src/policy/load.js';
+import { policyRefusal } from '../support/policies.js';
 
 const BASE = `apiVersion: isolate/v1
 kind: HostPolicy
@@ -27,17 +27,7 @@ const edit = (from: string, to: string): string => {
   return BASE.replace(from, to);
 };
 
-function refusal(text: string): string {
-  try {
-    parsePolicy(text, 'p.yaml');
-  } catch (err) {
-    expect(err).toBeInstanceOf(UserError);
-    const msg = (err as Error).message;
-    expect(msg).not.toContain('\n');
-    return msg;
-  }
-  throw new Error('expected the policy to be refused');
-}
+const refusal = policyRefusal;
 
 const TOO_BIG =
   'got a number above 9007199254740991 \\(2\\^53 − 1\\), the largest whole number a policy holds exactly';

@@ -20,6 +20,19 @@ export interface SynthSpec {
   nodeMemoryBytes?: number;
 }
 
+/**
+ * Two nodes (one per package) of 4 SMT2 cores, siblings N and N+8: node 0 = cpus 0-3,8-11,
+ * node 1 = 4-7,12-15. The small two-socket host many planner and CLI tests plan on.
+ */
+export const TWO_NODES_SMT2_SPLIT: SynthSpec = {
+  packages: 2,
+  nodesPerPackage: 1,
+  coresPerNode: 4,
+  threads: [2],
+  siblings: 'split',
+  l3PerNode: 1,
+};
+
 export function synthTopology(spec: SynthSpec): Topology {
   const nodesTotal = spec.packages * spec.nodesPerPackage;
   const coresTotal = nodesTotal * spec.coresPerNode;
