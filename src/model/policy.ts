@@ -73,7 +73,8 @@ export interface Policy {
   source: string;
   apiVersion: 'isolate/v1';
   kind: 'HostPolicy';
-  reserved: { cores: number } | { cpus: CpuSet };
+  /** `per`: the group each `cores` count applies to (default package; node gives every NUMA node its own). */
+  reserved: { cores: number; per?: 'package' | 'node' } | { cpus: CpuSet };
   /** Fence every other top-level cgroup off the exclusive cores too. */
   strict: boolean;
   workloads: WorkloadSpec[];

@@ -140,21 +140,26 @@ function reservedCpus(topology: Topology, policy: Policy): CpuSet {
     }
     return CpuSet.of(ids);
   }
-  // N lowest-numbered cores of every package: the kernel's housekeeping work lands on CPU 0 and
-  // on each package's first CPUs by default.
-  const byPackage = new Map<number | null, Core[]>();
-  for (const c of topology.cores) byPackage.set(c.package, [...(byPackage.get(c.package) ?? []), c]);
+  // N lowest-numbered cores of every package (or NUMA node): the kernel's housekeeping work lands on
+  // CPU 0 and on each package's first CPUs by default. Per node, every node keeps CPUs of its own for
+  // its devices' interrupts and kernel work, which per package leaves only on each package's first node.
+  const per = r.per ?? 'package';
+  const groups = new Map<number | null, Core[]>();
+  for (const c of topology.cores) {
+    const key = per === 'node' ? c.node : c.package;
+    groups.set(key, [...(groups.get(key) ?? []), c]);
+  }
   const ids: number[] = [];
-  for (const cores of byPackage.values()) {
+  for (const cores of groups.values()) {
     for (const c of cores.slice(0, r.cores)) ids.push(...c.cpus);
   }
-  const largest = Math.max(...[...byPackage.values()].map((cores) => cores.length), 0);
+  const largest = Math.max(...[...groups.values()].map((cores) => cores.length), 0);
   if (r.cores > 0 && r.cores >= largest) {
     // Every core is housekeeping: no request could fit, so say which setting to lower, and to what.
     throw policyError(
       policy,
       ['reserved', 'cores'],
-      `reserves ${plural(r.cores, 'core')} per package, but the largest package has ${plural(largest, 'core')}, leaving none for exclusive workloads; ${largest > 1 ? `set reserved.cores to at most ${largest - 1}` : 'set reserved.cores to 0 (a single-core package has no core to spare)'}`,
+      `reserves ${plural(r.cores, 'core')} per ${per}, but the largest ${per} has ${plural(largest, 'core')}, leaving none for exclusive workloads; ${largest > 1 ? `set reserved.cores to at most ${largest - 1}` : `set reserved.cores to 0 (a single-core ${per} has no core to spare)`}`,
     );
   }
   return CpuSet.of(ids);

@@ -258,7 +258,7 @@ function parseIrqs(value: unknown, path: FieldPath, errors: FieldErrors): NonNul
 function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] {
   if (value === undefined) return { cores: 1 };
   const r = object(value, ['reserved'], errors, 'a mapping with cores: N or cpus: "0,1"');
-  allowOnly(r, ['reserved'], ['cores', 'cpus'], errors);
+  allowOnly(r, ['reserved'], ['cores', 'cpus', 'per'], errors);
   if ((r.cores === undefined) === (r.cpus === undefined)) {
     errors.fail(
       ['reserved'],
@@ -271,7 +271,17 @@ function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] 
     if (!Number.isSafeInteger(r.cores) || (r.cores as number) < 0) {
       errors.fail(['reserved', 'cores'], `expected ${expected}; got ${describe(r.cores)}`);
     }
-    return { cores: r.cores as number };
+    if (r.per === undefined) return { cores: r.cores as number };
+    if (r.per !== 'package' && r.per !== 'node') {
+      errors.fail(
+        ['reserved', 'per'],
+        `expected package (N cores of every socket) or node (N cores of every NUMA node); got ${describe(r.per)}`,
+      );
+    }
+    return { cores: r.cores as number, per: r.per as 'package' | 'node' };
+  }
+  if (r.per !== undefined) {
+    errors.fail(['reserved', 'per'], 'per applies to cores only; remove it, or use cores: N instead of cpus');
   }
   return { cpus: cpuList(r.cpus, ['reserved', 'cpus'], errors) };
 }

@@ -140,6 +140,23 @@ workloads:
     want: { kafka: { cpus: '4-6,12-14', nodes: [1] } },
     reserved: '0,8',
   },
+  {
+    name: 'reserved per node: each node of a package keeps its own lowest core (sub-NUMA clustering)',
+    topology: () =>
+      synthTopology({
+        packages: 1,
+        nodesPerPackage: 2,
+        coresPerNode: 4,
+        threads: [2],
+        siblings: 'split',
+        l3PerNode: 1,
+      }),
+    body: KAFKA(1, 3).replace('reserved: { cores: 1 }', 'reserved: { cores: 1, per: node }'),
+    // Per package this host reserves 0,8 only (the case above); per node, node 1 keeps core 4 (4,12)
+    // and Kafka's 3 cores are the rest of node 0, which now has as many free cores as node 1.
+    want: { kafka: { cpus: '1-3,9-11', nodes: [0] } },
+    reserved: '0,4,8,12',
+  },
 ];
 
 describe('allocate: node choice and fill order', () => {
@@ -170,6 +187,28 @@ describe('allocate: node choice and fill order', () => {
     const kafka = allocate(t, policy(KAFKA(1, 4)), undefined, []).workloads.find((w) => w.name === 'kafka')!;
     expect(new Set(kafka.cores.map((id) => t.cores.find((c) => c.id === id)!.l3)).size).toBe(1);
     expect(kafka.cpus.size).toBe(8);
+  });
+
+  it('refuses reserving every core of a node, per node, naming the largest count that fits', () => {
+    const t = synthTopology({
+      packages: 1,
+      nodesPerPackage: 2,
+      coresPerNode: 4,
+      threads: [2],
+      siblings: 'split',
+      l3PerNode: 1,
+    });
+    const body = KAFKA(4, 1).replace('reserved: { cores: 4 }', 'reserved: { cores: 4, per: node }');
+    expect(() => allocate(t, policy(body), undefined, [])).toThrow(
+      /reserves 4 cores per node, but the largest node has 4 cores.*set reserved\.cores to at most 3/,
+    );
+    // Per package the same count leaves four cores free.
+    expect(() => allocate(t, policy(KAFKA(4, 1)), undefined, [])).not.toThrow();
+    // A real socket split into four one-core nodes has no core to spare per node.
+    const snc = KAFKA(1, 1).replace('reserved: { cores: 1 }', 'reserved: { cores: 1, per: node }');
+    expect(() => allocate(tree('qemu-1s-4nodes'), policy(snc), undefined, [])).toThrow(
+      /largest node has 1 core.*set reserved\.cores to 0 \(a single-core node has no core to spare\)/,
+    );
   });
 
   it('refuses a request no node can hold, naming the largest that fits', () => {
