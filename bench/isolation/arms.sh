@@ -126,7 +126,7 @@ run_probe() {
 start_batch() {
   [ -n "$BPID" ] && return 0
   if [ "${NOISE:-0}" = 1 ]; then
-    mkdir -p "$CG/$N" && MADE="$N $MADE"
+    mkdir -p "$CG/$N" && MADE="$CG/$N $MADE"
     in_cg $N "$BATCH" --threads 1 --label isolate-bench-noise 2>/dev/null &
     NPID=$!
   fi
