@@ -1,7 +1,8 @@
 /**
- * `npm run bench:isolation -- --guest` (or `--host-cgroup-root /sys/fs/cgroup` on a real host):
- * runs the arms, writes report.txt, report.json and latency.svg, prints the text report.
- * Exit status: 0 when every arm produced a histogram, 1 otherwise (2 for bad arguments).
+ * `npm run bench:isolation -- --guest` (or `--host-cgroup-root /sys/fs/cgroup` on a real host, with
+ * `--io-dir DIR` for the I/O bench too): runs the arms, writes report.txt, report.json and latency.svg
+ * (the CPU arms' plot), prints the text report.
+ * Exit status: 0 when every arm, CPU and I/O, produced its histograms, 1 otherwise (2 for bad arguments).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
