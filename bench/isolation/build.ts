@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, VM_CACHE } from '../../test/vm/harness/paths.js';
 
-export type BenchProgram = 'probe' | 'batch';
+export type BenchProgram = 'probe' | 'batch' | 'appender' | 'iobatch';
 
 export function benchBinary(name: BenchProgram): string {
   const src = join(REPO_ROOT, 'bench/isolation', `${name}.c`);

@@ -1,7 +1,8 @@
 /**
- * `npm run bench:isolation -- --guest` (or `--host-cgroup-root /sys/fs/cgroup` on a real host):
- * runs the arms, writes report.txt, report.json and latency.svg, prints the text report.
- * Exit status: 0 when every arm produced a histogram, 1 otherwise (2 for bad arguments).
+ * `npm run bench:isolation -- --guest` (or `--host-cgroup-root /sys/fs/cgroup` on a real host, with
+ * `--io-dir DIR` for the I/O bench too): runs the arms, writes report.txt, report.json and latency.svg
+ * (the CPU arms' plot), prints the text report.
+ * Exit status: 0 when every arm, CPU and I/O, produced its histograms, 1 otherwise (2 for bad arguments).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   let where: Where;
   let out: Awaited<ReturnType<typeof runGuestArms>>;
+  let ioNotes: string[] | undefined;
   if (params.where.kind === 'guest') {
     const choice = await chooseAccel(params.where.accel, hostAccelProbes(kvmBootTest));
     process.stderr.write(
@@ -40,23 +42,31 @@ export async function main(argv: string[]): Promise<number> {
   } else {
     // A VM's "cores" are whatever its hypervisor claims, and its vCPUs share real ones with others.
     const vm = /^flags\s*:.*\bhypervisor\b/m.test(readFileSync('/proc/cpuinfo', 'utf8'));
-    where = {
-      kind: 'host',
-      emulated: false,
-      detail: `this host, cgroup root ${params.where.cgroupRoot}${vm ? ' (a virtual machine: its CPUs are vCPUs, its SMT siblings may not be real ones)' : ''}`,
-    };
     try {
-      out = await runHostArms({ ...params, where: params.where });
+      const host = await runHostArms({ ...params, where: params.where });
+      out = host;
+      ioNotes = host.io?.plan.notes;
+      where = {
+        kind: 'host',
+        emulated: false,
+        detail: `this host, cgroup root ${params.where.cgroupRoot} (${host.layout} layout)${vm ? ' (a virtual machine: its CPUs are vCPUs, its SMT siblings may not be real ones)' : ''}`,
+      };
     } catch (e) {
       process.stderr.write(`bench:isolation: ${(e as Error).message}\n`);
       return 1;
     }
   }
-  const report = buildReport({ sections: out.sections, params, where, wallMs: out.wallMs });
+  const report = buildReport({
+    sections: out.sections,
+    params,
+    where,
+    wallMs: out.wallMs,
+    ...(ioNotes ? { ioNotes } : {}),
+  });
   writeReport(report, params.outDir);
   process.stdout.write(formatText(report));
   process.stdout.write(`\nwritten: ${params.outDir}/{report.txt,report.json,latency.svg}\n`);
-  const failed = report.arms.filter((a) => !a.ok);
+  const failed = [...report.arms, ...(report.io?.arms ?? [])].filter((a) => !a.ok);
   if (failed.length > 0 && !out.sections['arms-done'])
     process.stderr.write(
       `bench:isolation: the arms script stopped early; its last output:\n${out.log.slice(-2000)}\n`,

@@ -3,6 +3,7 @@
  * topology isolate saw, and a verdict against the target (p99 with isolation ≤ 1.2× alone).
  */
 import { type Histogram, type Percentiles, parseHistogram, percentiles } from './histogram.js';
+import { buildIoReport, formatIoText, type IoReport } from './io-report.js';
 import type { ArmName, Params } from './params.js';
 
 export const TARGET_P99_RATIO = 1.2;
@@ -53,6 +54,8 @@ export interface Report {
     meaningful: boolean;
     summary: string;
   };
+  /** The I/O bench, when it ran. */
+  io?: IoReport;
   wallSeconds: number;
   /** Seconds since the arms started, at each step. */
   steps: string;
@@ -90,6 +93,8 @@ export function buildReport(opts: {
   where: Where;
   wallMs: number;
   now?: Date;
+  /** Why the I/O arm left a mechanism out on this host (from its io plan). */
+  ioNotes?: string[];
 }): Report {
   const { sections: s, params } = opts;
   const arms = params.arms.map((a) => armResult(a, s));
@@ -112,7 +117,7 @@ export function buildReport(opts: {
       (i) => `${i.arm} p99 ${fmtRatio(i.p99Ratio)} alone (${i.meetsTarget ? 'meets' : 'misses'} the target)`,
     ),
   ].filter(Boolean);
-  const summary = `${parts.join('; ') || 'no ratios: an arm failed'}.${
+  const summary = `${parts.join('; ') || (arms.length === 0 ? 'the CPU bench did not run' : 'no ratios: an arm failed')}.${
     meaningful ? '' : ' Emulated (TCG): these numbers are emulation noise, not a measurement of isolation.'
   }`;
   const { outDir: _o, ...paramsOut } = params;
@@ -124,6 +129,7 @@ export function buildReport(opts: {
     topology: { text: (s.topology ?? '').trimEnd(), json: tryJson(s['topology-json']) },
     batch: (s['batch-info'] ?? '').trim(),
     arms,
+    ...(params.ioArms.length > 0 ? { io: buildIoReport(s, params.ioArms, opts.ioNotes ?? []) } : {}),
     verdict: {
       targetP99Ratio: TARGET_P99_RATIO,
       ...(unisolatedP99Ratio !== undefined ? { unisolatedP99Ratio } : {}),
@@ -152,6 +158,15 @@ export function formatText(r: Report): string {
   L.push(`where: ${r.where.detail}`);
   if (r.where.emulated)
     L.push('!!! TCG emulation: every number below is emulation noise, not a measurement of isolation. !!!');
+  if (r.arms.length === 0) {
+    if (r.io && r.params.io)
+      L.push(
+        '',
+        ...formatIoText(r.io, { ...r.params.io, warmupS: r.params.warmupS, durationS: r.params.durationS }),
+      );
+    L.push(`wall time: ${r.wallSeconds} s${r.steps ? ` (steps: ${r.steps.replace(/\n/g, ', ')})` : ''}`);
+    return `${L.join('\n')}\n`;
+  }
   const p = r.params;
   L.push(
     `load: ${p.rate} req/s offered, open loop; warm-up ${p.warmupS} s, measured ${p.durationS} s per arm; ` +
@@ -210,6 +225,11 @@ export function formatText(r: Report): string {
   L.push('');
   L.push(`target: p99 with isolation ≤ ${fmtRatio(r.verdict.targetP99Ratio)} alone.`);
   L.push(`result: ${r.verdict.summary}`);
+  if (r.io && r.params.io)
+    L.push(
+      '',
+      ...formatIoText(r.io, { ...r.params.io, warmupS: r.params.warmupS, durationS: r.params.durationS }),
+    );
   L.push(`wall time: ${r.wallSeconds} s${r.steps ? ` (steps: ${r.steps.replace(/\n/g, ', ')})` : ''}`);
   return `${L.join('\n')}\n`;
 }
