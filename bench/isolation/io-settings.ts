@@ -4,6 +4,8 @@
  * they act (BFQ, or iocost enabled for the disk), and caps on the batch (v2 io.max, v1 blkio.throttle.*).
  * A mechanism that would do nothing on this disk is not written; a note says why.
  */
+import { BATCH_IO_WEIGHT, EXCLUSIVE_IO_WEIGHT } from '../../src/policy/io.js';
+
 export interface IoDisk {
   name: string;
   /** MAJ:MIN. */
@@ -27,8 +29,10 @@ export interface IoPlan {
   notes: string[];
 }
 
-export const PROBE_WEIGHT = { v1: 1000, v2: 1000 } as const;
-export const BATCH_WEIGHT = { v1: 10, v2: 10 } as const;
+// isolate's own defaults for an exclusive workload with disks and for batch (docs/disks.md), so the
+// isolated arm measures what an operator who leaves io: out gets.
+export const PROBE_WEIGHT = { v1: EXCLUSIVE_IO_WEIGHT, v2: EXCLUSIVE_IO_WEIGHT } as const;
+export const BATCH_WEIGHT = { v1: BATCH_IO_WEIGHT, v2: BATCH_IO_WEIGHT } as const;
 
 export interface CapSpec {
   wiops: boolean;

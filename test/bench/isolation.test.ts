@@ -416,7 +416,7 @@ describe("the isolated I/O arm's settings", () => {
     const p = ioPlan('v1', [disk('bfq')], { latencyTargetUs: 10_000, cap: { wiops: true, wbps: false } });
     expect(p.settings.map((s) => `${s.cgroup} ${s.file}=${s.value}`)).toEqual([
       'probe blkio.bfq.weight=1000',
-      'batch blkio.bfq.weight=10',
+      'batch blkio.bfq.weight=25',
       'batch blkio.throttle.write_iops_device=8:0 $CAP_WIOPS',
     ]);
   });
