@@ -1,6 +1,7 @@
 // Interrupts, packet steering and unbound kernel work as the host reports them: what the planner
 // needs to keep them off the exclusive cores, and the file names and mask format the backend writes.
 import { CpuSet, CpuSetParseError } from './cpuset.js';
+import type { ObservedIrqbalance } from './irqbalance.js';
 
 /** How isolate knows an IRQ is kernel-managed (its affinity fixed by the kernel; writes fail EIO). */
 export type ManagedBy = 'debugfs' | 'driver' | 'refused' | null;
@@ -65,6 +66,11 @@ export interface ObservedIrqs {
    * alive as `irqbalance`): it rewrites affinities every 10 s. Null: none found.
    */
   irqbalance: { pid: number } | null;
+  /**
+   * irqbalance.service as systemd has it (src/systemd/irqbalance.ts), when systemd runs the host:
+   * isolate then bans the exclusive CPUs and its pinned IRQs through a drop-in. Absent: no systemd.
+   */
+  irqbalanceUnit?: ObservedIrqbalance;
 }
 
 /** What isolate writes here: `/proc/irq/N`, `/sys/class/net/DEV/queues/rx-N`, the workqueue mask. */

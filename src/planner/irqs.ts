@@ -18,6 +18,7 @@ import type { Allocation, Change, WorkloadAllocation } from '../model/plan.js';
 import type { Policy, WorkloadSpec } from '../model/policy.js';
 import type { Topology } from '../model/topology.js';
 import { plural } from '../model/units.js';
+import { irqbalanceChanges } from './irqbalance.js';
 
 /** How many items a warning names before it says "and N more". */
 const LIST_CAP = 8;
@@ -72,16 +73,20 @@ export function irqChanges(
   }
   if (quiet.irqs) {
     const nicPlans = planNics(topology, policy, allocation, observed, exclusive, warnings);
+    // First: irqbalance, restarted with its ban, no longer moves what the writes below place.
+    changes.push(...irqbalanceChanges(observed, exclusive, pinnedIrqs(observed, nicPlans), warnings, notes));
     changes.push(...irqAffinities(topology, allocation, observed, exclusive, nicPlans, warnings, notes));
     changes.push(...steering(observed, exclusive, nicPlans));
   }
   if (quiet.workqueues) changes.push(...workqueue(topology, observed, exclusive, warnings));
-  if (quiet.irqs && observed.irqbalance) {
-    warnings.push(
-      `irqbalance (pid ${observed.irqbalance.pid}) is running: it moves IRQs every 10 s, so between the agent's rounds they may land on the exclusive CPUs again; ban them in /etc/default/irqbalance (IRQBALANCE_BANNED_CPULIST=${exclusive}) and restart irqbalance, or stop it — isolate does not yet write that setting itself`,
-    );
-  }
   return changes;
+}
+
+/** The IRQs isolate places for a workload's NIC: irqbalance must leave them where they are. */
+function pinnedIrqs(observed: ObservedIrqs, nics: Map<string, NicPlan>): number[] {
+  return observed.irqs
+    .filter((i) => i.nic !== null && nics.has(i.nic) && !i.managed && i.affinity !== null)
+    .map((i) => i.irq);
 }
 
 /** Each exclusive workload's NICs and the CPUs their interrupts go to. */
