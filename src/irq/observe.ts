@@ -134,7 +134,7 @@ export function observeIrqs(root: string): ObservedIrqs | undefined {
  * irqbalance 1.9.2 listens on `/run/irqbalance/irqbalance<PID>.sock` (systemd's RuntimeDirectory, gone
  * when the service stops); a socket left by a killed daemon is told apart by its PID's comm.
  */
-function runningIrqbalance(root: string): { pid: number } | null {
+export function runningIrqbalance(root: string): { pid: number } | null {
   for (const f of entries(path.join(root, 'run/irqbalance')) ?? []) {
     const m = /^irqbalance(\d{1,10})\.sock$/.exec(f);
     if (!m) continue;
