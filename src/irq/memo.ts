@@ -16,7 +16,7 @@ import {
   WORKQUEUE_DIR,
 } from '../model/irq.js';
 import { ReadRefused, readBoundedIfPresent } from '../sys/read.js';
-import { observeIrqs, runningIrqbalance } from './observe.js';
+import { observeIrqs, readDefaultAffinity, runningIrqbalance } from './observe.js';
 
 /** A full scan at least this often, for what no cheap read shows (a NIC moved to another node). */
 export const IRQ_RESCAN_MS = 300_000;
@@ -153,6 +153,7 @@ function copyOf(o: ObservedIrqs): ObservedIrqs {
     irqs: o.irqs.map((i) => ({ ...i, actions: [...i.actions] })),
     nics: o.nics.map((n) => ({ ...n, rx: n.rx.map((q) => ({ ...q })), tx: n.tx.map((q) => ({ ...q })) })),
     workqueueMask: o.workqueueMask,
+    defaultAffinity: o.defaultAffinity ?? null,
     unknown: [...o.unknown],
     irqbalance: o.irqbalance,
   };
@@ -191,6 +192,7 @@ function recheck(root: string, last: ObservedIrqs): ObservedIrqs {
     const wq = read(path.join(root, WORKQUEUE_DIR.slice(1), 'cpumask'));
     out.workqueueMask = wq.value !== null && parseCpusOrNull(wq.value, 'mask') ? wq.value : null;
   }
+  out.defaultAffinity = readDefaultAffinity(root, say);
   out.unknown = unknown;
   out.irqbalance = runningIrqbalance(root);
   return out;

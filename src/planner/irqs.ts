@@ -6,6 +6,7 @@ import {
   formatMask,
   type IrqSetting,
   irqLabel,
+  IRQ_DIR,
   irqTarget,
   managedIrqParam,
   type ObservedIrq,
@@ -77,6 +78,7 @@ export function irqChanges(
     changes.push(...irqbalanceChanges(observed, exclusive, pinnedIrqs(observed, nicPlans), warnings, notes));
     changes.push(...irqAffinities(topology, allocation, observed, exclusive, nicPlans, warnings, notes));
     changes.push(...steering(observed, exclusive, nicPlans));
+    changes.push(...defaultAffinity(topology, allocation, observed, exclusive));
   }
   if (quiet.workqueues) changes.push(...workqueue(topology, observed, exclusive, warnings));
   return changes;
@@ -320,6 +322,39 @@ function maskOrNull(cpus: CpuSet, like: string | null): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * `/proc/irq/default_smp_affinity`: an IRQ requested later (a driver reload, hot-plug) starts with
+ * it, and lands on the exclusive CPUs until the agent's next round moves it. The kernel refuses a
+ * mask without an online CPU, so one that holds only exclusive CPUs gets the housekeeping CPUs.
+ */
+function defaultAffinity(
+  topology: Topology,
+  allocation: Allocation,
+  observed: ObservedIrqs,
+  exclusive: CpuSet,
+): Change[] {
+  const live = observed.defaultAffinity ?? null;
+  if (live === null) return [];
+  const now = CpuSet.parseMask(live);
+  if (!now.overlaps(exclusive)) return [];
+  let want = now.minus(exclusive);
+  if (want.intersect(topology.online).isEmpty) {
+    want = allocation.reserved.minus(exclusive).intersect(topology.online);
+    if (want.isEmpty) want = topology.online.minus(exclusive);
+  }
+  const to = want.isEmpty ? null : maskOrNull(want, live);
+  if (!to) return [];
+  return [
+    change(
+      IRQ_DIR,
+      'default_smp_affinity',
+      live,
+      to,
+      `IRQs requested from now on (a driver reload, hot-plug) start off the exclusive CPUs ${exclusive}, until the agent's next round places them`,
+    ),
+  ];
 }
 
 function workqueue(

@@ -108,7 +108,7 @@ describe('the agent keeps quiet cores across a driver reload', () => {
       verbatimSymlinks: true,
       force: true,
     });
-    for (const n of readdirSync(path.join(root, 'proc/irq')))
+    for (const n of readdirSync(path.join(root, 'proc/irq')).filter((n) => /^\d+$/.test(n)))
       writeFileSync(irqFile(root, Number(n), 'effective_affinity_list'), '\n');
     const policyPath = path.join(
       mkdirSync(path.join(tmpdir(), `isolate-irqmemo-${process.pid}-${Date.now()}`), { recursive: true })!,
