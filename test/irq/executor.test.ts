@@ -111,6 +111,20 @@ describe('IRQ backend through the engine', () => {
     for (const [k, v] of before) expect(after.get(k)?.trim(), k).toBe(v.trim());
   });
 
+  it('a legacy IO-APIC line whose move waits for its next interrupt (x86) is not a failure, nor planned again', async () => {
+    const root = irqHost();
+    neverStarted(root);
+    // As a 6.1 guest showed: i8042 (IRQ 1, IO-APIC) took "0-5" and still names CPU 7 until it fires.
+    writeFileSync(path.join(root, 'proc/irq/1/effective_affinity_list'), '7\n');
+    const changes = irqPlan(root);
+    const r = await applyChanges({ root, changes, executors: await executorsFor(root, changes, {}) });
+    expect(r.changed).toBe(changes.length);
+    expect(readFileSync(path.join(root, 'proc/irq/1/smp_affinity_list'), 'utf8')).toBe('0-5');
+    const again = irqPlan(root);
+    const r2 = await applyChanges({ root, changes: again, executors: await executorsFor(root, again, {}) });
+    expect(r2.changed).toBe(0);
+  });
+
   it('an IRQ freed since the plan is skipped with the reason, and the rest applies', async () => {
     const root = irqHost();
     neverStarted(root);
