@@ -13,7 +13,8 @@ import { sameCpuList } from '../model/cpuset.js';
 import { changeSubject } from '../model/describe.js';
 import { IRQ_REFUSED, irqTargetProblem, parseCpusOrNull, sameMask } from '../model/irq.js';
 import type { Change } from '../model/plan.js';
-import { readLiveSync, UnreadableError } from '../sys/read.js';
+import { readBoundedIfPresent, readLiveSync, UnreadableError } from '../sys/read.js';
+import { parseCounts, splitActions } from './counts.js';
 import { WriteRefused, writeKernelFile } from '../sys/write.js';
 import path from 'node:path';
 
@@ -87,7 +88,34 @@ export class IrqExecutor implements ChangeExecutor {
     const eff = parseCpusOrNull(effective, 'list');
     const want = parseCpusOrNull(wanted, 'list');
     if (!eff || !want || eff.isSubsetOf(want)) return null;
+    if (this.movesAtNextInterrupt(change)) return null;
     return `the kernel delivers it on CPUs ${eff} (effective_affinity_list), outside ${want}`;
+  }
+
+  /** IRQ number → its chip words in /proc/interrupts, read once per executor (one apply or round). */
+  private chips: Map<string, string> | null = null;
+
+  /**
+   * x86 moves a legacy IO-APIC line (no IRQD_MOVE_PCNTXT) only when it next fires: the kernel holds
+   * the new mask as pending, and effective_affinity_list names the old CPU until then (seen on a
+   * 6.1 guest: i8042's IRQ 1 stayed on CPU 3 after "0-1" was taken). Its next interrupt lands on the
+   * old CPU once and moves it; one that never fires never lands anywhere. Not a refusal.
+   */
+  private movesAtNextInterrupt(change: Change): boolean {
+    if (this.chips === null) {
+      this.chips = new Map();
+      try {
+        const text = readBoundedIfPresent(path.join(this.root, 'proc/interrupts'), {
+          maxBytes: 64 * 1024 * 1024,
+        });
+        for (const row of text ? parseCounts(text).rows : [])
+          this.chips.set(row.id, splitActions(row.rest).chip);
+      } catch {
+        // Unreadable: no IRQ is taken for a deferred move.
+      }
+    }
+    const irq = change.target.split('/').at(-1) ?? '';
+    return /^IO-APIC\b/.test(this.chips.get(irq) ?? '');
   }
 
   private async write(change: Change, value: string, what: string): Promise<void> {

@@ -5,6 +5,7 @@
 import { UserError } from './errors.js';
 import { IO_PROPERTY_SHOWN } from './io.js';
 import { CGROUP_SETTINGS, type ChangeBackend, RAID_SETTINGS } from './plan.js';
+import { IRQBALANCE_SETTING } from './irqbalance.js';
 import { JVM_OPTIONS_SETTING } from './jvm-options.js';
 import { IRQ_SETTINGS, irqTargetProblem } from './irq.js';
 import { SYSTEMD_PROPERTY } from './systemd.js';
@@ -119,6 +120,7 @@ const SETTINGS: Record<ChangeBackend, readonly string[]> = {
     'Slice',
     'ActiveState',
     JVM_OPTIONS_SETTING,
+    IRQBALANCE_SETTING,
     ...Object.values(SYSTEMD_PROPERTY),
     ...Object.keys(IO_PROPERTY_SHOWN),
   ],
