@@ -94,7 +94,7 @@ export interface Policy {
   apiVersion: 'isolate/v1';
   kind: 'HostPolicy';
   /** `per`: the group each `cores` count applies to (default package; node gives every NUMA node its own). */
-  reserved: { cores: number; per?: 'package' | 'node' } | { cpus: CpuSet };
+  reserved: { cores: number; per: 'package' | 'node' } | { cpus: CpuSet };
   /** Fence every other top-level cgroup off the exclusive cores too. */
   strict: boolean;
   workloads: WorkloadSpec[];

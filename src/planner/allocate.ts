@@ -143,7 +143,7 @@ function reservedCpus(topology: Topology, policy: Policy): CpuSet {
   // N lowest-numbered cores of every package (or NUMA node): the kernel's housekeeping work lands on
   // CPU 0 and on each package's first CPUs by default. Per node, every node keeps CPUs of its own for
   // its devices' interrupts and kernel work, which per package leaves only on each package's first node.
-  const per = r.per ?? 'package';
+  const per = r.per;
   const groups = new Map<number | null, Core[]>();
   for (const c of topology.cores) {
     const key = per === 'node' ? c.node : c.package;

@@ -271,7 +271,7 @@ function parseIrqs(value: unknown, path: FieldPath, errors: FieldErrors): NonNul
 }
 
 function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] {
-  if (value === undefined) return { cores: 1 };
+  if (value === undefined) return { cores: 1, per: 'package' };
   const r = object(value, ['reserved'], errors, 'a mapping with cores: N or cpus: "0,1"');
   allowOnly(r, ['reserved'], ['cores', 'cpus', 'per'], errors);
   if ((r.cores === undefined) === (r.cpus === undefined)) {
@@ -286,7 +286,7 @@ function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] 
     if (!Number.isSafeInteger(r.cores) || (r.cores as number) < 0) {
       errors.fail(['reserved', 'cores'], `expected ${expected}; got ${describe(r.cores)}`);
     }
-    if (r.per === undefined) return { cores: r.cores as number };
+    if (r.per === undefined) return { cores: r.cores as number, per: 'package' };
     if (r.per !== 'package' && r.per !== 'node') {
       errors.fail(
         ['reserved', 'per'],

@@ -116,7 +116,7 @@ describe('the largest exact values are still accepted', () => {
       'p.yaml',
     );
     expect(p.workloads[0]!.cores).toEqual({ count: 9007199254740991 });
-    expect(p.reserved).toEqual({ cores: 9007199254740991 });
+    expect(p.reserved).toEqual({ cores: 9007199254740991, per: 'package' });
     expect(p.workloads[0]!.memory.low).toEqual({ bytes: 9007199254740991 });
     expect(p.workloads[0]!.memory.min).toEqual({ bytes: 9007199254740991 });
     expect(p.workloads[1]!.memory.high).toEqual({ bytes: 8191 * 1024 ** 4 });

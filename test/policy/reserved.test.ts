@@ -15,7 +15,10 @@ describe('reserved', () => {
       cores: 1,
       per: 'package',
     });
-    expect(parsePolicy(withReserved('{ cores: 1 }'), 'p.yaml').reserved).toEqual({ cores: 1 });
+    expect(parsePolicy(withReserved('{ cores: 1 }'), 'p.yaml').reserved).toEqual({
+      cores: 1,
+      per: 'package',
+    });
   });
 
   it('refuses an unknown per, naming both values', () => {
