@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { formatCheck } from '../../src/audit/format.js';
 import {
   BATCH_IO_OPS_PER_SEC,
+  type IoCounts,
   type IoDiskRef,
   type IoTarget,
   ioFindings,
@@ -19,6 +20,7 @@ import {
 import { parseBlkioThrottle, parseIoStat, readBlkioStat } from '../../src/cgroup/iostat.js';
 import { check } from '../../src/ops/check.js';
 import { makeFakeHost } from '../support/fake-host.js';
+import { makeFakeV1Host, mountinfoFor } from '../support/fake-v1-host.js';
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures');
 const CG = 'sys/fs/cgroup';
@@ -370,5 +372,71 @@ describe('isolate check', () => {
     expect(r.workloads[0]!.pressure).toBeNull();
     expect(r.workloads[1]!.disks.sdb).toBeNull();
     expect(r.unknown).toEqual(['kafka: a process match has no blkio cgroup of its own']);
+  });
+
+  it("cgroup v1 end to end: each workload's cgroup in the blkio hierarchy, by its match", async () => {
+    const root = makeFakeV1Host('intel-2s-ht-split', {
+      layout: 'legacy',
+      cpus: '0-31',
+      mems: '0-1',
+      cpuGroups: ['hadoop-yarn', 'kafka'],
+      memoryGroups: ['hadoop-yarn', 'kafka'],
+      mountinfo: null,
+    });
+    cpSync(path.join(FIXTURES, 'disks/r630-kafka'), root, {
+      recursive: true,
+      verbatimSymlinks: true,
+      force: true,
+    });
+    writeFileSync(
+      path.join(root, 'proc/self/mountinfo'),
+      `${readFileSync(path.join(FIXTURES, 'disks/r630-kafka/proc/self/mountinfo'), 'utf8')}${mountinfoFor(
+        'legacy',
+      )
+        .split('\n')
+        .filter((l) => l.includes('/sys/fs/cgroup'))
+        .join(
+          '\n',
+        )}\n33 25 0:32 / /sys/fs/cgroup/blkio rw,nosuid,nodev,noexec,relatime shared:17 - cgroup cgroup rw,blkio\n`,
+    );
+    const blkio = path.join(root, CG, 'blkio');
+    const counters = (g: string, bytes: number, ios: number) => {
+      mkdirSync(path.join(blkio, g), { recursive: true });
+      writeFileSync(path.join(blkio, g, 'tasks'), '');
+      writeFileSync(
+        path.join(blkio, g, 'blkio.throttle.io_service_bytes_recursive'),
+        `8:16 Read 0\n8:16 Write ${bytes}\nTotal ${bytes}\n`,
+      );
+      writeFileSync(
+        path.join(blkio, g, 'blkio.throttle.io_serviced_recursive'),
+        `8:16 Read 0\n8:16 Write ${ios}\nTotal ${ios}\n`,
+      );
+    };
+    counters('', 0, 0);
+    counters('hadoop-yarn', 4096, 1);
+    counters('kafka', 0, 0);
+    const policy = path.join(mkdtempSync(path.join(tmpdir(), 'isolate-io-v1-')), 'policy.yaml');
+    writeFileSync(
+      policy,
+      `apiVersion: isolate/v1
+kind: HostPolicy
+workloads:
+  - { name: kafka, class: exclusive, cores: 2, match: { cgroup: /kafka }, disks: { paths: [/data2/kafka-logs] } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`,
+    );
+    const first = await check({ root, policyPath: policy, interrupts: { windowMs: 0 } });
+    expect(first.io?.workloads.map((w) => w.target)).toEqual(['blkio:/kafka', 'blkio:/hadoop-yarn']);
+    let since: IoCounts | null = null;
+    await check({ root, policyPath: policy, interrupts: { windowMs: 0 }, io: { read: (c) => (since = c) } });
+    counters('hadoop-yarn', 4096 + 8192, 3);
+    const r = await check({ root, policyPath: policy, interrupts: { windowMs: 0 }, io: { since } });
+    expect(r.io?.workloads.find((w) => w.name === 'flink')?.disks.sdb).toEqual({
+      rbytes: 0,
+      wbytes: 8192,
+      rios: 0,
+      wios: 2,
+    });
+    expect(r.io?.workloads.every((w) => w.pressure === null)).toBe(true);
   });
 });
