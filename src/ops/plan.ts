@@ -132,6 +132,7 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   }
   if (req.jvms) await noteJvms(req.root, plan, policy, observed, topology.online.size);
   if (req.disks) await addDisks(req.root, plan, policy, observed);
+  // After the disks are read: the writeback in front of them (plan and apply show the disks).
   if (plan.disks?.length) await addWriteback(req.root, plan, observed, topology);
   return { plan, topology, policy, source, observed, executorOptions };
 }

@@ -62,7 +62,6 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
     : cgroupChanges(topology, policy, allocation, observed, warnings);
   changes.push(...jvmOptionChanges(policy, allocation, observed, warnings));
   const notes = [...topology.notes];
-  cacheWindowNotes(topology, policy, allocation, notes, warnings);
   // Quiet cores, after the cgroup changes: the allocation they follow is then in force.
   if (observed.irqs)
     changes.push(...irqChanges(topology, policy, allocation, observed.irqs, warnings, notes));
@@ -75,5 +74,6 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
       ...r.warnings.map((w) => `raid: ${w}`),
     );
   }
+  cacheWindowNotes(topology, policy, allocation, notes, warnings);
   return { allocation, changes, warnings, notes, layout: layoutOf(observed) };
 }
