@@ -14,6 +14,7 @@ import type { Allocation } from '../model/plan.js';
 import { apply } from '../ops/apply.js';
 import { check } from '../ops/check.js';
 import type { InterruptCounts } from '../irq/delivered.js';
+import type { IoCounts } from '../audit/io.js';
 import { IrqMemo } from '../irq/memo.js';
 import { SystemdMemo } from '../ops/systemd-memo.js';
 import type { Topology } from '../model/topology.js';
@@ -70,7 +71,8 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   // round (proc-scan.ts), and systemd's last answer is used again while the cgroup tree reads the same.
   const processScan = new ProcessScanMemo();
   // The last read of the interrupt counters: each audit measures from the one before it.
-  const interruptCounts: { last: InterruptCounts | null } = { last: null };
+  // The closing reads of the previous audit: the next audit's windows start there.
+  const interruptCounts: AuditWindows = { last: null, io: null };
   const systemdMemo = new SystemdMemo();
   // The last full IRQ scan: a round re-reads only the managed IRQs until IRQs or NICs change.
   const irqMemo = new IrqMemo();
@@ -171,6 +173,7 @@ export async function runAgent(o: AgentOptions): Promise<number> {
           });
           o.metrics?.jvmOversized(report.jvmOversized);
           if (report.interrupts) o.metrics?.interrupts(report.interrupts);
+          if (report.io) o.metrics?.io(report.io);
         }
       }
       if (o.stop.aborted) return 0;
@@ -295,6 +298,12 @@ function logCheck(o: AgentOptions, report: CheckReport): void {
  */
 const AGENT_LIST_CAP = 20;
 
+/** The closing reads of the previous audit (interrupts, I/O): where the next audit's windows start. */
+interface AuditWindows {
+  last: InterruptCounts | null;
+  io: IoCounts | null;
+}
+
 /**
  * The audit plans with what the round before it knew: the topology, and which processes to read
  * again (a view of the rounds' memory that leaves the probe's births alone, proc-scan.ts).
@@ -304,7 +313,7 @@ function hostCheck(
   policy: PolicyHolder,
   processScan: ProcessScanMemo,
   topology: Topology,
-  interruptCounts: { last: InterruptCounts | null },
+  interruptCounts: AuditWindows,
 ): Promise<CheckReport> {
   return check({
     // From the previous audit's read, with no wait of its own (the first audit: over its own run).
@@ -313,6 +322,12 @@ function hostCheck(
       since: interruptCounts.last,
       read: (c) => {
         interruptCounts.last = c;
+      },
+    },
+    io: {
+      since: interruptCounts.io,
+      read: (c) => {
+        interruptCounts.io = c;
       },
     },
     root: o.root,

@@ -6,6 +6,7 @@ import type { Psi, PsiLine, PsiResource } from '../cgroup/psi.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation } from '../model/raid.js';
 import type { DeliveredReport } from '../irq/delivered.js';
+import type { IoReport } from '../audit/io.js';
 
 export interface AgentMetrics {
   /** Everything the HTTP endpoint serves: isolate's metrics and prom-client's process_*, nodejs_*. */
@@ -24,6 +25,8 @@ export interface AgentMetrics {
   jvmOversized(byWorkload: Record<string, number>): void;
   /** Interrupts delivered to the exclusive CPUs since the audit before, per source. */
   interrupts(r: DeliveredReport): void;
+  /** I/O of each workload on the exclusive workloads' disks since the audit before. */
+  io(r: IoReport): void;
   allocation(a: Allocation): void;
   /**
    * The workloads whose cgroup pressure the metrics show. Read when scraped (or the textfile is
@@ -94,6 +97,16 @@ export async function createMetrics(): Promise<AgentMetrics> {
     'isolate_exclusive_cpu_interrupts_total',
     'Interrupts delivered to the exclusive CPUs, per source: a device IRQ by its handler names (kind irq), receive processing (kind softirq, NET_RX); counted between audits',
     ['kind', 'source'],
+  );
+  const ioBytes = c(
+    'isolate_io_bytes_total',
+    "Bytes each workload read and wrote on the disks of the exclusive workloads' data directories (disks:), per disk; counted between audits from io.stat (v1: blkio.throttle.io_service_bytes)",
+    ['workload', 'class', 'device', 'direction'],
+  );
+  const ioOps = c(
+    'isolate_io_requests_total',
+    "I/O requests each workload completed on the disks of the exclusive workloads' data directories, per disk; counted between audits from io.stat (v1: blkio.throttle.io_serviced)",
+    ['workload', 'class', 'device', 'direction'],
   );
   const exclusive = g('isolate_exclusive_cpus', 'CPUs given to each exclusive workload', ['workload']);
   const lastSuccess = g('isolate_last_success_timestamp_seconds', 'When the host last matched the policy');
@@ -181,6 +194,20 @@ export async function createMetrics(): Promise<AgentMetrics> {
           { kind: s.kind, source: s.kind === 'irq' ? `${s.id}:${s.name}` : s.name },
           s.total,
         );
+    },
+    io(r) {
+      // A disk whose counters are unknown for this window adds nothing: never counted as zero I/O
+      // done, only not counted.
+      for (const w of r.workloads) {
+        for (const [device, u] of Object.entries(w.disks)) {
+          if (!u) continue;
+          const labels = { workload: w.name, class: w.class, device };
+          ioBytes.inc({ ...labels, direction: 'read' }, u.rbytes);
+          ioBytes.inc({ ...labels, direction: 'write' }, u.wbytes);
+          ioOps.inc({ ...labels, direction: 'read' }, u.rios);
+          ioOps.inc({ ...labels, direction: 'write' }, u.wios);
+        }
+      }
     },
     allocation(a) {
       // A workload gone from the policy must not keep reporting its last value.

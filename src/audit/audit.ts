@@ -9,6 +9,7 @@ import type { WorkloadAllocation } from '../model/plan.js';
 import { nicIrqs } from './irqs.js';
 import type { DeliveredReport } from '../irq/delivered.js';
 import { interruptFindings } from './interrupts.js';
+import { type IoReport, ioFindings } from './io.js';
 import { auditJvms } from './jvm.js';
 import type { CpuChange } from '../model/jvm.js';
 import { numaBytes, numaMapsAnonBytes } from './numa.js';
@@ -40,6 +41,8 @@ export interface AuditInput {
    * IRQs expected there (number → why: kernel-managed, or a NIC on its workload's own cores).
    */
   interrupts?: { report: DeliveredReport; expected: ReadonlyMap<string, string> };
+  /** I/O of every workload on the exclusive workloads' disks over the check's window (audit/io.ts). */
+  io?: IoReport;
 }
 
 /** The host check: scan every thread, read each exclusive workload's cgroup, judge. */
@@ -100,6 +103,7 @@ export function audit(input: AuditInput): CheckReport {
 
   if (input.interrupts)
     findings.push(...interruptFindings(input.interrupts.report, input.interrupts.expected));
+  if (input.io) findings.push(...ioFindings(input.io));
   const irqs = nicIrqs(input.root, all);
   let wqMask: string | null = null;
   const wqRaw = readTrimSync(path.join(input.root, 'sys/devices/virtual/workqueue/cpumask'));
@@ -134,6 +138,7 @@ export function audit(input: AuditInput): CheckReport {
     workqueueCpumask: wqMask,
     irqs,
     ...(input.interrupts ? { interrupts: input.interrupts.report } : {}),
+    ...(input.io ? { io: input.io } : {}),
     jvms: jvm.jvms,
     jvmOversized: jvm.oversized,
     pendingChanges: input.pendingChanges,

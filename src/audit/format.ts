@@ -1,5 +1,6 @@
 // `isolate check` for people: a monitoring-plugin first line, then the details.
 import { plural } from '../model/units.js';
+import { describeUse, type IoReport } from './io.js';
 import type { CheckReport } from './report.js';
 
 export function formatCheck(r: CheckReport): string {
@@ -56,6 +57,7 @@ export function formatCheck(r: CheckReport): string {
       `  interrupts on exclusive CPUs ${i.cpus || '-'} in ${(i.windowMs / 1000).toFixed(1)} s: ${total === 0 ? 'none' : i.sources.map((s) => `${s.kind === 'irq' ? `IRQ ${s.id} (${s.name})` : s.name} ${s.total}`).join(', ')}`,
     );
   }
+  if (r.io) lines.push(...formatIo(r.io));
   if (r.irqs.length === 0) lines.push('  NIC IRQs: none found');
   for (const q of r.irqs) {
     lines.push(
@@ -63,4 +65,29 @@ export function formatCheck(r: CheckReport): string {
     );
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** I/O per workload on the exclusive workloads' disks over the window, and each one's io pressure. */
+function formatIo(io: IoReport): string[] {
+  const pct = (x: number | null) => (x === null ? '?' : `${(x * 100).toFixed(1)}%`);
+  const lines = [
+    `  io on ${io.disks.map((d) => `${d.name} (${d.dev}, ${d.of.join(', ')})`).join(', ')} in ${(io.windowMs / 1000).toFixed(1)} s:`,
+  ];
+  for (const w of io.workloads) {
+    const uses = io.disks.map((d) => {
+      const u = w.disks[d.name];
+      return u === null || u === undefined
+        ? `${d.name} unknown`
+        : u.rios + u.wios === 0
+          ? `${d.name} none`
+          : describeUse(d.name, u);
+    });
+    const p = w.pressure;
+    const psi = p
+      ? `; io pressure some ${pct(p.some)} full ${pct(p.full)} of the window (avg10 ${pct(p.someAvg10)}/${pct(p.fullAvg10)})`
+      : '; io pressure unknown';
+    lines.push(`    ${w.name} (${w.class}): ${uses.join(', ')}${psi}`);
+  }
+  for (const n of io.notes) lines.push(`    note: ${n}`);
+  return lines;
 }

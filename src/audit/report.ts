@@ -2,6 +2,7 @@
 import type { Psi, PsiResource } from '../cgroup/psi.js';
 import type { Finding, Status } from '../model/finding.js';
 import type { DeliveredReport } from '../irq/delivered.js';
+import type { IoReport } from './io.js';
 import type { IrqInfo } from './irqs.js';
 import type { JvmCheck } from './jvm.js';
 import type { ThreadInfo } from './threads.js';
@@ -53,6 +54,11 @@ export interface CheckReport {
    * /proc/interrupts, NET_RX from /proc/softirqs); absent when the root has neither file.
    */
   interrupts?: DeliveredReport;
+  /**
+   * I/O over the check's window on the disks of the exclusive workloads' data directories, per
+   * workload and disk, and each workload's io pressure; absent when no workload names `disks:`.
+   */
+  io?: IoReport;
   /** The workloads' JVMs (at most 32 a workload), their pools judged against their CPUs. */
   jvms: JvmCheck[];
   /** Per workload: its JVMs whose GC/JIT pools were sized for more CPUs than they may use now. */

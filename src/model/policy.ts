@@ -2,8 +2,16 @@ import type { RaidPolicy } from './raid-policy.js';
 import type { CpuSet } from './cpuset.js';
 import type { FieldPath } from './field.js';
 
-/** A memory amount as written in the policy: bytes, or a percentage resolved at plan time. */
-export type MemoryAmount = { bytes: number } | { percent: number } | { unlimited: true };
+/**
+ * A memory amount as written in the policy: bytes, or a percentage resolved at plan time; for `low`
+ * also the page cache that holds `windowSeconds` of writes at `writeRate` bytes a second (the catch-up
+ * window a consumer that fell behind can still read from memory), resolved at plan time too.
+ */
+export type MemoryAmount =
+  | { bytes: number }
+  | { percent: number }
+  | { unlimited: true }
+  | { writeRate: number; windowSeconds: number; written: { writeRate: string; window: string } };
 
 export type MemoryKey = 'min' | 'low' | 'high' | 'max';
 

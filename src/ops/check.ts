@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { cpuChangeOf, readBaseline, readJournal, undatedUnlessNewer } from '../apply/journal.js';
 import { audit } from '../audit/audit.js';
-import { cgroupMount } from '../cgroup/fsutil.js';
+import { cgroupDir, cgroupMount } from '../cgroup/fsutil.js';
 import type { CheckReport } from '../audit/report.js';
 import type { RoundCache } from './round-cache.js';
 import type { Finding } from '../model/finding.js';
@@ -14,6 +14,8 @@ import type { AuditInput } from '../audit/audit.js';
 import type { InterruptCounts } from '../irq/delivered.js';
 import { CpuSet } from '../model/cpuset.js';
 import type { BuiltPlan } from './plan.js';
+import type { IoCounts, IoDiskRef, IoReport, IoTarget } from '../audit/io.js';
+import { defaultUnitPath } from '../model/systemd.js';
 
 export interface CheckRequest extends OpContext {
   policyPath?: string;
@@ -35,6 +37,15 @@ export interface CheckRequest extends OpContext {
     windowMs?: number;
     since?: InterruptCounts | null;
     read?: (counts: InterruptCounts) => void;
+  };
+  /**
+   * How I/O on the exclusive workloads' disks is measured (policies with `disks:`): over the same
+   * window as the interrupts, from a read after planning (it needs the cgroups and disks), or from
+   * `since` (the agent's previous audit); `read` receives the closing read.
+   */
+  io?: {
+    since?: IoCounts | null;
+    read?: (counts: IoCounts) => void;
   };
 }
 
@@ -71,11 +82,24 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
     await readJournal(req.root).catch(undatedUnlessNewer),
   ];
   let interrupts: AuditInput['interrupts'];
+  // I/O on Kafka's disks, where the policy names them: its start read needs the plan's cgroups.
+  const ioScope = await ioScopeOf(req.root, built);
+  const { readIoCounts, ioOver } = await import('../audit/io.js');
+  const ioSince = ioScope ? (req.io?.since ?? readIoCounts(ioScope.targets)) : null;
+  const windowMs = req.interrupts?.since ? 0 : (req.interrupts?.windowMs ?? INTERRUPT_WINDOW_MS);
   // Measured only where the policy asks for quiet cores: a window costs every check a second.
-  if (since && built.policy.quiet?.irqs !== false) {
-    const windowMs = req.interrupts?.since ? 0 : (req.interrupts?.windowMs ?? INTERRUPT_WINDOW_MS);
-    const wait = windowMs - (performance.now() - since.at);
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  const measureIrqs = since !== null && built.policy.quiet?.irqs !== false;
+  // One wait covers both windows: each lasts at least windowMs from its own start read.
+  const starts = [...(measureIrqs ? [since.at] : []), ...(ioSince && !req.io?.since ? [ioSince.at] : [])];
+  const wait = starts.length > 0 ? windowMs - (performance.now() - Math.max(...starts)) : 0;
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  let io: IoReport | undefined;
+  if (ioScope && ioSince) {
+    const until = readIoCounts(ioScope.targets);
+    req.io?.read?.(until);
+    io = ioOver(ioSince, until, ioScope.targets, ioScope.disks);
+  }
+  if (measureIrqs) {
     const until = readInterruptCounts(req.root);
     if (until) {
       req.interrupts?.read?.(until);
@@ -87,6 +111,7 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
   }
   return audit({
     interrupts,
+    io,
     cpuChange: (workload, pid) => cpuChangeOf(journals, workload, pid, built.topology.online.size),
     root: req.root,
     allocation: built.plan.allocation.workloads,
@@ -123,4 +148,54 @@ function expectedIrqs(built: BuiltPlan): Map<string, string> {
       );
   }
   return out;
+}
+
+/**
+ * Whose I/O is read, on which disks: every workload of the allocation, on the disks of the exclusive
+ * workloads' data directories (the plan's, else resolved here); null when no workload names disks
+ * or none of them resolved to a disk with a known MAJ:MIN.
+ */
+async function ioScopeOf(
+  root: string,
+  built: BuiltPlan,
+): Promise<{ targets: IoTarget[]; disks: IoDiskRef[] } | null> {
+  if (!built.policy.workloads.some((w) => w.disks)) return null;
+  // The disks the plan was made from (observed once per plan since io is planned), else read now.
+  let resolved = built.plan.disks ?? built.observed.disks;
+  if (!resolved) {
+    const { diskRequestsOf, readWorkloadDisks } = await import('../topology/disks.js');
+    resolved = readWorkloadDisks(root, diskRequestsOf(built.policy.workloads));
+  }
+  const byDev = new Map<string, IoDiskRef>();
+  for (const w of resolved) {
+    for (const d of w.disks) {
+      if (d.dev === null) continue;
+      const ref = byDev.get(d.dev) ?? { name: d.name, dev: d.dev, of: [] };
+      if (!ref.of.includes(w.workload)) ref.of.push(w.workload);
+      byDev.set(d.dev, ref);
+    }
+  }
+  if (byDev.size === 0) return null;
+  const v1 = built.observed.v1;
+  const blkio = v1?.hierarchies.blkio;
+  const targets: IoTarget[] = built.plan.allocation.workloads.map((a) => {
+    const base = { workload: a.name, class: a.class, target: a.target };
+    if (!v1) return { ...base, dir: cgroupDir(root, a.target), v1: false };
+    // v1: the workload's cgroup in the blkio hierarchy, where its match puts it (not the cpuset isolate made).
+    const w = built.policy.workloads.find((x) => x.name === a.name);
+    const cg =
+      w?.match.kind === 'cgroup'
+        ? w.match.path
+        : w?.match.kind === 'systemdUnit'
+          ? defaultUnitPath(w.match.unit)
+          : null;
+    if (!blkio) return { ...base, dir: null, v1: true, why: 'no cgroup v1 blkio hierarchy is mounted' };
+    if (cg === null)
+      return { ...base, dir: null, v1: true, why: 'a process match has no blkio cgroup of its own' };
+    return { ...base, target: `blkio:${cg}`, dir: path.join(cgroupMount(root), blkio, cg), v1: true };
+  });
+  return {
+    targets,
+    disks: [...byDev.values()].sort((x, y) => x.name.localeCompare(y.name, 'en', { numeric: true })),
+  };
 }

@@ -134,6 +134,8 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   }
   if (req.jvms) await noteJvms(req.root, plan, policy, observed, topology.online.size);
   if (req.disks) await addDisks(plan, observed);
+  // After the disks are read: the writeback in front of them (plan and apply show the disks).
+  if (plan.disks?.length) await addWriteback(req.root, plan, observed, topology);
   return { plan, topology, policy, source, observed, executorOptions };
 }
 
@@ -160,6 +162,29 @@ async function addDisks(plan: Plan, observed: ObservedState): Promise<void> {
   for (const w of plan.disks) {
     for (const f of w.findings) (f.severity === 'info' ? plan.notes : plan.warnings).push(findingText(f));
   }
+}
+
+/**
+ * Buffered writeback in front of the workloads' disks, as notes: the host's vm.dirty_* when they let a
+ * batch cgroup dirty more than a disk writes in a few seconds, and each disk's writeback throttling.
+ */
+async function addWriteback(
+  root: string,
+  plan: Plan,
+  observed: ObservedState,
+  topology: Topology,
+): Promise<void> {
+  const { readVmDirty, readWbt } = await import('../topology/writeback.js');
+  const { writebackNotes } = await import('../planner/writeback.js');
+  const names = new Set(plan.disks!.flatMap((w) => w.disks.map((d) => d.name)));
+  plan.notes.push(
+    ...writebackNotes(plan.disks!, plan.allocation.workloads, {
+      dirty: readVmDirty(root),
+      hostMemoryBytes: topology.nodes.reduce((s, n) => s + n.memoryBytes, 0),
+      v1: !!observed.v1,
+      wbt: new Map([...names].map((n) => [n, readWbt(root, n)])),
+    }),
+  );
 }
 
 /**

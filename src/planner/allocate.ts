@@ -5,6 +5,7 @@ import type { ObservedState } from '../model/observed.js';
 import { UserError } from '../model/errors.js';
 import { type FieldPath, formatPath } from '../model/field.js';
 import type { MemoryAmount, MemoryKey, Policy, WorkloadSpec } from '../model/policy.js';
+import { sizeCache } from './page-cache.js';
 import { CpuSet } from '../model/cpuset.js';
 import type { Core, NumaNode, Topology } from '../model/topology.js';
 import { workloadTarget } from './targets.js';
@@ -450,6 +451,7 @@ function resolveMemory(
   const out: WorkloadAllocation['memory'] = {};
   const resolve = (a: MemoryAmount): number | 'max' => {
     if ('unlimited' in a) return 'max';
+    if ('writeRate' in a) return sizeCache(a, scope).bytes;
     const bytes = 'bytes' in a ? a.bytes : (scope * a.percent) / 100;
     return pageAlign(bytes);
   };

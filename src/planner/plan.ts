@@ -1,7 +1,7 @@
 // The planner: topology + policy + observed state (cgroup and RAID) → allocation → ordered changes.
 // Pure: everything it knows comes in as arguments, so `plan`, `apply`, `check` and the agent agree.
 import type { ObservedState } from '../model/observed.js';
-import type { Plan } from '../model/plan.js';
+import type { Allocation, Plan } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
 import type { Topology } from '../model/topology.js';
 import { allocate } from './allocate.js';
@@ -9,6 +9,7 @@ import { cgroupChanges } from './changes.js';
 import { jvmOptionChanges } from './jvm.js';
 import { ioPreconditionNotes } from './io.js';
 import { irqChanges } from './irqs.js';
+import { cacheSizingText, sizeCache } from './page-cache.js';
 import { planRaid } from './raid/plan.js';
 import { v1Changes } from './v1.js';
 
@@ -26,6 +27,26 @@ export function layoutOf(observed: ObservedState): string {
       return 'none (no cgroup hierarchy found under /sys/fs/cgroup)';
     default:
       return `${observed.cgroup.layout} (the cpuset controller is on no v1 hierarchy isolate can use)`;
+  }
+}
+
+/** The arithmetic of each memory.low given as a write rate and a window (page-cache.ts). */
+function cacheWindowNotes(
+  topology: Topology,
+  policy: Policy,
+  allocation: Allocation,
+  notes: string[],
+  warnings: string[],
+): void {
+  for (const w of policy.workloads) {
+    const low = w.memory.low;
+    const a = allocation.workloads.find((x) => x.name === w.name);
+    if (!low || !('writeRate' in low) || !a) continue;
+    // The same scope memory.low was resolved in (allocate.ts resolveMemory): its mems nodes.
+    const scope = topology.nodes.filter((n) => a.mems.includes(n.id)).reduce((s, n) => s + n.memoryBytes, 0);
+    const text = cacheSizingText(w.name, low, sizeCache(low, scope), a.mems, scope);
+    notes.push(text.note);
+    if (text.warning) warnings.push(text.warning);
   }
 }
 
@@ -56,5 +77,6 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
       ...r.warnings.map((w) => `raid: ${w}`),
     );
   }
+  cacheWindowNotes(topology, policy, allocation, notes, warnings);
   return { allocation, changes, warnings, notes, layout: layoutOf(observed) };
 }

@@ -9,6 +9,7 @@ import { allowOnly, boolean, exact, type Obj, object, oneOf } from './validate.j
 import { NIC_NAME } from '../model/irq.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
+import { parseRate, parseWindow } from './rate.js';
 import { describe, parseMemoryAmount } from './size.js';
 import { formatBytes } from '../model/units.js';
 import type {
@@ -16,6 +17,7 @@ import type {
   DiskSource,
   JvmSpec,
   Match,
+  MemoryAmount,
   MemorySpec,
   Policy,
   WorkloadSpec,
@@ -590,7 +592,10 @@ function parseMemory(value: unknown, path: FieldPath, errors: FieldErrors): Memo
   const spec: MemorySpec = { mems: 'local' };
   for (const key of ['min', 'low', 'high', 'max'] as const) {
     if (m[key] === undefined) continue;
-    const amount = parseMemoryAmount(m[key], key === 'high' || key === 'max');
+    const amount =
+      key === 'low' && m.low !== null && typeof m.low === 'object' && !Array.isArray(m.low)
+        ? parseCacheWindow(m.low as Record<string, unknown>, [...path, 'low'], errors)
+        : parseMemoryAmount(m[key], key === 'high' || key === 'max');
     if (typeof amount === 'string') errors.fail([...path, key], amount);
     spec[key] = amount;
   }
@@ -615,6 +620,27 @@ function parseMemory(value: unknown, path: FieldPath, errors: FieldErrors): Memo
       );
   }
   return spec;
+}
+
+/** `low: { writeRate: 170MB/s, window: 10m }`: the page cache that holds `window` of Kafka's writes. */
+function parseCacheWindow(m: Record<string, unknown>, path: FieldPath, errors: FieldErrors): MemoryAmount {
+  allowOnly(m, path, ['writeRate', 'window'], errors);
+  const rate = parseRate(m.writeRate);
+  const window = parseWindow(m.window);
+  if (m.writeRate === undefined)
+    errors.fail([...path, 'writeRate'], 'missing: the rate the workload writes at, e.g. writeRate: 170MB/s');
+  else if (typeof rate === 'string') errors.fail([...path, 'writeRate'], rate);
+  if (m.window === undefined)
+    errors.fail(
+      [...path, 'window'],
+      'missing: how many minutes of writes the cache should hold, e.g. window: 10m',
+    );
+  else if (typeof window === 'string') errors.fail([...path, 'window'], window);
+  return {
+    writeRate: typeof rate === 'number' ? rate : 0,
+    windowSeconds: typeof window === 'number' ? window : 0,
+    written: { writeRate: String(m.writeRate), window: String(m.window) },
+  };
 }
 
 function parseCpu(value: unknown, path: FieldPath, errors: FieldErrors): NonNullable<WorkloadSpec['cpu']> {

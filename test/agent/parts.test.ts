@@ -229,3 +229,48 @@ describe('metrics of what no longer exists', () => {
     expect(healthy).not.toMatch(/storcli:\/c0/);
   });
 });
+
+describe('io metrics', () => {
+  it("add each audit's I/O per workload and Kafka disk; a window whose counts are unknown adds nothing", async () => {
+    const m = await createMetrics();
+    const report = (flinkSdb: { rbytes: number; wbytes: number; rios: number; wios: number } | null) => ({
+      windowMs: 1000,
+      disks: [{ name: 'sdb', dev: '8:16', of: ['kafka'] }],
+      workloads: [
+        {
+          name: 'kafka',
+          class: 'exclusive' as const,
+          target: '/kafka.slice',
+          disks: { sdb: { rbytes: 4096, wbytes: 0, rios: 1, wios: 0 } },
+          pressure: null,
+        },
+        {
+          name: 'flink',
+          class: 'batch' as const,
+          target: '/hadoop-yarn',
+          disks: { sdb: flinkSdb },
+          pressure: null,
+        },
+      ],
+      unknown: [],
+      notes: [],
+    });
+    m.io(report({ rbytes: 0, wbytes: 1_048_576, rios: 0, wios: 8 }));
+    m.io(report(null));
+    m.io(report({ rbytes: 512, wbytes: 1_048_576, rios: 1, wios: 8 }));
+    const bytes = await m.registry.getSingleMetricAsString('isolate_io_bytes_total');
+    const reqs = await m.registry.getSingleMetricAsString('isolate_io_requests_total');
+    expect(bytes).toContain(
+      'isolate_io_bytes_total{workload="flink",class="batch",device="sdb",direction="write"} 2097152',
+    );
+    expect(bytes).toContain(
+      'isolate_io_bytes_total{workload="flink",class="batch",device="sdb",direction="read"} 512',
+    );
+    expect(bytes).toContain(
+      'isolate_io_bytes_total{workload="kafka",class="exclusive",device="sdb",direction="read"} 12288',
+    );
+    expect(reqs).toContain(
+      'isolate_io_requests_total{workload="flink",class="batch",device="sdb",direction="write"} 16',
+    );
+  });
+});
