@@ -1,8 +1,8 @@
 // `io:` on a workload: the cgroup io controller's settings on the exclusive workloads' disks, with the
 // defaults an SRE gets by writing `disks:` alone (docs/disks.md says why these numbers).
 import type { FieldErrors, FieldPath } from '../model/field.js';
+import { parseRate } from './rate.js';
 import { IO_LIMIT_KEYS, type IoLimitKey, type IoSpec } from '../model/policy.js';
-import { parseSize } from '../model/units.js';
 import { describe } from './size.js';
 import { allowOnly, exact, object } from './validate.js';
 
@@ -27,14 +27,6 @@ export function parseLatency(text: string): number | null {
   if (!m) return null;
   const usec = Math.round(Number(m[1]) * LATENCY_UNITS[m[2]!]!);
   return Number.isSafeInteger(usec) ? usec : null;
-}
-
-/** A rate as the policy writes it: `80MB/s`, `80M`, `83886080` (bytes per second). */
-function parseRate(value: unknown): number | null {
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? value : null;
-  if (typeof value !== 'string') return null;
-  const n = parseSize(value.trim().replace(/\/s$/, ''));
-  return n !== null && n > 0 ? n : null;
 }
 
 /** The resolved io settings of one workload; undefined when it gets none. */
@@ -111,14 +103,10 @@ function parseMax(value: unknown, path: FieldPath, errors: FieldErrors): IoSpec[
     const v = m[key];
     if (v === undefined) continue;
     if (key === 'rbps' || key === 'wbps') {
+      // One reading of a rate across the policy: MB/s is base 1000 here as in memory.low's writeRate.
       const rate = parseRate(v);
-      if (rate === null) {
-        errors.fail(
-          [...path, key],
-          `expected a rate in bytes per second like 80MB/s or 83886080; got ${describe(v)}`,
-        );
-      }
-      out[key] = rate;
+      if (typeof rate === 'string') errors.fail([...path, key], rate);
+      out[key] = rate as number;
     } else {
       const expected = 'a whole number of I/Os per second, 1 or more (like 300)';
       exact(v, [...path, key], errors, expected);

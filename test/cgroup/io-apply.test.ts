@@ -111,7 +111,7 @@ const io = (changes: Change[]) =>
 describe("io settings on Kafka's disks through cgroupfs", () => {
   it('plans a latency target on every Kafka disk, weights only where BFQ acts, caps on the batch side', async () => {
     const root = host();
-    const policyPath = policy(root, '', ', io: { max: { wbps: 80MB/s, wiops: 300 } }');
+    const policyPath = policy(root, '', ', io: { max: { wbps: 80MiB/s, wiops: 300 } }');
     const { plan } = await buildPlan({ root, policyPath });
     expect(io(plan.changes)).toEqual([
       '/kafka.slice io.latency 259:0 target=max -> 259:0 target=2000',
@@ -139,7 +139,7 @@ describe("io settings on Kafka's disks through cgroupfs", () => {
     const policyPath = policy(
       root,
       ', io: { latency: 10ms, weight: 800 }',
-      ', io: { weight: 10, max: { rbps: 100M } }',
+      ', io: { weight: 10, max: { rbps: 100M/s } }',
     );
     const before = snapshot(root);
     const exec = new KernelIo(root);
