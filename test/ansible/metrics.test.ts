@@ -93,7 +93,9 @@ describe('isolate_metrics: textfile', () => {
 
   it('back to http (the default) removes the drop-in', async () => {
     const r = await run({});
-    expect(r.tasks.get('Remove the textfile drop-in (isolate_metrics is http)')?.[host.name]?.changed).toBe(true);
+    expect(r.tasks.get('Remove the textfile drop-in (isolate_metrics is http)')?.[host.name]?.changed).toBe(
+      true,
+    );
     expect(existsSync(join(root, DROPIN))).toBe(false);
   });
 
@@ -108,7 +110,9 @@ describe('isolate_metrics: textfile', () => {
     const file = join(root, DIR, 'isolate.prom');
     expect(existsSync(file)).toBe(true);
     const r = await run({ isolate_state: 'absent', isolate_policy: {} });
-    expect(r.tasks.get('Remove the agent\'s textfile and the metrics drop-in')?.[host.name]?.changed).toBe(true);
+    expect(r.tasks.get("Remove the agent's textfile and the metrics drop-in")?.[host.name]?.changed).toBe(
+      true,
+    );
     expect(existsSync(file)).toBe(false);
     expect(existsSync(join(root, DROPIN))).toBe(false);
     // The directory is node_exporter's: it stays.

@@ -77,7 +77,9 @@ describe('check mode with the .deb: the version the install changes', () => {
     const { r, run } = await check(h);
     const v = r.tasks.get(VERSION_TASK)?.[h.name];
     expect(v?.changed, JSON.stringify(v)).toBe(false);
-    expect(v?.msg).toBe('isolate 0.1.0 is installed, the version of the package: the install changes nothing');
+    expect(v?.msg).toBe(
+      'isolate 0.1.0 is installed, the version of the package: the install changes nothing',
+    );
     expect(r.tasks.get('Copy the package')?.[h.name]?.skipped).toBe(true);
     expect(r.stats[h.name], run.stdout).toMatchObject({ changed: 0, failures: 0 });
     // The package was staged to read its version (the host has no copy of it), and removed again.
