@@ -328,7 +328,7 @@ function roleFiles(): Record<string, string> {
 // in cold CI rehearsals where that rootfs is built first (before the check-mode run was added); with
 // the upgrade and removal phases, 426-491 s of guest on a loaded shared machine (rootfs cached), the
 // upgrade itself ~35 s of it. Its playbook runs are most of it (62-140 s each under TCG: every module is
-// a Python process). With the absent phase (two more playbook runs, a dpkg -i): 1110 s of guest on the
+// a Python process). With the absent phase (two more playbook runs, a dpkg -i): 771-1110 s of guest on the
 // shared 2-core machine at load average 13-20 (six sessions' guests), each playbook run 92-185 s.
 describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
   'the Ansible role in the real-systemd guest, over the local connection',
