@@ -107,6 +107,11 @@ describe('isolate_install: package in check mode before the first install', () =
     // Check mode installs nothing; the install task is there, for the real run.
     expect(task(r, 'Install the RPM', el)?.skipped).toBe(true);
     expect(task(r, 'Install the package', el)?.skipped).toBe(true);
+    // What the install would change, read from the .rpm itself (rpm -qp) and the host's rpm database.
+    expect(task(r, 'Say which version the install changes', el)).toMatchObject({
+      changed: true,
+      msg: 'isolate (not installed) → 0.1.0-1: the install would change the host',
+    });
     const stage = task(r, 'Make a staging directory for check mode', el)?.path;
     expect(stage).toMatch(/isolate-check\./);
     expect(existsSync(stage ?? ''), stage).toBe(false);

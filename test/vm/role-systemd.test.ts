@@ -8,7 +8,13 @@
 // raised) is installed over N with dpkg -i while the agent runs, every Kafka and YARN thread's allowed
 // CPUs sampled from /proc every 100 ms throughout (not one sample may show YARN on Kafka's CPUs or Kafka
 // off them); the new agent adopts N's policy, journal, baseline and assignment byte for byte, nothing
-// rolled back. Last, dpkg -r rolls the host back (prerm) and dpkg --purge removes /var/lib/isolate.
+// rolled back. Then dpkg -r rolls the host back (prerm) and dpkg --purge removes /var/lib/isolate. Last,
+// isolate installed and applied again with its agent running, the role's isolate_state: absent, in check
+// mode (what would be undone; nothing changes) and for real: the agent stopped, the rollback, the
+// package purged with /var/lib/isolate, the metrics textfile and drop-in gone, and every cgroup setting
+// and Kafka's unit properties as before isolate first ran. The first run starts the agent exactly once
+// (isolate_metrics: both, so node_exporter's textfile too); the check-mode run before it is
+// docs/ansible.md's sample.
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -19,6 +25,7 @@ import { LAYOUTS, systemdRootfs } from './harness/index.js';
 import { REPO_ROOT } from './harness/paths.js';
 import { parseState, SECTIONS, TASKS, waited, waitforShell } from './support/guest.js';
 import { vmScenario } from './support/scenario.js';
+import { expectDocSample } from '../support/doc-samples.js';
 
 // ansible-core runs the playbook; its apt module installs a .deb through python3-apt.
 const ROOTFS_PACKAGES = ['ansible-core', 'python3-apt'];
@@ -34,6 +41,8 @@ const PLAYBOOK = `---
     - role: isolate
       vars:
         isolate_deb_src: /root/isolate_0.1.0_amd64.deb
+        # node_exporter's textfile and the agent's own endpoint (the metrics drop-in, from the first start).
+        isolate_metrics: both
         isolate_policy:
           apiVersion: isolate/v1
           kind: HostPolicy
@@ -59,6 +68,17 @@ threads() {
   tasks yarn $(cat $CG/hadoop-yarn/*/cgroup.procs 2>/dev/null)
   endsec "$1"
 }
+# Every setting isolate may write, of every cgroup, and Kafka's unit properties: "as before isolate".
+settings() {
+  sec "$1"
+  ( cd $CG && find . -type d | sort | while read d; do
+      for f in cgroup.subtree_control cpuset.cpus cpuset.mems cpuset.cpus.partition memory.min memory.low memory.high memory.max cpu.weight; do
+        [ -f "$d/$f" ] && echo "$d/$f=$(cat $d/$f)"
+      done
+    done )
+  systemctl show -p AllowedCPUs -p AllowedMemoryNodes -p MemoryLow -p MemoryHigh -p MemoryMax -p CPUWeight -p Slice kafka.service | sed 's/^/kafka.service:/'
+  endsec "$1"
+}
 playbook() {
   sec "$1"
   local t0=$(date +%s)
@@ -75,6 +95,7 @@ command -v isolate || echo "no isolate"
 echo "kafka=$(systemctl is-active kafka.service)"
 endsec before
 threads unfenced
+settings pristine
 playbook check0 "--check --diff"
 sec staged
 command -v isolate || echo "no isolate"
@@ -89,6 +110,10 @@ echo "enabled=$(systemctl is-enabled isolate.service)"
 echo "timer=$(systemctl is-enabled isolate-check.timer) $(systemctl is-active isolate-check.timer)"
 dpkg -s isolate | grep -E '^(Status|Version):'
 echo "policy-sha=$(sha256sum < /etc/isolate/policy.yaml | cut -d' ' -f1)"
+# How often the agent started: systemd's own lines, and the agent's first policy load of each start.
+echo "starts=$(journalctl -u isolate.service -o cat --no-pager | grep -c '^Started isolate.service')"
+echo "loads=$(journalctl -u isolate.service -o cat --no-pager | grep -c '"msg":"policy loaded"')"
+echo "exec=$(systemctl show -P ExecStart isolate.service | grep -o 'argv\[\]=[^;]*')"
 endsec service
 sec policy; cat /etc/isolate/policy.yaml; endsec policy
 sec converge; waitfor 'isolate check'; endsec converge
@@ -99,6 +124,11 @@ sec metrics
 exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && grep '^isolate_' <&3
 exec 3>&-
 endsec metrics
+sec textfile
+waitfor 'test -s /var/lib/prometheus/node-exporter/isolate.prom'
+stat -c 'mode=%a' /var/lib/prometheus/node-exporter/isolate.prom
+grep -E '^isolate_(policy_valid|exclusive_cpus)' /var/lib/prometheus/node-exporter/isolate.prom
+endsec textfile
 playbook run2
 sec after; echo "active=$(systemctl is-active isolate.service)"; echo "policy-sha=$(sha256sum < /etc/isolate/policy.yaml | cut -d' ' -f1)"; endsec after
 # Drift the agent corrects: a second apply folds the first journal into the baseline, so the upgrade
@@ -174,10 +204,53 @@ sed 's/^/dpkg: /' /root/dpkg-purge.log
 test -e /var/lib/isolate && echo "state-dir=kept" || echo "state-dir=gone"
 test -e /etc/isolate/policy.yaml && echo "policy=kept" || echo "policy=gone"
 endsec purge
+# isolate_state: absent, on a host where isolate runs again: the package installed by hand, the
+# policy the purge kept applied, the agent started (with the metrics drop-in the role left).
+sec reinstall
+dpkg -i /root/isolate_0.1.1_amd64.deb > /root/dpkg-reinstall.log 2>&1; echo "rc=$?"
+isolate apply --yes > /dev/null 2>&1; echo "apply=$?"
+systemctl enable --now isolate.service 2>&1; echo "agent=$(systemctl is-active isolate.service)"
+waitfor 'isolate check && test -s /var/lib/prometheus/node-exporter/isolate.prom'
+endsec reinstall
+threads refenced
+playbook absentcheck "--check -e isolate_state=absent"
+sec absentcheck-after
+echo "agent=$(systemctl is-active isolate.service)"
+dpkg -s isolate | grep -E '^Status:'
+test -e /var/lib/isolate/journal.json && echo "journal=kept"
+grep -o '"state": "[a-z-]*"' /var/lib/isolate/journal.json | head -1
+isolate check > /dev/null; echo "check=$?"
+endsec absentcheck-after
+playbook absent "-e isolate_state=absent"
+sec gone
+echo "agent=$(systemctl is-active isolate.service) $(systemctl is-enabled isolate.service 2>&1)"
+echo "timer=$(systemctl is-active isolate-check.timer)"
+dpkg -s isolate > /dev/null 2>&1 && echo "package=installed" || echo "package=gone"
+[ -e /usr/bin/isolate ] || echo "no isolate"
+test -e /var/lib/isolate && echo "state-dir=kept" || echo "state-dir=gone"
+test -e /etc/isolate/policy.yaml && echo "policy=kept" || echo "policy=gone"
+test -e /var/lib/prometheus/node-exporter/isolate.prom && echo "textfile=kept" || echo "textfile=gone"
+test -e /etc/systemd/system/isolate.service.d/50-isolate-metrics.conf && echo "dropin=kept" || echo "dropin=gone"
+echo "kafka-allowed=[$(systemctl show -P AllowedCPUs kafka.service)]"
+endsec gone
+threads absent-threads
+settings restored
 `;
 
 /** Kafka's and YARN's threads of a section (threads() in the script). */
 const tasks = (text: string) => parseState(text).tasks;
+
+/**
+ * The check-mode run as docs/ansible.md shows it: the copy module's temporary file named in its diff
+ * header is random, trailing blanks and runs of blank lines go.
+ */
+function checkDiffSample(text: string): string {
+  return text
+    .replace(/ansible-local-\w+\/tmp\w+/g, 'ansible-local-XXXXXXXX/tmpXXXXXXXX')
+    .replace(/[ \t]+$/gm, '')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
 
 /** `changed=N failed=M` of the localhost line of PLAY RECAP. */
 function recap(text: string): { ok: number; changed: number; failed: number } {
@@ -255,7 +328,8 @@ function roleFiles(): Record<string, string> {
 // in cold CI rehearsals where that rootfs is built first (before the check-mode run was added); with
 // the upgrade and removal phases, 426-491 s of guest on a loaded shared machine (rootfs cached), the
 // upgrade itself ~35 s of it. Its playbook runs are most of it (62-140 s each under TCG: every module is
-// a Python process).
+// a Python process). With the absent phase (two more playbook runs, a dpkg -i): 771-1110 s of guest on the
+// shared 2-core machine at load average 13-20 (six sessions' guests), each playbook run 92-185 s.
 describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
   'the Ansible role in the real-systemd guest, over the local connection',
   () => {
@@ -337,6 +411,21 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
       expect(s('staged')).toContain('no staging directory');
       expect(s('staged')).toContain('no policy');
       expect(s('staged')).not.toMatch(/^unit=enabled/m);
+      // What the install would change: a version, not a copy of the package ("diff skipped").
+      expect(s('check0')).toMatch(
+        /TASK \[isolate : Say which version the install changes\][^\n]*\nchanged: \[localhost\] => \{\n\s+"msg": "isolate \(not installed\) → 0\.1\.0: the install would change the host"/,
+      );
+      expect(s('check0')).toMatch(/TASK \[isolate : Copy the package\][^\n]*\nskipping:/);
+      expect(s('check0')).not.toMatch(/diff skipped/);
+    });
+
+    it("docs/ansible.md's check-mode sample is this host's real run: systemd's properties", () => {
+      const out = s('check0');
+      const from = out.indexOf('TASK [isolate : Say which version the install changes]');
+      const to = out.indexOf('PLAY RECAP');
+      expect(from, out).toBeGreaterThan(0);
+      expect(to).toBeGreaterThan(from);
+      expectDocSample('docs/ansible.md', 'check-diff', checkDiffSample(out.slice(from, to)));
     });
 
     it('the first run installs the .deb, writes the policy and starts the agent', () => {
@@ -345,7 +434,13 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
       expect(first.failed).toBe(0);
       expect(first.changed, s('run1')).toBeGreaterThanOrEqual(3);
       expect(s('run1')).toMatch(/TASK \[isolate : Install the package\][^\n]*\n(changed|ok)/);
-      expect(s('run1')).toMatch(/RUNNING HANDLER \[isolate : Restart isolate\]/);
+      // Started once: the agent did not run before the play, so the restart handler leaves it alone.
+      expect(s('run1')).toMatch(/RUNNING HANDLER \[isolate : Restart isolate\][^\n]*\nskipping:/);
+      expect(s('service'), s('status')).toMatch(/^starts=1$/m);
+      expect(s('service')).toMatch(/^loads=1$/m);
+      expect(s('service')).toMatch(
+        /^exec=argv\[\]=\/usr\/bin\/isolate agent --metrics-textfile \/var\/lib\/prometheus\/node-exporter\/isolate\.prom $/m,
+      );
       expect(s('service'), s('status')).toMatch(/^active=active$/m);
       expect(s('service')).toMatch(/^enabled=enabled$/m);
       // Agent mode: the agent audits the host itself, so the role stops the 5-minute audit timer
@@ -383,6 +478,13 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
     it('the agent serves its metrics on 127.0.0.1:9464', () => {
       expect(s('metrics')).toMatch(/^isolate_policy_valid 1$/m);
       expect(s('metrics')).toMatch(/^isolate_exclusive_cpus\{workload="kafka"\} 2$/m);
+    });
+
+    it("isolate_metrics: both — the agent also writes node_exporter's textfile, 0644", () => {
+      expect(waited(s('textfile')), s('textfile')).toBeLessThan(120);
+      expect(s('textfile')).toMatch(/^mode=644$/m);
+      expect(s('textfile')).toMatch(/^isolate_policy_valid 1$/m);
+      expect(s('textfile')).toMatch(/^isolate_exclusive_cpus\{workload="kafka"\} 2$/m);
     });
 
     it('drift corrected by the agent leaves a journal, a baseline and an assignment to upgrade with', () => {
@@ -477,6 +579,95 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
       expect(s('purge'), s('purge')).toMatch(/^rc=0$/m);
       expect(s('purge')).toMatch(/^state-dir=gone$/m);
       expect(s('purge')).toMatch(/^policy=kept$/m);
+    });
+
+    it('isolate_state: absent in check mode shows what would be undone and changes nothing', () => {
+      expect(s('reinstall'), s('reinstall')).toMatch(/^rc=0$/m);
+      expect(s('reinstall')).toMatch(/^apply=0$/m);
+      expect(s('reinstall')).toMatch(/^agent=active$/m);
+      expect(waited(s('reinstall')), s('reinstall')).toBeLessThan(120);
+      expect(s('absentcheck'), s('absentcheck')).toMatch(/^rc=0$/m);
+      expect(recap(s('absentcheck')).failed).toBe(0);
+      expect(s('absentcheck')).toMatch(
+        /TASK \[isolate : Roll back every change isolate made\][^\n]*\nchanged:/,
+      );
+      // The rollback's own list: Kafka's unit gets its CPUs back through systemd.
+      const restores =
+        /TASK \[isolate : What the rollback restores\][^\n]*\nok: \[localhost\] => \{\n\s+"msg": \[([\s\S]*?)\n\s+\]/.exec(
+          s('absentcheck'),
+        );
+      expect(restores, s('absentcheck')).not.toBeNull();
+      expect(restores![1]).toMatch(/kafka\.service AllowedCPUs/);
+      expect(s('absentcheck')).toMatch(
+        /TASK \[isolate : Remove the package and its state directory \(purge\)\][^\n]*\nchanged:/,
+      );
+      expect(s('absentcheck-after')).toMatch(/^agent=active$/m);
+      expect(s('absentcheck-after')).toMatch(/^Status: install ok installed$/m);
+      expect(s('absentcheck-after')).toMatch(/^"state": "applied"$/m);
+      expect(s('absentcheck-after')).toMatch(/^check=0$/m);
+    });
+
+    it('isolate_state: absent rolls back, stops the agent, purges the package and its state', () => {
+      expect(s('absent'), s('absent')).toMatch(/^rc=0$/m);
+      expect(recap(s('absent')).failed, s('absent')).toBe(0);
+      expect(s('absent')).toMatch(
+        /TASK \[isolate : Stop and disable the agent and the audit timer\][^\n]*\nchanged:/,
+      );
+      expect(s('absent')).toMatch(/TASK \[isolate : Roll back every change isolate made\][^\n]*\nchanged:/);
+      expect(s('absent')).toMatch(
+        /TASK \[isolate : Stop on a rollback that did not complete\][^\n]*\nskipping:/,
+      );
+      expect(s('absent')).toMatch(
+        /TASK \[isolate : Remove the package and its state directory \(purge\)\][^\n]*\nchanged:/,
+      );
+      // The purge comes after the rollback succeeded.
+      expect(s('absent').indexOf('Roll back every change')).toBeLessThan(s('absent').indexOf('(purge)'));
+      const gone = s('gone');
+      expect(gone, gone).toMatch(/^agent=inactive /m);
+      expect(gone).toMatch(/^timer=inactive$/m);
+      expect(gone).toMatch(/^package=gone$/m);
+      expect(gone).toContain('no isolate');
+      expect(gone).toMatch(/^state-dir=gone$/m);
+      expect(gone).toMatch(/^policy=kept$/m);
+      expect(gone).toMatch(/^textfile=gone$/m);
+      expect(gone).toMatch(/^dropin=gone$/m);
+      expect(gone).toMatch(/^kafka-allowed=\[\]$/m);
+      const fenced = tasks(s('refenced'));
+      expect(
+        fenced.some((t) => t.cpus.toString() !== '0-7'),
+        s('refenced'),
+      ).toBe(true);
+      const all = tasks(s('absent-threads'));
+      expect(all.filter((t) => t.who === 'kafka').length, s('absent-threads')).toBeGreaterThanOrEqual(7);
+      for (const t of all) expect(t.cpus.toString(), `${t.who} tid ${t.tid}`).toBe('0-7');
+    });
+
+    it("after absent, Kafka's unit properties and every cgroup setting are as before isolate", () => {
+      const read = (name: string) =>
+        new Map(
+          s(name)
+            .split('\n')
+            .map((l) => l.trim())
+            .filter((l) => l.includes('='))
+            .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const),
+        );
+      const before = read('pristine');
+      const after = read('restored');
+      expect(before.size, s('pristine')).toBeGreaterThan(20);
+      for (const k of ['kafka.service:AllowedCPUs', './cgroup.subtree_control'])
+        expect(before.has(k), k).toBe(true);
+      // Cgroups of units that came and went (a timer's service) are not isolate's: compare what both have.
+      const common = [...before.keys()].filter((k) => after.has(k));
+      expect(common.length).toBeGreaterThan(before.size * 0.8);
+      const differ = common
+        .filter((k) => before.get(k) !== after.get(k))
+        .map((k) => `${k}: ${before.get(k)} → ${after.get(k)}`);
+      expect(differ).toEqual([]);
+      // Nothing isolate made is left: no cgroup with a CPU list that was not there before.
+      const made = [...after.keys()].filter(
+        (k) => !before.has(k) && /cpuset\.cpus$/.test(k) && after.get(k) !== '',
+      );
+      expect(made).toEqual([]);
     });
 
     it('a second run changes nothing and leaves the agent and the policy as they were', () => {
