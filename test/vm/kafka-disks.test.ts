@@ -87,6 +87,11 @@ sec modules
 ${modules.replace(/^insmod /gm, '$BB insmod ')}
 for i in $(seq 100); do [ -b /dev/vda ] && break; sleep 0.1; done
 ls -l /dev/vda
+# udev's /dev/block/MAJ:MIN links (there is no udev in the guest): systemd resolves device paths
+# in IODevice*= properties with stat(2), and isolate names disks to it by these stable paths.
+mkdir -p /dev/block
+for d in /sys/class/block/*; do ln -sf ../$(basename $d) /dev/block/$(cat $d/dev); done
+ls -l /dev/block
 endsec modules
 
 # What the kernel makes of the throttled virtio disk, before anything is changed.
