@@ -28,6 +28,7 @@ import {
   readTrimSync,
 } from './fsutil.js';
 import { writeRefusal } from './observe.js';
+import { IO_FILES, type IoFile, ioDeviceOf, ioLineOf, ioSatisfies, sameIoValue } from '../model/io.js';
 
 const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.exclusive']);
 const MEMORY = new Set(['memory.min', 'memory.low', 'memory.high', 'memory.max']);
@@ -40,9 +41,13 @@ const PLAIN = new Set([
   'memory.oom.group',
 ]);
 
+/** The cgroup v2 per-device io files: a change carries one device's line (model/io.ts). */
+const IO = new Set<string>(IO_FILES);
+
 export function isKnownSetting(setting: string): boolean {
   return (
     PLAIN.has(setting) ||
+    IO.has(setting) ||
     setting === 'mkdir' ||
     setting === 'cgroup.subtree_control' ||
     setting === 'cgroup.procs'
@@ -55,6 +60,7 @@ function tokens(v: string | null): string[] {
 
 export function sameValue(setting: string, a: string | null, b: string | null): boolean {
   if (a === null || b === null) return a === b;
+  if (IO.has(setting)) return sameIoValue(setting as IoFile, a, b);
   if (CPU_LISTS.has(setting)) return sameCpuList(a, b);
   if (MEMORY.has(setting)) {
     const x = parseBytes(a);
@@ -167,8 +173,11 @@ export class CgroupFsExecutor implements ChangeExecutor {
         const cg = procCgroup(path.join(this.root, 'proc', String(pidOf(change)), 'cgroup'));
         return cg === null ? null : parseProcCgroup(cg);
       }
-      default:
-        return readLiveSync(this.file(change));
+      default: {
+        const text = readLiveSync(this.file(change));
+        if (!IO.has(change.setting) || text === null) return text;
+        return ioLineOf(change.setting as IoFile, text, ioDeviceOf(change.to));
+      }
     }
   }
 
@@ -181,6 +190,7 @@ export class CgroupFsExecutor implements ChangeExecutor {
       return live !== null && normCgPath(live) === normCgPath(change.target);
     if (change.setting === 'mkdir') return live === 'present';
     if (change.setting === 'cpuset.cpus.partition') return live !== null && live.trim() === change.to.trim();
+    if (IO.has(change.setting)) return ioSatisfies(change.setting as IoFile, live, change.to);
     return sameValue(change.setting, live, change.to);
   }
 
@@ -255,7 +265,8 @@ export class CgroupFsExecutor implements ChangeExecutor {
         return {};
       }
       default: {
-        if (!PLAIN.has(change.setting)) throw new StepError(`${what}: unsupported cgroupfs setting`);
+        if (!PLAIN.has(change.setting) && !IO.has(change.setting))
+          throw new StepError(`${what}: unsupported cgroupfs setting`);
         if (!(await isDir(this.dir(change.target)))) {
           throw new StepError(
             `${what} failed: ENOENT (the cgroup ${change.target} does not exist; removed meanwhile?)`,
@@ -284,10 +295,10 @@ export class CgroupFsExecutor implements ChangeExecutor {
     for (let i = 0; i < 40 && !(await exists(file)); i++) await new Promise((r) => setTimeout(r, 50));
   }
 
-  /** Read back a plain file; a partition reading `... invalid (reason)` is a failure. */
+  /** Read back a plain file (one device's line of an io file); a partition reading `... invalid (reason)` is a failure. */
   async verify(change: Change): Promise<void> {
     const what = changeSubject(change);
-    const now = await readTrim(this.file(change));
+    const now = IO.has(change.setting) ? await this.read(change) : await readTrim(this.file(change));
     if (change.setting === 'cpuset.cpus.partition') {
       if (now?.includes('invalid')) {
         throw new StepError(`${what}: the kernel made the partition invalid: "${now}"`);
@@ -381,7 +392,8 @@ export class CgroupFsExecutor implements ChangeExecutor {
         if (!(await isDir(this.dir(change.target)))) return { note: `${change.target} no longer exists` };
         let value = previous;
         if (change.setting === 'cpuset.cpus.partition') value = previous.split(/\s+/)[0] ?? 'member';
-        const live = await readTrim(file);
+        // An io file's previous value is its device's line (the clearing value when it had none).
+        const live = IO.has(change.setting) ? await this.read(change) : await readTrim(file);
         if (live !== null && this.same(change, live, value) && change.setting !== 'cpuset.cpus.partition')
           return {};
         if (change.setting === 'cpuset.cpus.partition' && live === value) return {};

@@ -7,6 +7,7 @@ export function fileKind(setting: string): string {
   if (setting === 'cpuset.cpus' || setting === 'cpuset.mems') return 'cpuset.list';
   if (setting.startsWith('memory.')) return 'memory';
   if (setting.startsWith('cpu.')) return 'cpu';
+  if (setting.startsWith('io.') || setting.startsWith('blkio.')) return 'io';
   return setting;
 }
 
@@ -50,6 +51,13 @@ const TABLE: Record<string, Record<string, string>> = {
   },
   memory: {
     EINVAL: 'malformed value',
+  },
+  io: {
+    ENODEV: 'no such block device (MAJ:MIN gone: the disk was removed or renumbered; plan again)',
+    EOPNOTSUPP:
+      'the device does not take this setting: io.weight needs iocost enabled for it (io.cost.qos), io.bfq.weight the BFQ scheduler; plan again after changing the scheduler',
+    EINVAL: 'malformed line, or a value out of range (weight 1-10000)',
+    ERANGE: 'weight out of range (1-10000)',
   },
 };
 

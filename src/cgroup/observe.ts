@@ -51,6 +51,11 @@ export const GROUP_FILES = [
   // before a memory.max (cgroup/cgroupfs.ts).
   'cpu.weight',
   'cpu.idle',
+  // Per-device io settings (present only where the parent enables io): a line per device isolate set.
+  'io.latency',
+  'io.weight',
+  'io.bfq.weight',
+  'io.max',
   'cgroup.subtree_control',
   'cgroup.controllers',
   'cgroup.type',

@@ -1,3 +1,5 @@
+import type { WorkloadDisks } from './disks.js';
+import type { IoFacts } from './io.js';
 import type { ObservedIrqs } from './irq.js';
 import type { RaidObservation } from './raid.js';
 
@@ -35,6 +37,12 @@ export interface ObservedState {
    * root has no /proc/irq (then no interrupt is planned).
    */
   irqs?: ObservedIrqs;
+  /**
+   * The disks under each workload's data directories (`disks:` in the policy) and what decides which
+   * io mechanism can act on them; absent when no workload names its data.
+   */
+  disks?: WorkloadDisks[];
+  io?: IoFacts;
 }
 
 /** One v1 cgroup: its interface files (only those present) and whether it holds tasks itself. */

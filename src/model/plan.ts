@@ -20,6 +20,11 @@ export type CgroupSetting =
   | 'memory.oom.group'
   | 'cpu.weight'
   | 'cpu.idle'
+  // Per-device io files: a change's `from`/`to` is one device's line ("8:16 target=25000"), model/io.ts.
+  | 'io.latency'
+  | 'io.weight'
+  | 'io.bfq.weight'
+  | 'io.max'
   // cgroup v1 only (a change with `hierarchy`):
   | 'tasks'
   | 'cpuset.cpu_exclusive'
@@ -28,7 +33,12 @@ export type CgroupSetting =
   | 'memory.limit_in_bytes'
   | 'memory.soft_limit_in_bytes'
   | 'memory.memsw.limit_in_bytes'
-  | 'cpu.shares';
+  | 'cpu.shares'
+  | 'blkio.bfq.weight_device'
+  | 'blkio.throttle.read_bps_device'
+  | 'blkio.throttle.write_bps_device'
+  | 'blkio.throttle.read_iops_device'
+  | 'blkio.throttle.write_iops_device';
 
 export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
   'mkdir',
@@ -45,6 +55,10 @@ export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
   'memory.oom.group',
   'cpu.weight',
   'cpu.idle',
+  'io.latency',
+  'io.weight',
+  'io.bfq.weight',
+  'io.max',
   'tasks',
   'cpuset.cpu_exclusive',
   'cpuset.mem_exclusive',
@@ -53,6 +67,11 @@ export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
   'memory.soft_limit_in_bytes',
   'memory.memsw.limit_in_bytes',
   'cpu.shares',
+  'blkio.bfq.weight_device',
+  'blkio.throttle.read_bps_device',
+  'blkio.throttle.write_bps_device',
+  'blkio.throttle.read_iops_device',
+  'blkio.throttle.write_iops_device',
 ];
 
 /**
@@ -72,7 +91,14 @@ export type SystemdProperty =
   | 'MemoryLow'
   | 'MemoryHigh'
   | 'MemoryMax'
-  | 'CPUWeight';
+  | 'CPUWeight'
+  // Per-device io properties: a change's `from`/`to` is one entry ("/dev/block/8:16 25ms"), model/io.ts.
+  | 'IODeviceLatencyTargetSec'
+  | 'IODeviceWeight'
+  | 'IOReadBandwidthMax'
+  | 'IOWriteBandwidthMax'
+  | 'IOReadIOPSMax'
+  | 'IOWriteIOPSMax';
 
 /** RAID logical-drive (or controller-wide) cache settings. */
 export type RaidSetting = 'writeCache' | 'readAhead' | 'ioPolicy' | 'diskWriteCache';

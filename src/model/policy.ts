@@ -34,6 +34,24 @@ export type DeviceRef = { kind: 'nic' | 'disk' | 'scsi'; name: string };
  */
 export type DiskSource = { kind: 'paths'; paths: string[] } | { kind: 'kafkaConfig'; file: string };
 
+/** The four caps of `io.max`, in bytes or I/Os per second. */
+export type IoLimitKey = 'rbps' | 'wbps' | 'riops' | 'wiops';
+export const IO_LIMIT_KEYS: readonly IoLimitKey[] = ['rbps', 'wbps', 'riops', 'wiops'];
+
+/**
+ * What the cgroup io controller gets on the exclusive workloads' disks (and only there). Resolved
+ * with its defaults at load time: an exclusive workload with `disks:` gets a latency target and a
+ * high weight, every batch workload (when some exclusive workload has disks) a low weight.
+ */
+export interface IoSpec {
+  /** Exclusive only: io.latency target in microseconds, `auto` by the disk's kind, or `off`. */
+  latency: { usec: number } | 'auto' | 'off';
+  /** io.weight (1-10000) on those disks, or `off` to leave weights alone. */
+  weight: number | 'off';
+  /** Batch only: `io.max` caps on those disks (absent keys stay unlimited). */
+  max: Partial<Record<IoLimitKey, number>>;
+}
+
 export interface JvmSpec {
   activeProcessorCount: 'auto';
   /** The environment variable the unit's launcher reads JVM options from (KAFKA_OPTS, JDK_JAVA_OPTIONS). */
@@ -51,6 +69,8 @@ export interface WorkloadSpec {
   memory: MemorySpec;
   /** Exclusive only: the directories whose disks the workload's I/O lives on. */
   disks?: DiskSource;
+  /** io settings on the exclusive workloads' disks; absent when no exclusive workload has disks. */
+  io?: IoSpec;
   /**
    * Exclusive only: where the interrupts (and RPS/XPS) of its NICs go. `nics` defaults to the NICs of
    * `near`; `on`: the housekeeping CPUs of the workload's node (default) or its own cores.

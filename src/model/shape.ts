@@ -3,6 +3,7 @@
 // expected a string"). A document read back is input like any other: nothing in it is used before
 // every field has been checked, and a field isolate does not write is refused, not ignored.
 import { UserError } from './errors.js';
+import { IO_PROPERTY_SHOWN } from './io.js';
 import { CGROUP_SETTINGS, type ChangeBackend, RAID_SETTINGS } from './plan.js';
 import { JVM_OPTIONS_SETTING } from './jvm-options.js';
 import { IRQ_SETTINGS, irqTargetProblem } from './irq.js';
@@ -114,7 +115,13 @@ const cgroupPath: Check = (v, at) =>
 const SETTINGS: Record<ChangeBackend, readonly string[]> = {
   cgroupfs: CGROUP_SETTINGS,
   raid: RAID_SETTINGS,
-  systemd: ['Slice', 'ActiveState', JVM_OPTIONS_SETTING, ...Object.values(SYSTEMD_PROPERTY)],
+  systemd: [
+    'Slice',
+    'ActiveState',
+    JVM_OPTIONS_SETTING,
+    ...Object.values(SYSTEMD_PROPERTY),
+    ...Object.keys(IO_PROPERTY_SHOWN),
+  ],
   irq: IRQ_SETTINGS,
 };
 

@@ -113,6 +113,7 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
     return p;
   };
   let observed = await observe(req.root, policy, cache);
+  await observeDisks(req.root, policy, observed);
   if (executorOptions.raid && req.observeRaid !== false) {
     const { observeRaid } = await import('../raid/observe.js');
     observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid });
@@ -125,37 +126,40 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
       // Changes are never computed from a remembered answer: observe again, asking systemd.
       const raid = observed.raid;
       observed = await observe(req.root, policy, cache);
+      await observeDisks(req.root, policy, observed);
       if (raid) observed.raid = raid;
       plan = planFrom(observed);
       cache.systemd.planned(plan.changes.length);
     }
   }
   if (req.jvms) await noteJvms(req.root, plan, policy, observed, topology.online.size);
-  if (req.disks) await addDisks(req.root, plan, policy, observed);
+  if (req.disks) await addDisks(plan, observed);
   return { plan, topology, policy, source, observed, executorOptions };
 }
 
 /**
- * The disks under each workload's data directories, what could not be resolved as warnings, and
- * which io mechanism could act on each disk as notes.
+ * The disks under each workload's data directories and the io controller's facts, for the planner's
+ * io changes (every plan: the agent corrects io drift too). Read from sysfs and mountinfo, no tool.
  */
-async function addDisks(root: string, plan: Plan, policy: Policy, observed: ObservedState): Promise<void> {
+async function observeDisks(root: string, policy: Policy, observed: ObservedState): Promise<void> {
   if (!policy.workloads.some((w) => w.disks)) return;
   const { diskRequestsOf, readWorkloadDisks } = await import('../topology/disks.js');
-  const requests = diskRequestsOf(policy.workloads);
+  observed.disks = readWorkloadDisks(root, diskRequestsOf(policy.workloads));
+  const { readIoCost } = await import('../cgroup/io.js');
+  const { ioControllerOf } = await import('../planner/io.js');
+  const cg = observed.cgroup;
+  const controllersFile = `/${cg.mount}/cgroup.controllers`;
+  observed.io = { controller: ioControllerOf(observed), controllersFile, ...readIoCost(root, cg.mount) };
+}
+
+/** The disks under each workload's data directories (shown with the plan), what could not be resolved as warnings. */
+async function addDisks(plan: Plan, observed: ObservedState): Promise<void> {
+  if (!observed.disks) return;
   const { findingText } = await import('../model/finding.js');
-  plan.disks = readWorkloadDisks(root, requests);
+  plan.disks = observed.disks;
   for (const w of plan.disks) {
     for (const f of w.findings) (f.severity === 'info' ? plan.notes : plan.warnings).push(findingText(f));
   }
-  const { readIoCost } = await import('../cgroup/io.js');
-  const { ioControllerOf, ioPreconditionNotes } = await import('../planner/io.js');
-  const cg = observed.cgroup;
-  const controllersFile = `/${cg.mount}/cgroup.controllers`;
-  const controller = ioControllerOf(observed);
-  plan.notes.push(
-    ...ioPreconditionNotes(plan.disks, { controller, controllersFile, ...readIoCost(root, cg.mount) }),
-  );
 }
 
 /**

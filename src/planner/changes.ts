@@ -20,6 +20,8 @@ import {
   unitOfCgroup,
 } from '../model/systemd.js';
 import { byText } from '../model/order.js';
+import { ioLineOf, ioSatisfies } from '../model/io.js';
+import { ioSiblingWarnings, ioUnitChanges, ioWantsOf, type IoWant } from './io.js';
 
 type Role = 'exclusive' | 'batch' | 'fence';
 
@@ -37,6 +39,8 @@ interface Desired {
   create: boolean;
   /** A systemd unit not running now: only its unit properties can be set. */
   absent?: boolean;
+  /** Per-device io settings on the exclusive workloads' disks (planner/io.ts). */
+  io?: IoWant[];
 }
 
 /** Top-level units every systemd host has (machine.slice once a VM or container runs). */
@@ -187,8 +191,24 @@ export function cgroupChanges(
       pids: spec.match.kind === 'process' ? (observed.processes[a.name] ?? []) : [],
       create: known && !exists(a.target) && !viaUnit,
       absent: known && !exists(a.target) && viaUnit,
+      io: ioWantsOf(spec, observed),
     });
   }
+  const withIo = desired.filter((d) => d.io?.length && d.workload);
+  warnings.push(
+    ...ioSiblingWarnings(
+      withIo
+        .filter((e) => e.role === 'exclusive' && e.io!.some((w) => w.file === 'io.latency'))
+        .flatMap((e) =>
+          withIo
+            .filter((b) => b.role === 'batch')
+            .map((b) => ({
+              exclusive: { name: e.workload!, target: e.path },
+              batch: { name: b.workload!, target: b.path },
+            })),
+        ),
+    ),
+  );
 
   if (policy.strict) {
     const targets = new Set(desired.map((d) => d.path));
@@ -290,6 +310,8 @@ export function cgroupChanges(
     const ctrls = ['cpuset'];
     if (Object.keys(d.memory).length > 0) ctrls.push('memory');
     if (d.cpuWeight !== undefined || d.cpuIdle !== undefined) ctrls.push('cpu');
+    // io.latency acts only with io enabled in every ancestor; weights and caps need it in the parent.
+    if (d.io?.length) ctrls.push('io');
     for (const p of ['/', ...ancestors(d.path)]) {
       const set = need.get(p) ?? new Set<string>();
       for (const c of ctrls) set.add(c);
@@ -384,6 +406,23 @@ export function cgroupChanges(
     if (d.cpuWeight !== undefined) {
       const raw = value(d.path, 'cpu.weight');
       if (raw !== String(d.cpuWeight)) push(d, 'cpu.weight', raw, String(d.cpuWeight));
+    }
+  }
+
+  // 7b. Per-device io: the exclusive workloads' protection before the batch workloads' limits.
+  for (const d of ordered) {
+    for (const w of d.io ?? []) {
+      const unit = unitFor(d.path);
+      if (unit) {
+        for (const c of ioUnitChanges(unit, w, sd!.units[unit]!))
+          changes.push({ ...c, workload: d.workload });
+        continue;
+      }
+      if (d.absent) continue;
+      const text = value(d.path, w.file);
+      const from = text === null ? null : ioLineOf(w.file, text, w.dev);
+      if (from !== null && ioSatisfies(w.file, from, w.value)) continue;
+      push(d, w.file, from, w.value);
     }
   }
 

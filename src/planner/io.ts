@@ -1,9 +1,22 @@
-// Which cgroup io mechanism can act on each of a workload's disks, and why, as plan notes: nothing is
-// written for io yet, but an SRE sees before any io setting exists whether a weight would do nothing
-// on this host (no BFQ, no iocost), so the plan never offers a setting that cannot work.
+// Which cgroup io mechanism can act on each of a workload's disks, and why, as plan notes, and what each
+// workload's cgroup gets on those disks: a weight only where one would act (BFQ, or iocost enabled),
+// said instead where none would, so the plan never writes a setting that cannot work.
 import type { WholeDisk, WorkloadDisks } from '../model/disks.js';
-import type { IoFacts } from '../model/io.js';
+import {
+  devicePath,
+  formatLatency,
+  IO_PROPERTY_SHOWN,
+  type IoFacts,
+  type IoFile,
+  type IoProperty,
+  ioEntryOf,
+  sameIoEntry,
+} from '../model/io.js';
+import type { SystemdChange } from '../model/plan.js';
 import type { ObservedState } from '../model/observed.js';
+import { IO_LIMIT_KEYS, type IoLimitKey, type WorkloadSpec } from '../model/policy.js';
+import { HDD_LATENCY_USEC, SSD_LATENCY_USEC } from '../policy/io.js';
+import { ancestors, parentOf } from './targets.js';
 
 /** The io controller's state from the observed cgroup root: v1 controllers, unreadable, or listed. */
 export function ioControllerOf(observed: ObservedState): IoFacts['controller'] {
@@ -76,4 +89,123 @@ export function ioPreconditionNotes(list: readonly WorkloadDisks[], facts: IoFac
     }
   }
   return notes;
+}
+
+/** One device's io setting a workload's cgroup gets, in the cgroupfs form (model/io.ts). */
+export interface IoWant {
+  file: IoFile;
+  /** MAJ:MIN of the whole disk. */
+  dev: string;
+  /** The disk's name, for notes. */
+  disk: string;
+  /** The device's line: "8:16 target=25000", "8:16 1000", "8:16 wbps=83886080". */
+  value: string;
+}
+
+/** The weight file that acts on a disk (iocost's io.weight first, else BFQ's), or null: none would. */
+export function weightFileFor(d: WholeDisk, facts: IoFacts): 'io.weight' | 'io.bfq.weight' | null {
+  if (typeof facts.iocost === 'object' && d.dev !== null && facts.iocost.enabled.includes(d.dev))
+    return 'io.weight';
+  return d.scheduler === 'bfq' ? 'io.bfq.weight' : null;
+}
+
+/** The disks io settings go to: every exclusive workload's (the only disks isolate protects), by MAJ:MIN. */
+export function protectedDisks(observed: ObservedState): WholeDisk[] {
+  const out = new Map<string, WholeDisk>();
+  for (const w of observed.disks ?? [])
+    for (const d of w.disks) if (d.dev !== null && !out.has(d.dev)) out.set(d.dev, d);
+  return [...out.values()];
+}
+
+/**
+ * What one workload's cgroup gets on each disk: an exclusive workload a latency target and a weight on
+ * its own disks, a batch workload a weight and its caps on every exclusive workload's disks. Nothing
+ * when the io controller cannot act (ioPreconditionNotes says why), no weight where none would act.
+ */
+export function ioWantsOf(spec: WorkloadSpec, observed: ObservedState): IoWant[] {
+  const facts = observed.io;
+  if (!spec.io || !facts || facts.controller !== 'available') return [];
+  const disks =
+    spec.class === 'exclusive'
+      ? (observed.disks?.find((w) => w.workload === spec.name)?.disks ?? []).filter((d) => d.dev !== null)
+      : protectedDisks(observed);
+  const out: IoWant[] = [];
+  for (const d of disks) {
+    const dev = d.dev as string;
+    const { latency, weight, max } = spec.io;
+    if (latency !== 'off' && spec.class === 'exclusive') {
+      const usec =
+        latency === 'auto' ? (d.rotational === false ? SSD_LATENCY_USEC : HDD_LATENCY_USEC) : latency.usec;
+      out.push({ file: 'io.latency', dev, disk: d.name, value: `${dev} target=${usec}` });
+    }
+    const wf = weightFileFor(d, facts);
+    if (weight !== 'off' && wf) out.push({ file: wf, dev, disk: d.name, value: `${dev} ${weight}` });
+    const caps = IO_LIMIT_KEYS.filter((k) => max[k] !== undefined).map((k) => `${k}=${max[k]}`);
+    if (caps.length > 0) out.push({ file: 'io.max', dev, disk: d.name, value: `${dev} ${caps.join(' ')}` });
+  }
+  return out;
+}
+
+/**
+ * io.latency throttles a cgroup's siblings only: Kafka's target holds back a batch workload only where
+ * the two are siblings (`/kafka.slice` and `/hadoop-yarn`). One warning per pair that is not.
+ */
+export function ioSiblingWarnings(
+  pairs: readonly { exclusive: { name: string; target: string }; batch: { name: string; target: string } }[],
+): string[] {
+  const out: string[] = [];
+  for (const { exclusive: e, batch: b } of pairs) {
+    if (parentOf(e.target) === parentOf(b.target)) continue;
+    const a = [...ancestors(e.target), e.target];
+    const meet = [...ancestors(b.target)].reverse().find((p) => a.includes(p)) ?? '/';
+    out.push(
+      `io ${e.name}: io.latency holds back only ${e.target}'s siblings, and ${b.name} (${b.target}) is none (they meet at ${meet}): its target does not throttle ${b.name}, only the weights and caps do; run ${e.name} in a top-level slice of its own (strict: true) next to ${b.target}`,
+    );
+  }
+  return out;
+}
+
+/** systemd's property for each io.max key. */
+const CAP_PROPERTY: Record<IoLimitKey, IoProperty> = {
+  rbps: 'IOReadBandwidthMax',
+  wbps: 'IOWriteBandwidthMax',
+  riops: 'IOReadIOPSMax',
+  wiops: 'IOWriteIOPSMax',
+};
+
+/**
+ * A want as the unit properties systemd writes it from (the unit's cgroup is systemd's: it rewrites
+ * io files on every reload), each diffed against the unit's entry for that device. systemd enables io
+ * from the root down to the unit itself for them, and writes IODeviceWeight= into io.weight and, for
+ * BFQ, io.bfq.weight.
+ */
+export function ioUnitChanges(unit: string, want: IoWant, props: Record<string, string>): SystemdChange[] {
+  const path = devicePath(want.dev);
+  const entries: [IoProperty, string][] = [];
+  const parts = want.value.split(' ').slice(1);
+  if (want.file === 'io.latency') {
+    const usec = Number(parts[0]!.slice('target='.length));
+    entries.push(['IODeviceLatencyTargetSec', `${path} ${formatLatency(usec)}`]);
+  } else if (want.file === 'io.max') {
+    for (const p of parts) {
+      const [k, v] = p.split('=') as [IoLimitKey, string];
+      entries.push([CAP_PROPERTY[k], `${path} ${v}`]);
+    }
+  } else {
+    entries.push(['IODeviceWeight', `${path} ${parts[0]}`]);
+  }
+  const out: SystemdChange[] = [];
+  for (const [setting, to] of entries) {
+    const from = ioEntryOf(props[IO_PROPERTY_SHOWN[setting]], path);
+    if (sameIoEntry(setting, from, to)) continue;
+    out.push({
+      backend: 'systemd',
+      target: unit,
+      setting,
+      from,
+      to,
+      note: `${want.disk}: systemd writes ${want.file}${setting === 'IODeviceWeight' ? ' (io.bfq.weight too under BFQ)' : ''} and enables io from the root down to ${unit}`,
+    });
+  }
+  return out;
 }

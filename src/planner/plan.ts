@@ -7,6 +7,7 @@ import type { Topology } from '../model/topology.js';
 import { allocate } from './allocate.js';
 import { cgroupChanges } from './changes.js';
 import { jvmOptionChanges } from './jvm.js';
+import { ioPreconditionNotes } from './io.js';
 import { irqChanges } from './irqs.js';
 import { planRaid } from './raid/plan.js';
 import { v1Changes } from './v1.js';
@@ -41,6 +42,8 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
     : cgroupChanges(topology, policy, allocation, observed, warnings);
   changes.push(...jvmOptionChanges(policy, allocation, observed, warnings));
   const notes = [...topology.notes];
+  // Which io mechanism acts on each of the workloads' disks, and why (what the io changes above use).
+  if (observed.disks && observed.io) notes.push(...ioPreconditionNotes(observed.disks, observed.io));
   // Quiet cores, after the cgroup changes: the allocation they follow is then in force.
   if (observed.irqs)
     changes.push(...irqChanges(topology, policy, allocation, observed.irqs, warnings, notes));

@@ -3,8 +3,9 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { UserError } from '../model/errors.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
+import { parseIo } from './io.js';
 import { parseRaidPolicy } from './raid.js';
-import { allowOnly, boolean, exact, object, oneOf } from './validate.js';
+import { allowOnly, boolean, exact, type Obj, object, oneOf } from './validate.js';
 import { NIC_NAME } from '../model/irq.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
@@ -177,6 +178,19 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
     targets.set(key, i);
   });
   checkNesting(workloads, errors);
+  // A batch workload's io settings act on the exclusive workloads' disks: without any, it has none.
+  if (!workloads.some((w) => w.class === 'exclusive' && w.disks)) {
+    const i = workloads.findIndex(
+      (w, j) => w.class === 'batch' && (top.workloads as Obj[])[j]?.io !== undefined,
+    );
+    if (i >= 0) {
+      errors.fail(
+        ['workloads', i, 'io'],
+        "a batch workload's io settings act on the exclusive workloads' disks, and none has disks:; add disks: { paths: [...] } to the exclusive workload (e.g. kafka), or remove io:",
+      );
+    }
+    for (const w of workloads) if (w.class === 'batch') delete w.io;
+  }
   if (!workloads.some((w) => w.class === 'exclusive')) {
     errors.fail(
       ['workloads'],
@@ -281,7 +295,7 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
   allowOnly(
     w,
     path,
-    ['name', 'class', 'cores', 'numa', 'near', 'irqs', 'disks', 'match', 'memory', 'cpu', 'jvm'],
+    ['name', 'class', 'cores', 'numa', 'near', 'irqs', 'disks', 'io', 'match', 'memory', 'cpu', 'jvm'],
     errors,
   );
 
@@ -344,6 +358,8 @@ function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): Wo
   if (w.cpu !== undefined) spec.cpu = parseCpu(w.cpu, [...path, 'cpu'], errors);
   if (w.disks !== undefined) spec.disks = parseDisks(w.disks, [...path, 'disks'], errors);
   if (w.jvm !== undefined) spec.jvm = parseJvm(w.jvm, spec.match, [...path, 'jvm'], errors);
+  const io = parseIo(w.io, cls, spec.disks !== undefined, [...path, 'io'], errors);
+  if (io) spec.io = io;
   if (cls === 'exclusive') {
     spec.irqs = w.irqs === undefined ? { on: 'housekeeping' } : parseIrqs(w.irqs, [...path, 'irqs'], errors);
   }

@@ -27,7 +27,28 @@ import {
   sliceDropInText,
   slicePath,
 } from '../model/systemd.js';
-import { writeFileAtomic } from '../sys/write.js';
+import { writeFileAtomic, writeKernelFile } from '../sys/write.js';
+import {
+  IO_PROPERTY_SHOWN,
+  type IoProperty,
+  ioClear,
+  ioDeviceOf,
+  ioEntries,
+  ioEntryOf,
+  ioLineOf,
+  ioSatisfies,
+  isIoProperty,
+  parseTimespan,
+  sameIoEntry,
+} from '../model/io.js';
+
+/** The io.max key each cap property sets. */
+const IO_CAP_KEY = {
+  IOReadBandwidthMax: 'rbps',
+  IOWriteBandwidthMax: 'wbps',
+  IOReadIOPSMax: 'riops',
+  IOWriteIOPSMax: 'wiops',
+} as const;
 import { systemdRuns } from './observe.js';
 import { parseShow, systemctl } from './systemctl.js';
 
@@ -64,8 +85,16 @@ const ONLINE_FILE: Record<string, string> = {
   AllowedMemoryNodes: 'sys/devices/system/node/online',
 };
 
-/** The unit property a setting is read from (JvmOptions: the variable's assignment in Environment). */
-const propertyOf = (setting: string) => (setting === JVM_OPTIONS_SETTING ? 'Environment' : setting);
+/**
+ * The unit property a setting is read from (JvmOptions: the variable's assignment in Environment; an
+ * io property under the name `systemctl show` prints, IODeviceLatencyTargetSec= as …USec).
+ */
+const propertyOf = (setting: string) =>
+  setting === JVM_OPTIONS_SETTING
+    ? 'Environment'
+    : isIoProperty(setting)
+      ? IO_PROPERTY_SHOWN[setting]
+      : setting;
 
 /** A change's live value from a `systemctl show` block; null when the unit is not loaded. */
 function liveValue(props: Record<string, string> | undefined, change: Change): string | null {
@@ -79,6 +108,9 @@ function liveValue(props: Record<string, string> | undefined, change: Change): s
       );
     return found;
   }
+  // One device's entry of a per-device list ("" for none): what the change sets and rollback restores.
+  if (isIoProperty(change.setting))
+    return ioEntryOf(props[IO_PROPERTY_SHOWN[change.setting]], ioDeviceOf(change.to));
   return props[change.setting] ?? null;
 }
 
@@ -164,10 +196,12 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   satisfied(change: Change, live: string | null): boolean {
+    if (isIoProperty(change.setting)) return sameIoEntry(change.setting, live, change.to);
     return sameProperty(change.setting, live, change.to);
   }
 
   same(change: Change, a: string | null, b: string | null): boolean {
+    if (isIoProperty(change.setting)) return sameIoEntry(change.setting, a, b);
     return sameProperty(change.setting, a, b);
   }
 
@@ -207,6 +241,7 @@ export class SystemdExecutor implements ChangeExecutor {
    * carries on) is not in force. Only for a unit that runs (has a cgroup) and a non-empty list.
    */
   async notInForce(change: Change, live: string | null): Promise<string | null> {
+    if (isIoProperty(change.setting)) return this.ioNotInForce(change, live);
     const file = KERNEL_FILE[change.setting];
     if (file === undefined || live === null || cgroupCpuList(live) === '') return null;
     let cg = this.cgroupOf.get(change.target);
@@ -331,7 +366,102 @@ export class SystemdExecutor implements ChangeExecutor {
     return { pending: true };
   }
 
+  /** The unit's cgroup directory (ControlGroup), or null when it has none (not running) or it is unusable. */
+  private async unitCgroup(unit: string): Promise<string | null> {
+    let cg = this.cgroupOf.get(unit);
+    if (cg === undefined) {
+      const [props] = parseShow(
+        await systemctl(['show', '-p', 'ControlGroup', '-p', 'LoadState', '--', unit]),
+      );
+      if (props?.LoadState !== 'loaded') return null;
+      cg = props.ControlGroup ?? '';
+    }
+    if (!cg.startsWith('/') || cg.split('/').includes('..')) return null;
+    const dir = cgroupDir(this.root, cg);
+    return isDirLiveSync(dir) ? dir : null;
+  }
+
+  /**
+   * Whether the kernel has a latency target or cap systemd holds: its line in the unit's io.latency /
+   * io.max (systemd logs a write it cannot make, such as a device gone, and carries on). A weight is not
+   * compared: systemd scales it for io.bfq.weight. Null when the unit runs nowhere or the file is absent.
+   */
+  private async ioNotInForce(change: Change, live: string | null): Promise<string | null> {
+    const path_ = ioDeviceOf(change.to);
+    const dev = /^\/dev\/block\/(\d+:\d+)$/.exec(path_)?.[1];
+    if (!dev || change.setting === 'IODeviceWeight' || !live) return null;
+    const dir = await this.unitCgroup(change.target);
+    if (dir === null) return null;
+    const file = change.setting === 'IODeviceLatencyTargetSec' ? 'io.latency' : 'io.max';
+    const text = readLiveSync(path.join(dir, file));
+    if (text === null) return `${file} does not exist in ${dir} (io is not enabled in its parent)`;
+    const line = ioLineOf(file, text, dev);
+    const value = live.split(/\s+/).slice(1).join(' ');
+    const want =
+      file === 'io.latency'
+        ? `${dev} target=${parseTimespan(value) === 'infinity' ? 'max' : parseTimespan(value)}`
+        : `${dev} ${IO_CAP_KEY[change.setting as Exclude<IoProperty, 'IODeviceLatencyTargetSec' | 'IODeviceWeight'>]}=${value === 'infinity' ? 'max' : value}`;
+    return ioSatisfies(file, line, want) ? null : `${file} reads "${line}" for ${dev}`;
+  }
+
+  /**
+   * One device's entry back as it was. systemd cannot drop a single entry of a list, and an entry it
+   * drops stays in the kernel (it writes only the entries it has): a latency target or cap that was not
+   * there is first set to infinity (systemd writes target=max / max), then the list is set again without
+   * it; a weight, which has no infinity, is cleared in the unit's io.weight / io.bfq.weight directly
+   * ("MAJ:MIN default"), which systemd, holding no entry for it, never writes again.
+   */
+  private async undoIoEntry(change: Change, previous: string | null): Promise<UndoResult> {
+    const setting = change.setting as IoProperty;
+    const dev = ioDeviceOf(change.to);
+    const set = (...values: string[]) =>
+      systemctl(['set-property', '--runtime', '--', change.target, ...values.map((v) => `${setting}=${v}`)]);
+    if (previous) {
+      await set(previous);
+      return {};
+    }
+    const [props] = parseShow(
+      await systemctl([
+        'show',
+        '-p',
+        IO_PROPERTY_SHOWN[setting],
+        '-p',
+        'LoadState',
+        '-p',
+        'ControlGroup',
+        '--',
+        change.target,
+      ]),
+    );
+    if (props?.LoadState !== 'loaded') return {};
+    this.remember(change.target, props);
+    if (setting !== 'IODeviceWeight') await set(`${dev} infinity`);
+    const others = ioEntries(props[IO_PROPERTY_SHOWN[setting]]).filter((e) => ioDeviceOf(e) !== dev);
+    await set('', ...others);
+    // systemd names the drop-in after the D-Bus property (50-IODeviceLatencyTargetUSec.conf).
+    if (others.length === 0)
+      rmSync(this.runtimeDropIn(change.target, IO_PROPERTY_SHOWN[setting]), { force: true });
+    if (setting !== 'IODeviceWeight') return {};
+    const majMin = /^\/dev\/block\/(\d+:\d+)$/.exec(dev)?.[1];
+    const dir = await this.unitCgroup(change.target);
+    if (!majMin || dir === null) return {};
+    for (const file of ['io.weight', 'io.bfq.weight'] as const) {
+      const f = path.join(dir, file);
+      const text = readLiveSync(f);
+      if (text === null || ioLineOf(file, text, majMin) === ioClear(file, majMin)) continue;
+      try {
+        await writeKernelFile(f, Buffer.from(ioClear(file, majMin)));
+      } catch (err) {
+        return {
+          note: `${change.target}: ${file} keeps its line for ${majMin} (${errCodeOf(err)}); systemd has no way to clear one device's weight`,
+        };
+      }
+    }
+    return {};
+  }
+
   async undo(change: Change, previous: string | null): Promise<UndoResult> {
+    if (isIoProperty(change.setting)) return this.undoIoEntry(change, previous);
     if (change.setting === 'Slice' || change.setting === JVM_OPTIONS_SETTING)
       return this.undoOwnDropIn(change, previous);
     if (change.setting === 'ActiveState') {

@@ -3,10 +3,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { ObservedSystemd } from '../model/observed.js';
+import { IO_PROPERTY_SHOWN } from '../model/io.js';
 import { SYSTEMD_PROPERTY } from '../model/systemd.js';
 import { parseShow, systemctl } from './systemctl.js';
 
-export const PROPERTIES = Object.values(SYSTEMD_PROPERTY);
+/** What the planner diffs against: the SYSTEMD_PROPERTY ones and the per-device io properties (as shown). */
+export const PROPERTIES = [...Object.values(SYSTEMD_PROPERTY), ...Object.values(IO_PROPERTY_SHOWN)];
 
 /** True when `root` is this host and systemd runs it (sd_booted(3): /run/systemd/system exists). */
 export function systemdRuns(root: string): boolean {

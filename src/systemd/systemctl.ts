@@ -15,7 +15,11 @@ export async function systemctl(args: readonly string[]): Promise<string> {
   return r.stdout.toString();
 }
 
-/** `systemctl show` blocks (one per unit, blank-line separated) → property maps. */
+/**
+ * `systemctl show` blocks (one per unit, blank-line separated) → property maps. A list property prints
+ * one line per entry under the same name (`IODeviceWeight=/dev/sdb 500`, then `IODeviceWeight=/dev/sdc
+ * 500`): its entries are kept, one per line.
+ */
 export function parseShow(text: string): Record<string, string>[] {
   return text
     .split(/\n\s*\n/)
@@ -23,7 +27,10 @@ export function parseShow(text: string): Record<string, string>[] {
       const props: Record<string, string> = {};
       for (const line of block.split('\n')) {
         const i = line.indexOf('=');
-        if (i > 0) props[line.slice(0, i)] = line.slice(i + 1);
+        if (i <= 0) continue;
+        const key = line.slice(0, i);
+        const value = line.slice(i + 1);
+        props[key] = key in props ? `${props[key]}\n${value}` : value;
       }
       return props;
     })

@@ -1,0 +1,176 @@
+// systemd's per-device io properties against a stand-in `systemctl` on PATH (a real process) that keeps
+// each unit's lists as systemd 252 does: set-property replaces the entry of the device it names (an
+// empty value clears the list) and rewrites the runtime drop-in with the whole list; show prints one
+// line per entry, skipping unlimited caps. Real systemd and the kernel's files: test/vm (branch h-iovm).
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { applyChanges, rollbackLast } from '../../src/apply/engine.js';
+import type { Change, SystemdChange } from '../../src/model/plan.js';
+import { ioUnitChanges } from '../../src/planner/io.js';
+import { SystemdExecutor } from '../../src/systemd/executor.js';
+
+const FAKE = String.raw`#!/bin/bash
+echo "$*" >> "$FAKE_LOG"
+S=$FAKE_STATE
+case "$1" in
+  set-property)
+    shift; [ "$1" = --runtime ] && shift; [ "$1" = -- ] && shift
+    unit=$1; shift
+    for kv in "$@"; do
+      n=$(printf %s "$kv" | cut -d= -f1); v=$(printf %s "$kv" | cut -d= -f2-); p=$n
+      [ "$p" = IODeviceLatencyTargetSec ] && p=IODeviceLatencyTargetUSec
+      f="$S/$unit/$p"; mkdir -p "$S/$unit"; touch "$f"
+      dev=
+      if [ -z "$v" ]; then : > "$f"; else
+        dev=$(printf %s "$v" | cut -d' ' -f1); grep -v "^$dev " "$f" > "$f.new"; echo "$v" >> "$f.new"; mv "$f.new" "$f"
+      fi
+      # Like systemd: the entry set is written into the unit's cgroup (an entry dropped is not).
+      cg="$FAKE_ROOT/sys/fs/cgroup/$unit"; mm=$(printf %s "$dev" | sed -n 's|^/dev/block/||p')
+      val=$(printf %s "$v" | cut -d' ' -f2)
+      if [ -n "$v" ] && [ -n "$mm" ] && [ -d "$cg" ]; then
+        case $p in
+          IODeviceLatencyTargetUSec) key=target
+            case $val in infinity) val=max ;; *ms) val=$(( $(printf %s "$val" | sed 's/ms$//') * 1000 )) ;; esac ;;
+          IOReadBandwidthMax) key=rbps ;; IOWriteBandwidthMax) key=wbps ;;
+          IOReadIOPSMax) key=riops ;; IOWriteIOPSMax) key=wiops ;; *) key= ;;
+        esac
+        [ "$val" = infinity ] && val=max
+        if [ "$key" = target ]; then kf="$cg/io.latency"; else kf="$cg/io.max"; fi
+        if [ -n "$key" ]; then
+          touch "$kf"; old=$(grep "^$mm " "$kf"); grep -v "^$mm " "$kf" > "$kf.new"
+          if [ "$key" = target ]; then line="$mm target=$val"; [ "$val" = max ] && line=
+          else line=$(printf %s "$mm rbps=max wbps=max riops=max wiops=max" | sed "s/$key=[^ ]*/$key=$val/")
+            [ -n "$old" ] && line=$(printf %s "$old" | sed "s/$key=[^ ]*/$key=$val/")
+          fi
+          [ -n "$line" ] && echo "$line" >> "$kf.new"; mv "$kf.new" "$kf"
+        fi
+      fi
+      d="$FAKE_ROOT/run/systemd/system.control/$unit.d"; mkdir -p "$d"
+      { echo '[Slice]'; echo "$n="; sed "s|^|$n=|" "$f"; } > "$d/50-$p.conf"
+    done; exit 0 ;;
+  show)
+    shift; props=; while [ "$1" = -p ]; do props="$props $2"; shift 2; done; [ "$1" = -- ] && shift
+    first=1
+    for unit in "$@"; do
+      [ $first = 1 ] || echo; first=0
+      for p in $props; do
+        case $p in
+          LoadState) echo LoadState=loaded ;;
+          ControlGroup) echo "ControlGroup=/$unit" ;;
+          *) f="$S/$unit/$p"; [ -f "$f" ] || continue
+             while IFS= read -r e; do
+               case "$p:$e" in IODeviceLatencyTargetUSec:*) ;; *" infinity") continue ;; esac
+               echo "$p=$e"
+             done < "$f" ;;
+        esac
+      done
+    done; exit 0 ;;
+esac
+echo "fake systemctl: unexpected $*" >&2; exit 1
+`;
+
+class TmpRootSystemd extends SystemdExecutor {
+  override async ready(): Promise<void> {}
+}
+
+let root: string;
+let savedPath: string | undefined;
+const state = (unit: string, p: string) =>
+  readFile(path.join(root, 'state', unit, p), 'utf8').catch(() => null);
+const sd = (target: string, setting: string, from: string, to: string): Change =>
+  ({ backend: 'systemd', target, setting, from, to }) as SystemdChange;
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'isolate-sdio-'));
+  const bin = path.join(root, 'bin');
+  await mkdir(bin);
+  await writeFile(path.join(bin, 'systemctl'), FAKE);
+  await chmod(path.join(bin, 'systemctl'), 0o755);
+  // The operator's own entries: a target on another disk, a cap Flink already had on Kafka's disk.
+  await mkdir(path.join(root, 'state/kafka.slice'), { recursive: true });
+  await mkdir(path.join(root, 'state/yarn.slice'), { recursive: true });
+  await writeFile(path.join(root, 'state/kafka.slice/IODeviceLatencyTargetUSec'), '/dev/sdc 50ms\n');
+  await writeFile(path.join(root, 'state/yarn.slice/IOWriteBandwidthMax'), '/dev/block/8:16 1048576\n');
+  // The unit's cgroup, as systemd wrote it for IODeviceWeight= (kernel files are plain files here).
+  await mkdir(path.join(root, 'sys/fs/cgroup/kafka.slice'), { recursive: true });
+  await mkdir(path.join(root, 'sys/fs/cgroup/yarn.slice'), { recursive: true });
+  await writeFile(
+    path.join(root, 'sys/fs/cgroup/yarn.slice/io.max'),
+    '8:16 rbps=max wbps=1048576 riops=max wiops=max\n',
+  );
+  await writeFile(path.join(root, 'sys/fs/cgroup/kafka.slice/io.bfq.weight'), 'default 100\n8:16 100\n');
+  savedPath = process.env.PATH;
+  Object.assign(process.env, {
+    PATH: `${bin}:${savedPath}`,
+    FAKE_ROOT: root,
+    FAKE_STATE: path.join(root, 'state'),
+    FAKE_LOG: path.join(root, 'systemctl.log'),
+  });
+});
+
+afterEach(async () => {
+  process.env.PATH = savedPath;
+  for (const k of ['FAKE_ROOT', 'FAKE_STATE', 'FAKE_LOG']) delete process.env[k];
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('systemd io properties: one device entry each', () => {
+  it('the planner diffs the unit entry for the device, by the name systemctl show prints', () => {
+    const props = { IODeviceLatencyTargetUSec: '/dev/sdc 50ms\n/dev/block/8:16 25ms', IODeviceWeight: '' };
+    const want = { file: 'io.latency' as const, dev: '8:16', disk: 'sdb', value: '8:16 target=25000' };
+    expect(ioUnitChanges('kafka.slice', want, props)).toEqual([]);
+    const w2 = { ...want, value: '8:16 target=10000' };
+    expect(ioUnitChanges('kafka.slice', w2, props)).toMatchObject([
+      { setting: 'IODeviceLatencyTargetSec', from: '/dev/block/8:16 25ms', to: '/dev/block/8:16 10ms' },
+    ]);
+    const caps = { file: 'io.max' as const, dev: '8:16', disk: 'sdb', value: '8:16 wbps=83886080 riops=300' };
+    expect(ioUnitChanges('yarn.slice', caps, {}).map((c) => [c.setting, c.from, c.to])).toEqual([
+      ['IOWriteBandwidthMax', '', '/dev/block/8:16 83886080'],
+      ['IOReadIOPSMax', '', '/dev/block/8:16 300'],
+    ]);
+    const weight = { file: 'io.bfq.weight' as const, dev: '8:16', disk: 'sdb', value: '8:16 25' };
+    expect(ioUnitChanges('yarn.slice', weight, {})[0]).toMatchObject({
+      setting: 'IODeviceWeight',
+      to: '/dev/block/8:16 25',
+    });
+  });
+
+  it('apply sets and reads back each entry; rollback gives every list back and clears the weight systemd cannot', async () => {
+    const changes = [
+      sd('kafka.slice', 'IODeviceLatencyTargetSec', '', '/dev/block/8:16 25ms'),
+      sd('kafka.slice', 'IODeviceWeight', '', '/dev/block/8:16 1000'),
+      sd('yarn.slice', 'IOWriteBandwidthMax', '/dev/block/8:16 1048576', '/dev/block/8:16 83886080'),
+    ];
+    const exec = new TmpRootSystemd(root);
+    const r = await applyChanges({ root, changes, executors: { systemd: exec } });
+    expect(r.changed).toBe(3);
+    expect(await state('kafka.slice', 'IODeviceLatencyTargetUSec')).toBe(
+      '/dev/sdc 50ms\n/dev/block/8:16 25ms\n',
+    );
+    expect(await state('yarn.slice', 'IOWriteBandwidthMax')).toBe('/dev/block/8:16 83886080\n');
+    expect(await readFile(path.join(root, 'sys/fs/cgroup/kafka.slice/io.latency'), 'utf8')).toBe(
+      '8:16 target=25000\n',
+    );
+    // A second apply finds every entry in place.
+    expect((await applyChanges({ root, changes, executors: { systemd: exec } })).changed).toBe(0);
+
+    await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    // The latency target went through infinity (systemd writes target=max), then the list without it.
+    const log = await readFile(path.join(root, 'systemctl.log'), 'utf8');
+    expect(log).toContain(
+      'set-property --runtime -- kafka.slice IODeviceLatencyTargetSec=/dev/block/8:16 infinity\n',
+    );
+    expect(await state('kafka.slice', 'IODeviceLatencyTargetUSec')).toBe('/dev/sdc 50ms\n');
+    expect(await state('kafka.slice', 'IODeviceWeight')).toBe('');
+    expect(
+      existsSync(path.join(root, 'run/systemd/system.control/kafka.slice.d/50-IODeviceWeight.conf')),
+    ).toBe(false);
+    expect(await state('yarn.slice', 'IOWriteBandwidthMax')).toBe('/dev/block/8:16 1048576\n');
+    expect(await readFile(path.join(root, 'sys/fs/cgroup/kafka.slice/io.bfq.weight'), 'utf8')).toBe(
+      '8:16 default',
+    );
+  });
+});
