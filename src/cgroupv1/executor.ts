@@ -20,6 +20,7 @@ import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
 import { parseV1ProcCgroup } from './observe.js';
 import { isDirLiveSync, readLiveSync } from '../sys/read.js';
+import { BLKIO_FILES, type BlkioFile, ioDeviceOf, ioLineOf, ioSatisfies, sameIoValue } from '../model/io.js';
 
 const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems']);
 const BYTES = new Set(['memory.limit_in_bytes', 'memory.soft_limit_in_bytes', 'memory.memsw.limit_in_bytes']);
@@ -32,6 +33,8 @@ const PLAIN = new Set([
   'cpu.shares',
 ]);
 const MOVES = new Set(['cgroup.procs', 'tasks']);
+/** blkio per-device files: a change carries one device's line (model/io.ts). */
+const BLKIO = new Set<string>(BLKIO_FILES);
 /** v1 reads "no limit" back as PAGE_COUNTER_MAX pages (9223372036854771712 on x86-64). */
 const UNLIMITED = 2 ** 62;
 
@@ -43,6 +46,7 @@ function bytes(v: string): number | 'max' | null {
 
 export function sameV1Value(setting: string, a: string | null, b: string | null): boolean {
   if (a === null || b === null) return a === b;
+  if (BLKIO.has(setting)) return sameIoValue(setting as BlkioFile, a, b);
   if (CPU_LISTS.has(setting)) return sameCpuList(a, b);
   if (BYTES.has(setting)) {
     const x = bytes(a);
@@ -103,7 +107,7 @@ export class CgroupV1Executor implements ChangeExecutor {
 
   async preflight(steps: PreflightStep[]): Promise<void> {
     for (const { index, change: c } of steps) {
-      if (!PLAIN.has(c.setting) && !MOVES.has(c.setting) && c.setting !== 'mkdir') {
+      if (!PLAIN.has(c.setting) && !BLKIO.has(c.setting) && !MOVES.has(c.setting) && c.setting !== 'mkdir') {
         throw new UserError(
           `step ${index + 1}: "${c.setting}" is not a cgroup v1 setting isolate writes (${c.target})`,
           1,
@@ -136,12 +140,15 @@ export class CgroupV1Executor implements ChangeExecutor {
   async read(change: Change): Promise<string | null> {
     if (change.setting === 'mkdir') return isDirLiveSync(this.dir(change)) ? 'present' : null;
     if (MOVES.has(change.setting)) return this.memberOf(change, idOf(change));
-    return readLiveSync(path.join(this.dir(change), change.setting));
+    const text = readLiveSync(path.join(this.dir(change), change.setting));
+    if (!BLKIO.has(change.setting) || text === null) return text;
+    return ioLineOf(change.setting as BlkioFile, text, ioDeviceOf(change.to));
   }
 
   satisfied(change: Change, live: string | null): boolean {
     if (change.setting === 'mkdir') return live === 'present';
     if (MOVES.has(change.setting)) return live !== null && normCgPath(live) === normCgPath(change.target);
+    if (BLKIO.has(change.setting)) return ioSatisfies(change.setting as BlkioFile, live, change.to);
     return sameV1Value(change.setting, live, change.to);
   }
 
@@ -175,13 +182,14 @@ export class CgroupV1Executor implements ChangeExecutor {
       if (!this.satisfied(change, now)) throw new StepError(`${what}: ${id} is in ${now} after the move`);
       return {};
     }
-    if (!PLAIN.has(change.setting)) throw new StepError(`${what}: unsupported cgroup v1 setting`);
+    if (!PLAIN.has(change.setting) && !BLKIO.has(change.setting))
+      throw new StepError(`${what}: unsupported cgroup v1 setting`);
     if (!(await isDir(this.dir(change)))) {
       throw new StepError(`${what} failed: ENOENT (the cgroup does not exist; removed meanwhile?)`, 'ENOENT');
     }
     const file = path.join(this.dir(change), change.setting);
     await this.writer.write(file, change.to, change, what);
-    const now = await readTrim(file);
+    const now = BLKIO.has(change.setting) ? await this.read(change) : await readTrim(file);
     if (!this.satisfied(change, now))
       throw new StepError(`${what}: read back "${now ?? '(missing)'}" after writing "${change.to}"`);
     return {};
@@ -237,7 +245,7 @@ export class CgroupV1Executor implements ChangeExecutor {
     if (previous === null || (created && !flag)) return {};
     if (!(await isDir(this.dir(change)))) return { note: `${change.target} no longer exists` };
     const file = path.join(this.dir(change), change.setting);
-    const live = await readTrim(file);
+    const live = BLKIO.has(change.setting) ? await this.read(change) : await readTrim(file);
     if (live !== null && sameV1Value(change.setting, live, previous)) return {};
     await this.writer.write(file, previous, change, what);
     return {};

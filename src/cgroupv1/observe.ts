@@ -25,6 +25,12 @@ export const OTHER_FILES = [
   'memory.memsw.limit_in_bytes',
   'memory.usage_in_bytes',
   'cpu.shares',
+  // blkio (Kafka's disks, docs/disks.md): BFQ weights and throttles per device, a line each.
+  'blkio.bfq.weight_device',
+  'blkio.throttle.read_bps_device',
+  'blkio.throttle.write_bps_device',
+  'blkio.throttle.read_iops_device',
+  'blkio.throttle.write_iops_device',
 ] as const;
 
 export interface V1ObserveRequest {

@@ -97,6 +97,8 @@ export async function observe(root: string, policy: Policy, cache: RoundCache = 
       return [
         { hierarchy: 'memory', path: p },
         { hierarchy: 'cpu', path: p },
+        // Per-device weights and throttles on the exclusive workloads' disks (planner/v1.ts).
+        ...(w.io ? [{ hierarchy: 'blkio', path: p }] : []),
       ];
     });
     observed.v1 = await observeV1(root, mounts, {

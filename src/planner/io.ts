@@ -204,7 +204,7 @@ export function ioUnitChanges(unit: string, want: IoWant, props: Record<string, 
       setting,
       from,
       to,
-      note: `${want.disk}: systemd writes ${want.file}${setting === 'IODeviceWeight' ? ' (io.bfq.weight too under BFQ)' : ''} and enables io from the root down to ${unit}`,
+      note: `${want.disk}: systemd writes ${setting === 'IODeviceWeight' ? 'io.weight and, under BFQ, io.bfq.weight' : want.file} and enables io from the root down to ${unit}`,
     });
   }
   return out;

@@ -8,7 +8,9 @@ import { CpuSet } from '../model/cpuset.js';
 import { formatPath } from '../model/field.js';
 import { type ObservedState, type ObservedV1, UNIFIED_PARAM } from '../model/observed.js';
 import type { Allocation, CgroupSetting, Change } from '../model/plan.js';
-import type { Policy, WorkloadSpec } from '../model/policy.js';
+import { IO_LIMIT_KEYS, type IoLimitKey, type Policy, type WorkloadSpec } from '../model/policy.js';
+import { type BlkioFile, ioLineOf, ioSatisfies } from '../model/io.js';
+import { protectedDisks } from './io.js';
 import { defaultUnitPath } from '../model/systemd.js';
 import type { Topology } from '../model/topology.js';
 import { policyError } from './allocate.js';
@@ -146,6 +148,15 @@ export function v1Changes(
         ['cpu', 'weight'],
         v1,
         'no cgroup v1 cpu hierarchy is mounted under /sys/fs/cgroup',
+      );
+    }
+    if (w.io && typeof w.io.latency === 'object') {
+      throw refuse(
+        policy,
+        w,
+        ['io', 'latency'],
+        v1,
+        'io.latency does not exist in cgroup v1 (blkio has BFQ weights and throttles only)',
       );
     }
     if (w.match.kind === 'cgroup' && !v1.hierarchies[w.match.hierarchy ?? 'cpu']) {
@@ -322,6 +333,7 @@ export function v1Changes(
   for (const a of allocation.workloads) {
     const w = policy.workloads.find((x) => x.name === a.name)!;
     memoryAndCpu(w, a.memory, v1, observed, push, changes, warnings);
+    blkioChanges(w, v1, observed, push, warnings);
   }
 
   // 8. Processes last, into cpusets that are fully configured; then threads that escaped them.
@@ -357,6 +369,64 @@ type Push = (
   workload?: string,
   note?: string,
 ) => void;
+
+/** blkio throttle file of each io.max key. */
+const THROTTLE: Record<IoLimitKey, BlkioFile> = {
+  rbps: 'blkio.throttle.read_bps_device',
+  wbps: 'blkio.throttle.write_bps_device',
+  riops: 'blkio.throttle.read_iops_device',
+  wiops: 'blkio.throttle.write_iops_device',
+};
+
+/**
+ * io on v1 (docs/disks.md): blkio offers BFQ weights (`blkio.bfq.weight_device`, BFQ disks only) and
+ * throttles, per device of the exclusive workloads' disks. No io.latency (`latency: auto` is said, an
+ * explicit target refused above), no iocost. Written in a cgroup-matched workload's blkio cgroup; a
+ * unit's blkio cgroup is systemd's and a process-matched workload has none of isolate's: said, not written.
+ */
+export function blkioChanges(
+  w: WorkloadSpec,
+  v1: ObservedV1,
+  observed: ObservedState,
+  push: Push,
+  warnings: string[],
+): void {
+  if (!w.io || !observed.disks) return;
+  const { latency, weight, max } = w.io;
+  if (w.class === 'exclusive' && latency === 'auto') {
+    warnings.push(
+      `io ${w.name}: no latency target on this cgroup v1 host (blkio has no io.latency); weights and the batch workloads' caps only (set io.latency: off to say so in the policy)`,
+    );
+  }
+  const disks = (
+    w.class === 'exclusive'
+      ? (observed.disks.find((d) => d.workload === w.name)?.disks ?? [])
+      : protectedDisks(observed)
+  ).filter((d) => d.dev !== null);
+  const caps = IO_LIMIT_KEYS.filter((k) => max[k] !== undefined);
+  const weighted = weight === 'off' ? [] : disks.filter((d) => d.scheduler === 'bfq');
+  if (weighted.length === 0 && caps.length === 0) return;
+  const blkio = v1.hierarchies.blkio;
+  if (w.match.kind !== 'cgroup' || !blkio) {
+    warnings.push(
+      `io ${w.name}: ${!blkio ? 'no cgroup v1 blkio hierarchy is mounted under /sys/fs/cgroup' : w.match.kind === 'systemdUnit' ? `${w.match.unit}'s blkio cgroup is systemd's on cgroup v1` : "a process-matched workload has no blkio cgroup of isolate's on cgroup v1"}, so its io settings are not written; match it by cgroup, or boot with ${UNIFIED_PARAM}`,
+    );
+    return;
+  }
+  const g = v1.groups[`${blkio}:${w.match.path}`];
+  if (!g?.exists) {
+    warnings.push(`${w.name}: blkio:${w.match.path} does not exist, so its io settings are not written`);
+    return;
+  }
+  const one = (file: BlkioFile, dev: string, value: string) => {
+    const text = g.values[file];
+    const from = text === undefined ? null : ioLineOf(file, text, dev);
+    if (from !== null && ioSatisfies(file, from, `${dev} ${value}`)) return;
+    push(blkio, w.match.kind === 'cgroup' ? w.match.path : '', file, from, `${dev} ${value}`, w.name);
+  };
+  for (const d of weighted) one('blkio.bfq.weight_device', d.dev!, String(weight));
+  for (const d of disks) for (const k of caps) one(THROTTLE[k], d.dev!, String(max[k]));
+}
 
 function sameBytes(raw: string | undefined, want: number | 'max'): boolean {
   if (raw === undefined || !/^-?\d+$/.test(raw)) return false;

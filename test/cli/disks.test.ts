@@ -136,7 +136,7 @@ describe('isolate plan shows the disks', () => {
   });
 });
 
-describe('plan names the io mechanism each disk allows (no io writes yet)', () => {
+describe('plan names the io mechanism each disk allows', () => {
   /** The same host with a cgroup2 root: its controllers and, when given, io.cost.qos. */
   function withCgroup(controllers: string, qos?: string): string {
     const host = mkdtempSync(join(tmpdir(), 'isolate-cli-io-'));

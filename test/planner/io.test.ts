@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { WholeDisk, WorkloadDisks } from '../../src/model/disks.js';
 import type { IoFacts } from '../../src/model/io.js';
 import { unavailableCgroupFs } from '../../src/model/observed.js';
+import * as ioModule from '../../src/planner/io.js';
 import { ioControllerOf, ioPreconditionNotes } from '../../src/planner/io.js';
 import { freshHost } from '../support/observed.js';
 
@@ -105,5 +106,29 @@ describe('the io controller, from the observed cgroup root', () => {
     );
     expect(ioControllerOf({ ...host, cgroup: unavailableCgroupFs('hybrid', 'v1') })).toBe('v1');
     expect(ioControllerOf({ ...host, cgroup: unavailableCgroupFs('legacy', 'v1') })).toBe('v1');
+  });
+});
+
+describe('io.latency compares siblings only', () => {
+  it('warns when Kafka and a batch workload are no siblings, naming where they meet and the fix', () => {
+    const { ioSiblingWarnings } = ioModule;
+    expect(
+      ioSiblingWarnings([
+        {
+          exclusive: { name: 'kafka', target: '/kafka.slice' },
+          batch: { name: 'flink', target: '/hadoop-yarn' },
+        },
+      ]),
+    ).toEqual([]);
+    expect(
+      ioSiblingWarnings([
+        {
+          exclusive: { name: 'kafka', target: '/system.slice/kafka.service' },
+          batch: { name: 'flink', target: '/hadoop-yarn' },
+        },
+      ]),
+    ).toEqual([
+      "io kafka: io.latency holds back only /system.slice/kafka.service's siblings, and flink (/hadoop-yarn) is none (they meet at /): its target does not throttle flink, only the weights and caps do; run kafka in a top-level slice of its own (strict: true) next to /hadoop-yarn",
+    ]);
   });
 });

@@ -1,0 +1,97 @@
+// Kafka as a systemd unit: its io settings are planned as unit properties per device entry (systemd
+// owns its cgroup and rewrites io files on every reload; it enables io down to the unit itself), YARN's
+// cgroup through cgroupfs with io enabled in the root first; a second plan after the properties are
+// held is empty.
+import { describe, expect, it } from 'vitest';
+import type { WholeDisk } from '../../src/model/disks.js';
+import type { ObservedState } from '../../src/model/observed.js';
+import type { Change } from '../../src/model/plan.js';
+import { planHost } from '../../src/planner/plan.js';
+import { parsePolicy } from '../../src/policy/load.js';
+import { freshHost } from '../support/observed.js';
+import { synthTopology, TWO_NODES_SMT2_SPLIT } from '../support/synthetic.js';
+
+const topology = synthTopology(TWO_NODES_SMT2_SPLIT);
+const disk = (name: string, dev: string, scheduler: string, rotational: boolean): WholeDisk => ({
+  name,
+  dev,
+  node: 0,
+  scheduler,
+  schedulers: [],
+  rotational,
+});
+
+const policy = parsePolicy(
+  `apiVersion: isolate/v1
+kind: HostPolicy
+strict: true
+workloads:
+  - { name: kafka, class: exclusive, cores: 2, match: { systemdUnit: kafka.slice }, disks: { paths: [/data1/kafka-logs] } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, io: { max: { wbps: 10M } } }
+`,
+  'p.yaml',
+);
+
+function host(kafkaProps: Record<string, string> = {}): ObservedState {
+  const o = freshHost(['kafka.slice', 'hadoop-yarn']);
+  o.cgroup.rootSubtreeControl = ['cpuset', 'cpu', 'memory'];
+  o.systemd = {
+    version: 252,
+    units: { 'kafka.slice': { Id: 'kafka.slice', LoadState: 'loaded', AllowedCPUs: '', ...kafkaProps } },
+  };
+  o.disks = [
+    {
+      workload: 'kafka',
+      source: 'paths',
+      dirs: [],
+      disks: [disk('sdb', '8:16', 'bfq', true), disk('nvme0n1', '259:0', 'none', false)],
+      findings: [],
+    },
+  ];
+  o.io = {
+    controller: 'available',
+    controllersFile: '/sys/fs/cgroup/cgroup.controllers',
+    iocost: { enabled: [] },
+    iocostFile: '/sys/fs/cgroup/io.cost.qos',
+  };
+  return o;
+}
+
+const io = (changes: Change[]) =>
+  changes
+    .filter((c) => /^IO|^io\.|subtree/.test(c.setting))
+    .map((c) => `${c.backend} ${c.target} ${c.setting}: ${c.from} -> ${c.to}`);
+
+describe('io through systemd for a unit, cgroupfs for a plain cgroup', () => {
+  it('plans one entry per device and property; the root enables io for the cgroupfs side first', () => {
+    const plan = planHost(topology, policy, host());
+    expect(io(plan.changes)).toEqual([
+      'systemd kafka.slice IODeviceLatencyTargetSec:  -> /dev/block/8:16 25ms',
+      'systemd kafka.slice IODeviceWeight:  -> /dev/block/8:16 1000',
+      'systemd kafka.slice IODeviceLatencyTargetSec:  -> /dev/block/259:0 2ms',
+      'cgroupfs / cgroup.subtree_control: cpuset cpu memory -> cpu cpuset io memory',
+      'cgroupfs /hadoop-yarn io.bfq.weight: null -> 8:16 25',
+      'cgroupfs /hadoop-yarn io.max: null -> 8:16 wbps=10485760',
+      'cgroupfs /hadoop-yarn io.max: null -> 259:0 wbps=10485760',
+    ]);
+    const note = plan.changes.find((c) => c.setting === 'IODeviceWeight')?.note;
+    expect(note).toBe(
+      'sdb: systemd writes io.weight and, under BFQ, io.bfq.weight and enables io from the root down to kafka.slice',
+    );
+    expect(plan.notes).toContainEqual(
+      expect.stringMatching(/^io kafka: nvme0n1 \(259:0\): io\.latency only/),
+    );
+  });
+
+  it('entries systemd already holds, as systemctl show prints them, are not planned again', () => {
+    const plan = planHost(
+      topology,
+      policy,
+      host({
+        IODeviceLatencyTargetUSec: '/dev/block/8:16 25ms\n/dev/block/259:0 2ms',
+        IODeviceWeight: '/dev/block/8:16 1000',
+      }),
+    );
+    expect(io(plan.changes).filter((c) => c.startsWith('systemd'))).toEqual([]);
+  });
+});
