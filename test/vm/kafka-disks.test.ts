@@ -10,6 +10,8 @@
 //   cpu         `isolate apply` with io off: Kafka's core fenced, the disk shared as before;
 //   isolated    apply with Kafka's `disks: { paths: [/data1/kafka-logs] }` and the io weights;
 //   capped      the same and the batch capped on Kafka's disk (io.max wiops).
+// Then, rolled back, the disk switched to mq-deadline (no iocost): the plan must give up the weights and say
+// why, and keep the cap.
 // CI asserts that the arms ran (both sides made progress), what the guest reports of the disk, the
 // settings read back from the kernel files and `systemctl show`, an empty second plan, and that one
 // rollback restores every io file of every cgroup and every unit property byte for byte. Latencies are
@@ -102,6 +104,10 @@ run rollback isolate rollback
 sleep 1
 dump rb
 sec units-state; systemctl is-active kafka.service yarn-batch.service; endsec units-state
+
+# The same disk under mq-deadline, without iocost: no weight can act there, so none may be planned.
+echo mq-deadline > $Q/scheduler
+run plan-deadline isolate plan
 `;
 
 describe('Kafka’s disks on a real kernel: a throttled HDD shared with a batch job, alone / unisolated / isolated', () => {
@@ -198,6 +204,14 @@ describe('Kafka’s disks on a real kernel: a throttled HDD shared with a batch 
     );
     expect(io('capped').get('./system.slice/kafka.service/io.max')).toBe('');
     expect(units('capped')['kafka.service']!.IODeviceWeight).toBe(`${DEV} 1000`);
+  });
+
+  it('under mq-deadline without iocost the plan writes no weight and says why, and keeps the cap', () => {
+    expect(rc('plan-deadline'), s('plan-deadline')).toBe(0);
+    expect(s('plan-deadline')).toMatch(/vda\s+254:0\s+\S+\s+mq-deadline\s+yes/);
+    expect(changes('plan-deadline')).not.toMatch(/IODeviceWeight|io\.bfq\.weight|io\.weight/);
+    expect(changes('plan-deadline')).toContain(`batch.slice IOWriteIOPSMax=${DEV} ${CAP_WIOPS}`);
+    expect(s('plan-deadline')).toMatch(/io\.weight would do nothing, since the scheduler is mq-deadline/);
   });
 
   it('rollback restores every io file of every cgroup and every unit property byte for byte', () => {
