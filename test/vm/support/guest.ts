@@ -17,9 +17,17 @@ export function keepConsole(name: string, text: string): void {
 
 /** Static stand-in binary (busy/sleeping threads), compiled once per source hash. */
 export function standinBinary(): Buffer {
-  const src = join(REPO_ROOT, 'test/vm/support/standin.c');
+  return staticCBinary('standin');
+}
+
+/**
+ * `test/vm/support/NAME.c` compiled static (`gcc -static -O2 -pthread`) once per source hash into
+ * .vm-cache/NAME-<hash>: a guest runs it whatever its libc (busybox initramfs or Debian rootfs).
+ */
+export function staticCBinary(name: string): Buffer {
+  const src = join(REPO_ROOT, `test/vm/support/${name}.c`);
   const key = createHash('sha256').update(readFileSync(src)).digest('hex').slice(0, 12);
-  const out = join(VM_CACHE, `standin-${key}`);
+  const out = join(VM_CACHE, `${name}-${key}`);
   if (!existsSync(out)) {
     mkdirSync(VM_CACHE, { recursive: true });
     const tmp = `${out}.tmp-${process.pid}`;
@@ -33,7 +41,7 @@ export function standinBinary(): Buffer {
         });
         execFileSync('gcc', ['-static', '-O2', '-pthread', '-o', tmp, src], { stdio: 'pipe' });
       } else {
-        throw new Error(`cannot build the VM stand-in (gcc -static): ${(e as Error).message}`);
+        throw new Error(`cannot build the VM helper ${name} (gcc -static): ${(e as Error).message}`);
       }
     }
     renameSync(tmp, out);

@@ -1,0 +1,224 @@
+// Kafka's disks on a real kernel (issue 51, "Proof on a real kernel"), one boot of the throttled-HDD
+// guest of support/disks.ts: real systemd 252, a virtio disk qemu holds to 150 IOPS, ext4 at /data1 with
+// Kafka's log dir (kafka.service, a Kafka-shaped appender) and a YARN job's local dir (yarn-batch.service
+// in batch.slice, random 4 KiB O_DIRECT writes) on it, BFQ as its scheduler.
+//
+// Arms, each one measurement window (ISOLATE_IOVM_WINDOW_S seconds, default 15 for CI; 60 or more for
+// the numbers in docs/performance.md):
+//   alone       Kafka only;
+//   unisolated  the batch job beside it;
+//   cpu         `isolate apply` with io off: Kafka's core fenced, the disk shared as before;
+//   isolated    apply with Kafka's `disks: { paths: [/data1/kafka-logs] }` and the io weights;
+//   capped      the same and the batch capped on Kafka's disk (io.max wiops).
+// Then, rolled back, the disk switched to mq-deadline (no iocost): the plan must give up the weights and say
+// why, and keep the cap.
+// CI asserts that the arms ran (both sides made progress), what the guest reports of the disk, the
+// settings read back from the kernel files and `systemctl show`, an empty second plan, and that one
+// rollback restores every io file of every cgroup and every unit property byte for byte. Latencies are
+// printed (and kept in the console log), not asserted: under TCG on a shared 2-core host they are the
+// host's load as much as the guest's.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { parseShow } from '../../src/systemd/systemctl.js';
+import { snapDiff, snapLines } from './support/guest.js';
+import {
+  DISK_BYTES,
+  diskScenario,
+  LOG_DIR,
+  parseStats,
+  SCHED,
+  SHOWN_UNITS,
+  WINDOW_S,
+} from './support/disks.js';
+
+type Io = 'off' | 'weights' | 'capped';
+
+/**
+ * Kafka exclusive on one core with its log dir named; the YARN job's slice batch. `off`: CPU isolation
+ * only (both io: settings off), to tell the cores' part from the disk's; `weights`: what `disks:` gives
+ * (Kafka weight 1000, batch 25) but for the latency target, which this kernel cannot set (the Debian
+ * cloud kernel is built without io.latency); `capped`: the batch also capped at a third of the disk's
+ * IOPS on Kafka's disk (io.max).
+ */
+const policy = (io: Io) =>
+  stringify({
+    apiVersion: 'isolate/v1',
+    kind: 'HostPolicy',
+    reserved: { cores: 1 },
+    workloads: [
+      {
+        name: 'kafka',
+        class: 'exclusive',
+        cores: 1,
+        match: { systemdUnit: 'kafka.service' },
+        disks: { paths: [LOG_DIR] },
+        io: io === 'off' ? { latency: 'off', weight: 'off' } : { latency: 'off' },
+      },
+      {
+        name: 'yarn',
+        class: 'batch',
+        match: { systemdUnit: 'batch.slice' },
+        ...(io === 'off' ? { io: { weight: 'off' } } : {}),
+        ...(io === 'capped' ? { io: { max: { wiops: CAP_WIOPS } } } : {}),
+      },
+    ],
+  });
+const CAP_WIOPS = 50;
+const ARM_NAMES = ['alone', 'unisolated', 'cpu', 'isolated', 'capped'];
+
+const ARMS = `
+systemctl start kafka.service
+sleep 3
+window alone kafka
+
+systemctl start yarn-batch.service
+t0=$(date +%s)
+until journalctl -u yarn-batch.service -o cat | grep -q '^diskload batch:' || [ $(( $(date +%s) - t0 )) -gt 120 ]; do sleep 0.5; done
+echo "timing batch-fill $(( $(date +%s) - t0 ))s"
+window unisolated kafka yarn-batch
+dump before
+
+cp /etc/isolate/policy-off.yaml /etc/isolate/policy.yaml
+run plan-cpu isolate plan
+run apply-cpu isolate apply --yes
+sleep 1
+dump cpu
+window cpu kafka yarn-batch
+
+cp /etc/isolate/policy-weights.yaml /etc/isolate/policy.yaml
+run plan isolate plan
+run apply isolate apply --yes
+sleep 1
+dump applied
+run plan-again isolate plan
+window isolated kafka yarn-batch
+
+cp /etc/isolate/policy-capped.yaml /etc/isolate/policy.yaml
+run plan-capped isolate plan
+run apply-capped isolate apply --yes
+sleep 1
+dump capped
+window capped kafka yarn-batch
+
+run rollback isolate rollback
+sleep 1
+dump rb
+sec units-state; systemctl is-active kafka.service yarn-batch.service; endsec units-state
+
+# The same disk under mq-deadline, without iocost: no weight can act there, so none may be planned.
+echo mq-deadline > $Q/scheduler
+run plan-deadline isolate plan
+`;
+
+describe('Kafka’s disks on a real kernel: a throttled HDD shared with a batch job, alone / unisolated / isolated', () => {
+  const vm = diskScenario('kafka-disks', ARMS, {
+    '/etc/isolate/policy-off.yaml': policy('off'),
+    '/etc/isolate/policy-weights.yaml': policy('weights'),
+    '/etc/isolate/policy-capped.yaml': policy('capped'),
+  });
+  const s = vm.need;
+  const rc = (n: string) => Number(s(`${n}-rc`).trim());
+  const win = (arm: string, unit: string) => parseStats(s(`${arm}-${unit}`));
+  const units = (phase: string) =>
+    Object.fromEntries(parseShow(s(`${phase}-props`)).map((b) => [b.Id!, b] as const));
+
+  beforeAll(() => {
+    const timings = [...vm.r.console.matchAll(/^timing (\S+) (\d+ ?s)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+    console.log(
+      `kafka-disks: qemu ${vm.r.durationMs} ms, window ${WINDOW_S} s, ${SCHED}; ${timings.join(', ')}`,
+    );
+    const rows = ARM_NAMES.map((arm) => {
+      const k = win(arm, 'kafka');
+      const b = arm === 'alone' ? undefined : win(arm, 'yarn-batch');
+      return `${arm}: fsync p50 ${k('fsync_p50_us')} p99 ${k('fsync_p99_us')} max ${k('fsync_max_us')} us (n ${k('fsync_n')}); write p99 ${k('write_p99_us')} us (n ${k('write_n')}); read p99 ${k('read_p99_us')} us${b ? `; batch ${(b('bwrite_n') / b('seconds')).toFixed(0)} writes/s, p99 ${b('bwrite_p99_us')} us` : ''}`;
+    });
+    console.log(`kafka-disks:\n  ${rows.join('\n  ')}`);
+  });
+
+  it('the guest sees the throttled virtio disk, made rotational with the scheduler under test, and mounts it at /data1', () => {
+    expect(s('disk')).toMatch(/^dev=\d+:0$/m);
+    expect(s('disk')).toMatch(`sectors=${DISK_BYTES / 512}`);
+    expect(s('disk')).toMatch(/^serial=data1$/m);
+    expect(s('disk-set')).toMatch(/^rotational=1$/m);
+    expect(s('disk-set')).toContain(`[${SCHED}]`);
+    expect(rc('mkfs'), s('mkfs')).toBe(0);
+    expect(rc('mount'), s('mount')).toBe(0);
+    expect(s('mountinfo')).toMatch(/ \/data1 .* ext4 \/dev\/vda /);
+  });
+
+  it('ran every arm: Kafka appended, fsynced and read in each window, the batch job wrote beside it', () => {
+    for (const arm of ARM_NAMES) {
+      const k = win(arm, 'kafka');
+      expect(k('seconds'), arm).toBeGreaterThanOrEqual(WINDOW_S);
+      expect(k('write_n'), arm).toBeGreaterThan(0);
+      expect(k('fsync_n'), arm).toBeGreaterThan(0);
+      expect(k('read_n'), arm).toBeGreaterThan(0);
+      expect(k('write_errors') + k('fsync_errors') + k('read_errors'), arm).toBe(0);
+    }
+    for (const arm of ARM_NAMES.slice(1)) {
+      const b = win(arm, 'yarn-batch');
+      expect(b('bwrite_n'), arm).toBeGreaterThan(0);
+      expect(b('bwrite_errors'), arm).toBe(0);
+    }
+  });
+
+  const io = (phase: string) => snapLines(s(`${phase}-io`));
+  const DEV = '/dev/block/254:0';
+  /** The plan's numbered changes, without its notes and warnings. */
+  const changes = (name: string) => /^Changes[^\n]*\n((?:\s+\d+\. .*\n)*)/m.exec(s(name))?.[1] ?? '';
+
+  it('CPU isolation alone (io off) writes no io setting', () => {
+    expect(rc('apply-cpu'), s('apply-cpu')).toBe(0);
+    expect(changes('plan-cpu')).toMatch(/AllowedCPUs=1/);
+    expect(changes('plan-cpu')).not.toMatch(/IODevice|IO\w+Max|io\.(bfq\.)?weight|io\.max|io\.latency/);
+    expect([...io('cpu').entries()].filter(([, v]) => v.includes('254:0'))).toEqual([]);
+    for (const u of Object.values(units('cpu'))) expect(u.IODeviceWeight ?? '', u.Id).toBe('');
+  });
+
+  it('apply gives Kafka a high and the batch slice a low BFQ weight on Kafka’s disk only, through systemd, and a second plan is empty', () => {
+    expect(rc('plan'), s('plan')).toBe(0);
+    expect(s('plan')).toMatch(/vda\s+254:0\s+\S+\s+bfq\s+yes/);
+    expect(rc('apply'), s('apply')).toBe(0);
+    const u = units('applied');
+    expect(u['kafka.service']!.IODeviceWeight).toBe(`${DEV} 1000`);
+    expect(u['batch.slice']!.IODeviceWeight).toBe(`${DEV} 25`);
+    // The kernel's files: systemd turns io weights (1-10000) into BFQ's (1-1000) on its own scale.
+    const kafkaBfq = /(?:^|;)254:0 (\d+);/.exec(
+      io('applied').get('./system.slice/kafka.service/io.bfq.weight') ?? '',
+    );
+    expect(Number(kafkaBfq?.[1]), s('applied-io')).toBeGreaterThan(100);
+    expect(io('applied').get('./batch.slice/io.bfq.weight')).toMatch(/(^|;)254:0 25;/);
+    for (const cg of ['.', './system.slice'])
+      expect(io('applied').get(`${cg}/cgroup.subtree_control`)).toMatch(/\bio\b/);
+    expect(rc('plan-again'), s('plan-again')).toBe(0);
+    expect(changes('plan')).toMatch(/IODeviceWeight=/);
+    expect(changes('plan-again')).toBe('');
+    expect(s('plan-again')).toMatch(/^No changes/m);
+  });
+
+  it('the capped policy adds io.max on Kafka’s disk for the batch slice, IOWriteIOPSMax= in systemd', () => {
+    expect(rc('apply-capped'), s('apply-capped')).toBe(0);
+    expect(units('capped')['batch.slice']!.IOWriteIOPSMax).toBe(`${DEV} ${CAP_WIOPS}`);
+    expect(io('capped').get('./batch.slice/io.max')).toBe(
+      `254:0 rbps=max wbps=max riops=max wiops=${CAP_WIOPS};`,
+    );
+    expect(io('capped').get('./system.slice/kafka.service/io.max')).toBe('');
+    expect(units('capped')['kafka.service']!.IODeviceWeight).toBe(`${DEV} 1000`);
+  });
+
+  it('under mq-deadline without iocost the plan writes no weight and says why, and keeps the cap', () => {
+    expect(rc('plan-deadline'), s('plan-deadline')).toBe(0);
+    expect(s('plan-deadline')).toMatch(/vda\s+254:0\s+\S+\s+mq-deadline\s+yes/);
+    expect(changes('plan-deadline')).not.toMatch(/IODeviceWeight|io\.bfq\.weight|io\.weight/);
+    expect(changes('plan-deadline')).toContain(`batch.slice IOWriteIOPSMax=${DEV} ${CAP_WIOPS}`);
+    expect(s('plan-deadline')).toMatch(/io\.weight would do nothing, since the scheduler is mq-deadline/);
+  });
+
+  it('rollback restores every io file of every cgroup and every unit property byte for byte', () => {
+    expect(rc('rollback'), s('rollback')).toBe(0);
+    expect(snapDiff(s('before-io'), s('rb-io'))).toEqual([]);
+    expect(Object.keys(units('before')).sort()).toEqual([...SHOWN_UNITS].sort());
+    expect(units('rb')).toEqual(units('before'));
+    expect(s('units-state').trim().split('\n')).toEqual(['active', 'active']);
+  });
+});
