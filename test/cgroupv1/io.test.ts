@@ -50,7 +50,7 @@ const policy = (root: string, kafkaIo: string) => {
 kind: HostPolicy
 workloads:
   - { name: kafka, class: exclusive, cores: 1, match: { process: { cmdline: 'kafka\\.Kafka' } }, disks: { kafkaConfig: /etc/kafka/server.properties }${kafkaIo} }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, io: { weight: 20, max: { wbps: 10M } } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, io: { weight: 20, max: { wbps: 10M/s } } }
 `,
   );
   return f;

@@ -27,7 +27,7 @@ kind: HostPolicy
 strict: true
 workloads:
   - { name: kafka, class: exclusive, cores: 2, match: { systemdUnit: kafka.slice }, disks: { paths: [/data1/kafka-logs] } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, io: { max: { wbps: 10M } } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, io: { max: { wbps: 10M/s } } }
 `,
   'p.yaml',
 );
