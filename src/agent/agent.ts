@@ -14,6 +14,7 @@ import type { Allocation } from '../model/plan.js';
 import { apply } from '../ops/apply.js';
 import { check } from '../ops/check.js';
 import type { InterruptCounts } from '../irq/delivered.js';
+import { IrqMemo } from '../irq/memo.js';
 import { SystemdMemo } from '../ops/systemd-memo.js';
 import type { Topology } from '../model/topology.js';
 import { readTopology, topologyStamp } from '../topology/read.js';
@@ -71,7 +72,9 @@ export async function runAgent(o: AgentOptions): Promise<number> {
   // The last read of the interrupt counters: each audit measures from the one before it.
   const interruptCounts: { last: InterruptCounts | null } = { last: null };
   const systemdMemo = new SystemdMemo();
-  const cache = { processes: processScan, systemd: systemdMemo };
+  // The last full IRQ scan: a round re-reads only the managed IRQs until IRQs or NICs change.
+  const irqMemo = new IrqMemo();
+  const cache = { processes: processScan, systemd: systemdMemo, irqs: irqMemo };
   const topology = new TopologyHolder(o.root);
   let backoff: Backoff = NO_BACKOFF;
   let nextRaid = 0;
@@ -225,7 +228,7 @@ async function reconcile(
   o: AgentOptions,
   policy: PolicyHolder,
   raidDue: boolean,
-  cache: { processes: ProcessScanMemo; systemd: SystemdMemo },
+  cache: { processes: ProcessScanMemo; systemd: SystemdMemo; irqs: IrqMemo },
   topology: Topology,
 ): Promise<RoundResult> {
   const t0 = performance.now();
@@ -239,6 +242,10 @@ async function reconcile(
       log: o.log,
       notice: (m) => o.log('warn', m),
     });
+    // IRQ numbers are not stable: a driver reload or hot-plug made this round read every IRQ again.
+    const rescan = cache.irqs.takeRescan();
+    if (rescan && rescan !== 'first round' && rescan !== 'age')
+      o.log('info', 'IRQs or NICs changed; rescanned', { reason: rescan });
     const applied = out.steps.filter((s) => s.status === 'applied').map((s) => s.change);
     for (const c of applied) {
       o.log('info', 'corrected', {

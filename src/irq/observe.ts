@@ -127,14 +127,31 @@ export function observeIrqs(root: string): ObservedIrqs | undefined {
   if (wq.error) say(wqFile, wq.error);
   else if (wq.value !== null && !parseCpusOrNull(wq.value, 'mask')) say(wqFile, 'not a CPU mask');
   const workqueueMask = wq.value !== null && parseCpusOrNull(wq.value, 'mask') ? wq.value : null;
-  return { irqs, nics: nics.list, workqueueMask, unknown, irqbalance: runningIrqbalance(root) };
+  const defaultAffinity = readDefaultAffinity(root, say);
+  return {
+    irqs,
+    nics: nics.list,
+    workqueueMask,
+    defaultAffinity,
+    unknown,
+    irqbalance: runningIrqbalance(root),
+  };
+}
+
+/** `/proc/irq/default_smp_affinity` (a hex mask); null when absent, unreadable or not a mask (said). */
+export function readDefaultAffinity(root: string, say?: (file: string, why: string) => void): string | null {
+  const file = path.join(root, 'proc/irq/default_smp_affinity');
+  const r = readOpt(file);
+  if (r.error) say?.(file, r.error);
+  else if (r.value !== null && !parseCpusOrNull(r.value, 'mask')) say?.(file, 'not a CPU mask');
+  return r.value !== null && parseCpusOrNull(r.value, 'mask') ? r.value : null;
 }
 
 /**
  * irqbalance 1.9.2 listens on `/run/irqbalance/irqbalance<PID>.sock` (systemd's RuntimeDirectory, gone
  * when the service stops); a socket left by a killed daemon is told apart by its PID's comm.
  */
-function runningIrqbalance(root: string): { pid: number } | null {
+export function runningIrqbalance(root: string): { pid: number } | null {
   for (const f of entries(path.join(root, 'run/irqbalance')) ?? []) {
     const m = /^irqbalance(\d{1,10})\.sock$/.exec(f);
     if (!m) continue;

@@ -1,4 +1,5 @@
 import type { Change } from './plan.js';
+import { IRQBALANCE_DROP_IN, IRQBALANCE_SETTING, showIrqbalanceValue } from './irqbalance.js';
 import { jvmDropInPath } from './jvm-options.js';
 import { sliceDropInPath } from './systemd.js';
 
@@ -16,6 +17,9 @@ export function describeChange(c: Change): string {
   }
   if (c.backend === 'systemd' && c.setting === 'JvmOptions') {
     return `drop-in ${jvmDropInPath(c.target)}: Environment="${c.to}" (takes effect at ${c.target}'s next restart)`;
+  }
+  if (c.backend === 'systemd' && c.setting === IRQBALANCE_SETTING) {
+    return `drop-in ${IRQBALANCE_DROP_IN}: ${showIrqbalanceValue(c.to)} (irqbalance restarted once)`;
   }
   if (c.backend === 'systemd' && c.setting === 'ActiveState') {
     return `systemctl ${c.to === 'active' ? 'start' : 'stop'} ${c.target} (an empty anchor slice of isolate's)`;
@@ -41,6 +45,11 @@ export function describeUndo(c: Change, previous: string | null): string | null 
   }
   if (c.backend === 'systemd' && c.setting === 'Slice') {
     return `remove drop-in ${sliceDropInPath(c.target)} (Slice=${c.to}; takes effect at ${c.target}'s next restart)`;
+  }
+  if (c.backend === 'systemd' && c.setting === IRQBALANCE_SETTING) {
+    return previous
+      ? `drop-in ${IRQBALANCE_DROP_IN}: ${showIrqbalanceValue(previous)} again (irqbalance restarted once)`
+      : `remove drop-in ${IRQBALANCE_DROP_IN} (irqbalance restarted once)`;
   }
   if (c.backend === 'systemd' && c.setting === 'ActiveState') {
     return previous === 'active' ? null : `systemctl stop ${c.target}`;

@@ -1,6 +1,7 @@
 // Interrupts, packet steering and unbound kernel work as the host reports them: what the planner
 // needs to keep them off the exclusive cores, and the file names and mask format the backend writes.
 import { CpuSet, CpuSetParseError } from './cpuset.js';
+import type { ObservedIrqbalance } from './irqbalance.js';
 
 /** How isolate knows an IRQ is kernel-managed (its affinity fixed by the kernel; writes fail EIO). */
 export type ManagedBy = 'debugfs' | 'driver' | 'refused' | null;
@@ -58,6 +59,11 @@ export interface ObservedIrqs {
   nics: ObservedNic[];
   /** `/sys/devices/virtual/workqueue/cpumask`; null when absent (old kernel) or unreadable. */
   workqueueMask: string | null;
+  /**
+   * `/proc/irq/default_smp_affinity`: the mask an IRQ requested later (a driver reload, hot-plug)
+   * starts with. Null when absent or unreadable.
+   */
+  defaultAffinity?: string | null;
   /** Things that could not be read or made sense of: each leaves its item unknown, never absent. */
   unknown: string[];
   /**
@@ -65,11 +71,25 @@ export interface ObservedIrqs {
    * alive as `irqbalance`): it rewrites affinities every 10 s. Null: none found.
    */
   irqbalance: { pid: number } | null;
+  /**
+   * irqbalance.service as systemd has it (src/systemd/irqbalance.ts), when systemd runs the host:
+   * isolate then bans the exclusive CPUs and its pinned IRQs through a drop-in. Absent: no systemd.
+   */
+  irqbalanceUnit?: ObservedIrqbalance;
 }
 
 /** What isolate writes here: `/proc/irq/N`, `/sys/class/net/DEV/queues/rx-N`, the workqueue mask. */
-export type IrqSetting = 'smp_affinity_list' | 'rps_cpus' | 'xps_cpus' | 'cpumask';
-export const IRQ_SETTINGS: readonly IrqSetting[] = ['smp_affinity_list', 'rps_cpus', 'xps_cpus', 'cpumask'];
+export type IrqSetting = 'smp_affinity_list' | 'rps_cpus' | 'xps_cpus' | 'cpumask' | 'default_smp_affinity';
+export const IRQ_SETTINGS: readonly IrqSetting[] = [
+  'smp_affinity_list',
+  'rps_cpus',
+  'xps_cpus',
+  'cpumask',
+  'default_smp_affinity',
+];
+
+/** Where default_smp_affinity lives: the target of its change. */
+export const IRQ_DIR = '/proc/irq';
 
 export const WORKQUEUE_DIR = '/sys/devices/virtual/workqueue';
 
@@ -92,6 +112,8 @@ export function irqTargetProblem(target: string, setting: string): string | null
       return `${setting} belongs to ${setting === 'rps_cpus' ? 'an rx' : 'a tx'} queue, not ${m[2]}-${m[3]}`;
     return null;
   }
+  if (setting === 'default_smp_affinity')
+    return target === IRQ_DIR ? null : `${JSON.stringify(target)} is not ${IRQ_DIR}`;
   if (setting === 'cpumask')
     return target === WORKQUEUE_DIR ? null : `${JSON.stringify(target)} is not ${WORKQUEUE_DIR}`;
   return `unknown setting ${JSON.stringify(setting)}`;

@@ -61,10 +61,13 @@ export const CGROUP_SETTINGS: readonly CgroupSetting[] = [
  * sliceDropInPath), taking effect at the unit's next restart, and `ActiveState`, which isolate sets
  * (systemctl start/stop) only for its own anchor slices (model/systemd.ts anchorSliceFor).
  * `JvmOptions` is the JVM options drop-in (model/jvm-options.ts), also effective at the next restart.
+ * `IrqbalanceBans` is irqbalance.service's environment file and drop-in (model/irqbalance.ts); apply
+ * and rollback restart irqbalance once.
  */
 export type SystemdProperty =
   | 'Slice'
   | 'JvmOptions'
+  | 'IrqbalanceBans'
   | 'ActiveState'
   | 'AllowedCPUs'
   | 'AllowedMemoryNodes'

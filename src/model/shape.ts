@@ -4,6 +4,7 @@
 // every field has been checked, and a field isolate does not write is refused, not ignored.
 import { UserError } from './errors.js';
 import { CGROUP_SETTINGS, type ChangeBackend, RAID_SETTINGS } from './plan.js';
+import { IRQBALANCE_SETTING } from './irqbalance.js';
 import { JVM_OPTIONS_SETTING } from './jvm-options.js';
 import { IRQ_SETTINGS, irqTargetProblem } from './irq.js';
 import { SYSTEMD_PROPERTY } from './systemd.js';
@@ -114,7 +115,13 @@ const cgroupPath: Check = (v, at) =>
 const SETTINGS: Record<ChangeBackend, readonly string[]> = {
   cgroupfs: CGROUP_SETTINGS,
   raid: RAID_SETTINGS,
-  systemd: ['Slice', 'ActiveState', JVM_OPTIONS_SETTING, ...Object.values(SYSTEMD_PROPERTY)],
+  systemd: [
+    'Slice',
+    'ActiveState',
+    JVM_OPTIONS_SETTING,
+    IRQBALANCE_SETTING,
+    ...Object.values(SYSTEMD_PROPERTY),
+  ],
   irq: IRQ_SETTINGS,
 };
 

@@ -119,7 +119,13 @@ export async function observe(root: string, policy: Policy, cache: RoundCache = 
     }
   }
   const { observeIrqs } = await import('../irq/observe.js');
-  const irqs = observeIrqs(root);
+  const irqs = cache.irqs ? cache.irqs.observe(root) : observeIrqs(root);
   if (irqs) observed.irqs = irqs;
+  // irqbalance's unit, only when the plan may ban it (quiet IRQs) and systemd runs the host.
+  if (irqs && policy.quiet?.irqs) {
+    const { observeIrqbalance } = await import('../systemd/irqbalance.js');
+    const unit = await observeIrqbalance(root);
+    if (unit) irqs.irqbalanceUnit = unit;
+  }
   return observed;
 }

@@ -2,6 +2,7 @@
 // and never a reason to skip observing the host. One object, owned by the agent and passed to plan,
 // apply and check in one field (`cache`); a command run once has none and reads everything.
 import type { ProcessScanner } from '../cgroup/proc-scan.js';
+import type { IrqMemo } from '../irq/memo.js';
 import type { SystemdMemo } from './systemd-memo.js';
 
 export interface RoundCache {
@@ -9,4 +10,6 @@ export interface RoundCache {
   processes?: ProcessScanner;
   /** systemd's last answer, used again while the cgroup tree reads the same (systemd-memo.ts). */
   systemd?: SystemdMemo;
+  /** The last full IRQ scan: rounds re-read only the managed IRQs until IRQs or NICs change (irq/memo.ts). */
+  irqs?: IrqMemo;
 }

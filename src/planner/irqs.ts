@@ -6,6 +6,7 @@ import {
   formatMask,
   type IrqSetting,
   irqLabel,
+  IRQ_DIR,
   irqTarget,
   managedIrqParam,
   type ObservedIrq,
@@ -18,6 +19,7 @@ import type { Allocation, Change, WorkloadAllocation } from '../model/plan.js';
 import type { Policy, WorkloadSpec } from '../model/policy.js';
 import type { Topology } from '../model/topology.js';
 import { plural } from '../model/units.js';
+import { irqbalanceChanges } from './irqbalance.js';
 
 /** How many items a warning names before it says "and N more". */
 const LIST_CAP = 8;
@@ -72,16 +74,21 @@ export function irqChanges(
   }
   if (quiet.irqs) {
     const nicPlans = planNics(topology, policy, allocation, observed, exclusive, warnings);
+    // First: irqbalance, restarted with its ban, no longer moves what the writes below place.
+    changes.push(...irqbalanceChanges(observed, exclusive, pinnedIrqs(observed, nicPlans), warnings, notes));
     changes.push(...irqAffinities(topology, allocation, observed, exclusive, nicPlans, warnings, notes));
     changes.push(...steering(observed, exclusive, nicPlans));
+    changes.push(...defaultAffinity(topology, allocation, observed, exclusive));
   }
   if (quiet.workqueues) changes.push(...workqueue(topology, observed, exclusive, warnings));
-  if (quiet.irqs && observed.irqbalance) {
-    warnings.push(
-      `irqbalance (pid ${observed.irqbalance.pid}) is running: it moves IRQs every 10 s, so between the agent's rounds they may land on the exclusive CPUs again; ban them in /etc/default/irqbalance (IRQBALANCE_BANNED_CPULIST=${exclusive}) and restart irqbalance, or stop it — isolate does not yet write that setting itself`,
-    );
-  }
   return changes;
+}
+
+/** The IRQs isolate places for a workload's NIC: irqbalance must leave them where they are. */
+function pinnedIrqs(observed: ObservedIrqs, nics: Map<string, NicPlan>): number[] {
+  return observed.irqs
+    .filter((i) => i.nic !== null && nics.has(i.nic) && !i.managed && i.affinity !== null)
+    .map((i) => i.irq);
 }
 
 /** Each exclusive workload's NICs and the CPUs their interrupts go to. */
@@ -315,6 +322,39 @@ function maskOrNull(cpus: CpuSet, like: string | null): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * `/proc/irq/default_smp_affinity`: an IRQ requested later (a driver reload, hot-plug) starts with
+ * it, and lands on the exclusive CPUs until the agent's next round moves it. The kernel refuses a
+ * mask without an online CPU, so one that holds only exclusive CPUs gets the housekeeping CPUs.
+ */
+function defaultAffinity(
+  topology: Topology,
+  allocation: Allocation,
+  observed: ObservedIrqs,
+  exclusive: CpuSet,
+): Change[] {
+  const live = observed.defaultAffinity ?? null;
+  if (live === null) return [];
+  const now = CpuSet.parseMask(live);
+  if (!now.overlaps(exclusive)) return [];
+  let want = now.minus(exclusive);
+  if (want.intersect(topology.online).isEmpty) {
+    want = allocation.reserved.minus(exclusive).intersect(topology.online);
+    if (want.isEmpty) want = topology.online.minus(exclusive);
+  }
+  const to = want.isEmpty ? null : maskOrNull(want, live);
+  if (!to) return [];
+  return [
+    change(
+      IRQ_DIR,
+      'default_smp_affinity',
+      live,
+      to,
+      `IRQs requested from now on (a driver reload, hot-plug) start off the exclusive CPUs ${exclusive}, until the agent's next round places them`,
+    ),
+  ];
 }
 
 function workqueue(

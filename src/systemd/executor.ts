@@ -28,6 +28,18 @@ import {
   slicePath,
 } from '../model/systemd.js';
 import { writeFileAtomic } from '../sys/write.js';
+import {
+  IRQBALANCE_DROP_IN,
+  IRQBALANCE_ENV_FILE,
+  IRQBALANCE_SETTING,
+  IRQBALANCE_UNIT,
+  irqbalanceDropInText,
+  irqbalanceEnvText,
+  runsWith,
+  showIrqbalanceValue,
+  valueOfEnvText,
+} from '../model/irqbalance.js';
+import { environmentFilesOf, runningEnv } from './irqbalance.js';
 import { systemdRuns } from './observe.js';
 import { parseShow, systemctl } from './systemctl.js';
 
@@ -126,6 +138,7 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async read(change: Change): Promise<string | null> {
+    if (change.setting === IRQBALANCE_SETTING) return this.readIrqbalance();
     const [props] = parseShow(
       await systemctl([
         'show',
@@ -149,6 +162,12 @@ export class SystemdExecutor implements ChangeExecutor {
    * rollback read a dozen or more. One call per change when the answer is not one block per unit.
    */
   async readMany(changes: readonly Change[]): Promise<(string | null)[]> {
+    if (changes.some((c) => c.setting === IRQBALANCE_SETTING)) {
+      const rest = changes.filter((c) => c.setting !== IRQBALANCE_SETTING);
+      const values = await this.readMany(rest);
+      const ours = await this.readIrqbalance();
+      return changes.map((c) => (c.setting === IRQBALANCE_SETTING ? ours : (values.shift() ?? null)));
+    }
     const units = [...new Set(changes.map((c) => c.target))];
     if (units.length === 0) return [];
     const props = [...new Set(changes.map((c) => propertyOf(c.setting))), 'LoadState', 'ControlGroup'];
@@ -179,6 +198,7 @@ export class SystemdExecutor implements ChangeExecutor {
   async apply(change: Change): Promise<{ skipped?: string }> {
     if (change.setting === 'Slice') return this.applySlice(change);
     if (change.setting === JVM_OPTIONS_SETTING) return this.applyJvmOptions(change);
+    if (change.setting === IRQBALANCE_SETTING) return this.applyIrqbalance(change);
     if (change.setting === 'ActiveState') return this.applyActive(change);
     await systemctl(['set-property', '--runtime', '--', change.target, `${change.setting}=${change.to}`]);
     const now = await this.read(change);
@@ -207,6 +227,7 @@ export class SystemdExecutor implements ChangeExecutor {
    * carries on) is not in force. Only for a unit that runs (has a cgroup) and a non-empty list.
    */
   async notInForce(change: Change, live: string | null): Promise<string | null> {
+    if (change.setting === IRQBALANCE_SETTING) return this.irqbalanceNotInForce(live);
     const file = KERNEL_FILE[change.setting];
     if (file === undefined || live === null || cgroupCpuList(live) === '') return null;
     let cg = this.cgroupOf.get(change.target);
@@ -297,6 +318,106 @@ export class SystemdExecutor implements ChangeExecutor {
     return {};
   }
 
+  /**
+   * isolate's irqbalance value: the assignments of its environment file when systemd has loaded the
+   * drop-in naming it (EnvironmentFiles=, printed once per file), '' when it has not; null when
+   * irqbalance.service is not loaded (not installed).
+   */
+  private async readIrqbalance(): Promise<string | null> {
+    const show = await systemctl([
+      'show',
+      '-p',
+      'LoadState',
+      '-p',
+      'EnvironmentFiles',
+      '--',
+      IRQBALANCE_UNIT,
+    ]);
+    if (!/^LoadState=loaded$/m.test(show)) return null;
+    if (!environmentFilesOf(show.split('\n')).some((f) => f.file === IRQBALANCE_ENV_FILE)) return '';
+    let text: string | null;
+    try {
+      text = readBoundedIfPresent(path.join(this.root, IRQBALANCE_ENV_FILE), { maxBytes: DROP_IN_MAX_BYTES });
+    } catch (err) {
+      throw new StepError(`${IRQBALANCE_ENV_FILE}: ${err instanceof ReadRefused ? err.reason : String(err)}`);
+    }
+    return text === null ? '' : valueOfEnvText(text);
+  }
+
+  /** The running irqbalance (MainPID) started without `live`: it reads its environment only at start. */
+  private async irqbalanceNotInForce(live: string | null): Promise<string | null> {
+    if (!live) return null;
+    const [props] = parseShow(
+      await systemctl(['show', '-p', 'ActiveState', '-p', 'MainPID', '--', IRQBALANCE_UNIT]),
+    );
+    const pid = Number(props?.MainPID ?? 0);
+    if (props?.ActiveState !== 'active' || !(pid > 0)) return null;
+    const env = runningEnv(this.root, pid);
+    if (env === null || runsWith(env, live)) return null;
+    return `irqbalance (pid ${pid}) runs without isolate's ban (started before it was written)`;
+  }
+
+  /**
+   * irqbalance's ban: isolate's environment file and the drop-in naming it, both through the one safe
+   * writer (0644), systemd reloaded, the value read back as systemd will pass it, then irqbalance
+   * restarted once (try-restart: a stopped irqbalance stays stopped and reads it at its next start)
+   * and its new process's environment checked.
+   */
+  private async applyIrqbalance(change: Change): Promise<{ skipped?: string }> {
+    const file = path.join(this.root, IRQBALANCE_ENV_FILE);
+    if (/[\x00-\x09\x0b-\x1f\x7f]/.test(change.to))
+      throw new StepError(`${file}: the value holds a control character; not written`);
+    const dir = path.dirname(file);
+    if (!existsSync(dir)) await mkdir(dir, { mode: 0o755 });
+    await writeFileAtomic(file, irqbalanceEnvText(change.to), { mode: 0o644 });
+    await writeFileAtomic(path.join(this.root, IRQBALANCE_DROP_IN), irqbalanceDropInText(), { mode: 0o644 });
+    await systemctl(['daemon-reload']);
+    const now = await this.readIrqbalance();
+    if (now !== change.to) {
+      throw new StepError(
+        `${IRQBALANCE_DROP_IN}: after daemon-reload systemd ${now === null ? `does not know ${IRQBALANCE_UNIT}` : `passes ${now ? showIrqbalanceValue(now) : "no value of isolate's"}`}, not ${showIrqbalanceValue(change.to)}`,
+      );
+    }
+    await systemctl(['try-restart', '--', IRQBALANCE_UNIT]);
+    let why = await this.irqbalanceNotInForce(now);
+    for (let i = 0; why !== null && i < IN_FORCE_TRIES; i++) {
+      await sleep(IN_FORCE_WAIT_MS);
+      why = await this.irqbalanceNotInForce(now);
+    }
+    if (why) throw new StepError(`systemctl try-restart ${IRQBALANCE_UNIT}: ${why}`);
+    return {};
+  }
+
+  /**
+   * Back to the value before: isolate's files removed (recognised by their header) when there was
+   * none, else its earlier value written again. Staged: commitUndo reloads systemd once, then
+   * restarts irqbalance once.
+   */
+  private async undoIrqbalance(change: Change, previous: string | null): Promise<UndoResult> {
+    const env = path.join(this.root, IRQBALANCE_ENV_FILE);
+    const dropIn = path.join(this.root, IRQBALANCE_DROP_IN);
+    if (previous) {
+      await writeFileAtomic(env, irqbalanceEnvText(previous), { mode: 0o644 });
+      await writeFileAtomic(dropIn, irqbalanceDropInText(), { mode: 0o644 });
+    } else {
+      for (const file of [dropIn, env]) {
+        let text: string | null;
+        try {
+          text = readBoundedIfPresent(file, { maxBytes: DROP_IN_MAX_BYTES });
+        } catch (err) {
+          const why = err instanceof ReadRefused ? err.reason : String(err);
+          return { note: `${file} is not isolate's (${why}); left in place` };
+        }
+        if (text !== null && !text.startsWith('# Written by isolate'))
+          return { note: `${file} was not written by isolate; left in place` };
+        rmSync(file, { force: true });
+      }
+      await rmdir(path.dirname(env)).catch(() => {});
+    }
+    this.staged.push({ change, previous });
+    return { pending: true };
+  }
+
   /** A runtime drop-in of `set-property --runtime`, under --root (which is / whenever systemd is asked). */
   runtimeDropIn(unit: string, property: string): string {
     return path.join(this.root, runtimeDropIn(unit, property));
@@ -332,6 +453,7 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async undo(change: Change, previous: string | null): Promise<UndoResult> {
+    if (change.setting === IRQBALANCE_SETTING) return this.undoIrqbalance(change, previous);
     if (change.setting === 'Slice' || change.setting === JVM_OPTIONS_SETTING)
       return this.undoOwnDropIn(change, previous);
     if (change.setting === 'ActiveState') {
@@ -383,6 +505,12 @@ export class SystemdExecutor implements ChangeExecutor {
         wrong.push(`${change.target} Environment "${after}" (was "${previous}")`);
         continue;
       }
+      if (change.setting === IRQBALANCE_SETTING) {
+        wrong.push(
+          `${IRQBALANCE_UNIT} reads ${after ? `isolate's ban ${showIrqbalanceValue(after)}` : 'no ban of isolate'} (was ${previous ? showIrqbalanceValue(previous) : 'none'})`,
+        );
+        continue;
+      }
       // systemd 252 keeps init.scope's (a perpetual unit's) runtime properties across a reload even
       // with their drop-in gone: set the old value through systemd, then drop the file that wrote.
       const value = previous === '[not set]' ? '' : (previous ?? '');
@@ -398,6 +526,10 @@ export class SystemdExecutor implements ChangeExecutor {
       );
     }
     const notes = await this.pruneSlices(batch);
+    // irqbalance reads its environment only at start: once, after the reload that dropped isolate's file.
+    if (batch.some((b) => b.change.setting === IRQBALANCE_SETTING)) {
+      await systemctl(['try-restart', '--', IRQBALANCE_UNIT]);
+    }
     const narrow: string[] = [];
     for (const w of widened) {
       const why = await this.kernelNarrower(w);

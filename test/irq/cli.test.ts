@@ -25,7 +25,7 @@ function host(): { root: string; policy: string } {
     force: true,
   });
   // Never started: no effective affinity to lag behind the write (a real kernel updates it at once).
-  for (const n of readdirSync(path.join(root, 'proc/irq')))
+  for (const n of readdirSync(path.join(root, 'proc/irq')).filter((n) => /^\d+$/.test(n)))
     writeFileSync(path.join(root, 'proc/irq', n, 'effective_affinity_list'), '\n');
   const dir = mkdtempSync(path.join(tmpdir(), 'isolate-irq-policy-'));
   const policy = path.join(dir, 'policy.yaml');
@@ -45,12 +45,13 @@ workloads:
 
 function masks(root: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const n of readdirSync(path.join(root, 'proc/irq')))
+  for (const n of readdirSync(path.join(root, 'proc/irq')).filter((n) => /^\d+$/.test(n)))
     out[`irq ${n}`] = readFileSync(path.join(root, 'proc/irq', n, 'smp_affinity_list'), 'utf8').trim();
   const net = 'sys/devices/pci0000:04/0000:04:00.0/0000:05:04.0/virtio2/net/eth0/queues';
   for (const q of ['rx-0/rps_cpus', 'rx-1/rps_cpus', 'tx-0/xps_cpus', 'tx-1/xps_cpus'])
     out[q] = readFileSync(path.join(root, net, q), 'utf8').trim();
   out.wq = readFileSync(path.join(root, 'sys/devices/virtual/workqueue/cpumask'), 'utf8').trim();
+  out.default = readFileSync(path.join(root, 'proc/irq/default_smp_affinity'), 'utf8').trim();
   return out;
 }
 
@@ -82,6 +83,7 @@ describe('quiet cores through the CLI', () => {
     expect(applied['irq 42']).toBe('6-7'); // managed: left
     expect(applied['tx-0/xps_cpus']).toBe('10');
     expect(applied.wq).toBe('3f');
+    expect(applied.default).toBe('3f');
 
     // Nothing left to do: the next plan is empty for the irq backend.
     r = isolate(['plan', '--root', root, '--policy', policy, '--json'], { env });

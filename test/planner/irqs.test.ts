@@ -76,6 +76,8 @@ describe('quiet cores plan', () => {
       '/sys/class/net/eth0/queues/tx-1 xps_cpus: f0 → 20',
       // Another NIC's RPS mask leaves the exclusive CPUs; lo's empty mask needs nothing.
       '/sys/class/net/eth1/queues/rx-0 rps_cpus: f0 → 30',
+      // IRQs requested later (a driver reload) start off Kafka's CPUs.
+      '/proc/irq default_smp_affinity: ff → 3f',
       '/sys/devices/virtual/workqueue cpumask: ff → 3f',
     ]);
     const eth0 = changes.find((c) => c.target === '/proc/irq/36')!;
@@ -94,6 +96,9 @@ describe('quiet cores plan', () => {
     expect(managed).toContain('isolcpus=managed_irq,6-7');
     expect(changes.some((c) => ['/proc/irq/28', '/proc/irq/42', '/proc/irq/25'].includes(c.target))).toBe(
       false,
+    );
+    expect(changes.find((c) => c.setting === 'default_smp_affinity')!.note).toBe(
+      "IRQs requested from now on (a driver reload, hot-plug) start off the exclusive CPUs 6-7, until the agent's next round places them",
     );
     // IRQ 10 has no handler: left, and said.
     expect(p.notes).toContain('1 IRQ without a handler (no /proc/interrupts row) left as they are');
