@@ -25,7 +25,8 @@ const MEANING: Record<string, string> = {
     'the kernel rejected the value: no online (or no housekeeping) CPU in it, or a CPU beyond this kernel',
   ENOENT: 'it no longer exists (the driver was unloaded or the device removed since the plan)',
   EACCES: 'permission denied (isolate must run as root)',
-  EPERM: 'operation not permitted (isolate must run as root, outside a container that hides /proc/irq)',
+  EPERM:
+    "operation not permitted (isolate must run as root with CAP_NET_ADMIN, which a NIC queue's RPS/XPS mask needs — check the unit's CapabilityBoundingSet= — outside a container that hides /proc/irq)",
   ENOMEM: 'the kernel could not allocate the map',
 };
 
