@@ -72,7 +72,7 @@ export async function check(req: CheckRequest): Promise<CheckReport> {
   ];
   let interrupts: AuditInput['interrupts'];
   // Measured only where the policy asks for quiet cores: a window costs every check a second.
-  if (since && built.policy.quiet?.irqs) {
+  if (since && built.policy.quiet?.irqs !== false) {
     const windowMs = req.interrupts?.since ? 0 : (req.interrupts?.windowMs ?? INTERRUPT_WINDOW_MS);
     const wait = windowMs - (performance.now() - since.at);
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));

@@ -122,7 +122,7 @@ export async function observe(root: string, policy: Policy, cache: RoundCache = 
   const irqs = cache.irqs ? cache.irqs.observe(root) : observeIrqs(root);
   if (irqs) observed.irqs = irqs;
   // irqbalance's unit, only when the plan may ban it (quiet IRQs) and systemd runs the host.
-  if (irqs && policy.quiet?.irqs) {
+  if (irqs && policy.quiet?.irqs !== false) {
     const { observeIrqbalance } = await import('../systemd/irqbalance.js');
     const unit = await observeIrqbalance(root);
     if (unit) irqs.irqbalanceUnit = unit;

@@ -64,8 +64,11 @@ export function irqChanges(
     .filter((w) => w.class === 'exclusive')
     .reduce((acc, w) => acc.union(w.cpus), CpuSet.EMPTY);
   if (exclusive.isEmpty) return [];
-  // Both opt-in until the quiet-cores guest scenario (issue 50) has proven them on a real kernel.
-  const quiet = { irqs: policy.quiet?.irqs ?? false, workqueues: policy.quiet?.workqueues ?? false };
+  // The loader's defaults (policy/load.ts) when a policy is built without it.
+  const quiet = {
+    irqs: policy.quiet?.irqs ?? true,
+    workqueues: policy.quiet?.workqueues ?? policy.strict,
+  };
   const changes: Change[] = [];
   if (observed.unknown.length > 0) {
     warnings.push(

@@ -220,12 +220,13 @@ function checkNesting(workloads: WorkloadSpec[], errors: FieldErrors): void {
 }
 
 function parseQuiet(value: unknown, errors: FieldErrors): Policy['quiet'] {
-  // Opt-in until the quiet-cores guest scenario (issue 50) has proven it on a real kernel.
-  if (value === undefined) return { irqs: false };
+  // On by default (issue 50): IRQs and packet steering for exclusive workloads. The workqueue mask,
+  // a host-wide kernel setting, is left unset here: absent, it follows strict (planner/irqs.ts).
+  if (value === undefined) return { irqs: true };
   const q = object(value, ['quiet'], errors, 'a mapping with irqs: true|false and workqueues: true|false');
   allowOnly(q, ['quiet'], ['irqs', 'workqueues'], errors);
   return {
-    irqs: q.irqs === undefined ? false : boolean(q.irqs, ['quiet', 'irqs'], errors),
+    irqs: q.irqs === undefined ? true : boolean(q.irqs, ['quiet', 'irqs'], errors),
     ...(q.workqueues === undefined
       ? {}
       : { workqueues: boolean(q.workqueues, ['quiet', 'workqueues'], errors) }),

@@ -176,17 +176,25 @@ describe('quiet cores plan', () => {
     expect(byTarget.get('/proc/irq/0')!.to).toBe('0-5');
   });
 
-  it('quiet is opt-in: nothing without it; workqueues only when quiet.workqueues opts in; quiet.irqs: false leaves every IRQ', () => {
-    expect(irqOnly(planOn(irqHost(), '    near: [nic:eth0]', 'strict: true').changes)).toEqual([]);
-    const loose = irqOnly(
-      planOn(irqHost(), '    near: [nic:eth0]', 'strict: false\nquiet: { irqs: true }').changes,
-    );
+  it('quiet is on by default: IRQs and steering always, workqueues with strict: true (opt-in otherwise); quiet.irqs: false leaves every IRQ', () => {
+    const strict = irqOnly(planOn(irqHost(), '    near: [nic:eth0]', 'strict: true').changes);
+    expect(strict.some((c) => c.target === '/proc/irq/36')).toBe(true);
+    expect(strict.filter((c) => c.setting === 'cpumask').map(brief)).toEqual([
+      '/sys/devices/virtual/workqueue cpumask: ff → 3f',
+    ]);
+    // The whole default plan is the one quiet: { irqs: true, workqueues: true } spells out.
+    expect(strict).toEqual(irqOnly(planOn(irqHost()).changes));
+    const loose = irqOnly(planOn(irqHost(), '    near: [nic:eth0]', 'strict: false').changes);
     expect(loose.some((c) => c.setting === 'cpumask')).toBe(false);
     expect(loose.length).toBeGreaterThan(0);
     const optIn = irqOnly(planOn(irqHost(), '    near: [nic:eth0]', 'quiet: { workqueues: true }').changes);
     expect(optIn.filter((c) => c.setting === 'cpumask').map(brief)).toEqual([
       '/sys/devices/virtual/workqueue cpumask: ff → 3f',
     ]);
+    const strictNoWq = irqOnly(
+      planOn(irqHost(), '    near: [nic:eth0]', 'strict: true\nquiet: { workqueues: false }').changes,
+    );
+    expect(strictNoWq.some((c) => c.setting === 'cpumask')).toBe(false);
     const off = irqOnly(
       planOn(irqHost(), '    near: [nic:eth0]', 'strict: true\nquiet: { irqs: false, workqueues: true }')
         .changes,
