@@ -4,13 +4,13 @@
  * `=====BEGIN name=====` / `=====END name=====` on the serial console, then `=====EXIT n=====`,
  * then the guest powers itself off.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { appendFile, copyFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpioWriter } from './cpio.js';
-import { ensureVmPrereqs } from './ensure.js';
-import { projectArchive } from './initramfs.js';
+import { aptInstall, ensureVmPrereqs } from './ensure.js';
+import { moduleFiles, projectArchive } from './initramfs.js';
 import type { VmLayout } from './layouts.js';
 import { guestPathIn, type RootfsInfo, systemdRootfs } from './rootfs.js';
 import {
@@ -49,6 +49,17 @@ export interface RunInSystemdVmOptions {
   /** Appended to the kernel command line (e.g. `systemd.log_level=debug`). */
   kernelArgs?: string;
   extraQemuArgs?: string[];
+  /**
+   * Kernel modules loaded (with their dependencies, by the rootfs's `insmod`: add `kmod` to
+   * `rootfsPackages`) before the scenario starts, e.g. `virtio_net`: there is no udev to load them.
+   */
+  kernelModules?: string[];
+  /**
+   * Shell commands run as root in a network namespace of qemu's own (`unshare --net`) before qemu is
+   * started in it, e.g. creating the taps its `-netdev tap` backends open: devices a guest needs on
+   * the host side exist only there, and the host's own network is never touched. Needs root.
+   */
+  hostNetns?: string;
   /** Wall-clock limit per boot; default 420 s (boot to multi-user alone is ~20-40 s of TCG). */
   timeoutMs?: number;
 }
@@ -79,6 +90,7 @@ const RUN_SCENARIO = `#!/bin/bash
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
 cd /root
 echo ${READY_MARKER}
+[ -f /harness/modules.sh ] && . /harness/modules.sh
 bash /harness/scenario.sh
 rc=$?
 sync
@@ -162,6 +174,7 @@ export function runInSystemdVm(opts: RunInSystemdVmOptions): Promise<SystemdVmRe
 
 async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
   const pre = ensureVmPrereqs();
+  if (opts.hostNetns && !existsSync('/usr/sbin/ip')) aptInstall(['iproute2']);
   const rootfs = await systemdRootfs(opts.rootfsPackages);
   const at = (p: string) => guestPathIn(rootfs, p);
   const parts = [rootfs.cpio];
@@ -172,6 +185,11 @@ async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
   const files = { ...cfg.files, ...opts.files, '/harness/scenario.sh': opts.script };
   for (const [p, d] of Object.entries(files)) layer.file(at(p), d, guestFileMode(p, d));
   for (const [p, t] of Object.entries({ ...cfg.symlinks, ...opts.symlinks })) layer.symlink(at(p), t);
+  if (opts.kernelModules?.length) {
+    const mods = moduleFiles(pre, opts.kernelModules);
+    for (const [p, d] of Object.entries(mods.files)) layer.file(at(p), d, 0o644);
+    layer.file(at('/harness/modules.sh'), mods.script, 0o644);
+  }
 
   const tmp = mkdtempSync(join(tmpdir(), 'isolate-sysvm-'));
   try {
@@ -195,7 +213,14 @@ async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
     const full = [...args, '-kernel', pre.kernel.vmlinuz, '-initrd', initrd, '-append', append];
     // multi-user.target in 20-40 s under TCG (the rootfs with ansible-core is larger): 5 minutes is
     // for a loaded machine; a guest hung at boot is stopped then instead of at the run's timeout.
-    const r = await spawnQemu(pre.qemu, full, opts.timeoutMs ?? 420_000, 300_000);
+    // exec keeps one PID from unshare to qemu, so a timeout's SIGKILL ends qemu and its namespace with it.
+    const [cmd, argv] = opts.hostNetns
+      ? [
+          'unshare',
+          ['--net', '--', 'sh', '-ec', `${opts.hostNetns}\nexec "$@"`, 'qemu-netns', pre.qemu, ...full],
+        ]
+      : [pre.qemu, full];
+    const r = await spawnQemu(cmd, argv, opts.timeoutMs ?? 420_000, 300_000);
     return { ...r, rootfs };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
