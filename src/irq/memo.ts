@@ -76,6 +76,13 @@ export class IrqMemo {
   private reason: RescanReason | null = null;
   /** Full scans and cheap rounds since the agent started (tests, metrics). */
   readonly stats = { rescans: 0, rechecks: 0 };
+  /**
+   * IRQ number → the note of the change the kernel refused (EIO), kept across rounds: the journal
+   * holds only the last apply's refusals, so a round that applied something else would otherwise
+   * make the next one try the refused IRQ again (and open a journal for nothing) every other round.
+   * The note names the IRQ's handlers, so a number another device took since is tried afresh.
+   */
+  readonly refused = new Map<number, string>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -89,6 +96,7 @@ export class IrqMemo {
   /** Forget the last scan: the next observe() reads everything (a new policy, a failed apply). */
   forget(): void {
     this.last = null;
+    this.refused.clear();
   }
 
   observe(root: string): ObservedIrqs | undefined {

@@ -101,6 +101,10 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   const assignment = readAssignment(req.root, source.sha256, topology);
   // IRQs the kernel refused to move at the last apply: left alone (reported) rather than retried each round.
   const refused = await refusedIrqs(req.root);
+  if (cache.irqs) {
+    for (const [irq, note] of refused) cache.irqs.refused.set(irq, note);
+    for (const [irq, note] of cache.irqs.refused) if (!refused.has(irq)) refused.set(irq, note);
+  }
   const planFrom = (o: ObservedState) => {
     if (assignment.workloads) o.assignment = assignment.workloads;
     for (const irq of o.irqs?.irqs ?? []) {

@@ -316,6 +316,34 @@ describe('an IRQ the kernel refused at the last apply', () => {
     );
   });
 
+  it("the agent remembers a refusal after a later apply's journal no longer holds it", async () => {
+    const { buildPlan } = await import('../../src/ops/plan.js');
+    const { IrqMemo } = await import('../../src/irq/memo.js');
+    const { newJournal, writeJournal } = await import('../../src/apply/journal.js');
+    const root = irqHost();
+    const irqs = new IrqMemo();
+    await refusedAt(
+      root,
+      "IRQ 36 (virtio2-input.1): eth0 serves kafka (near: nic:eth0): its queues go to node 1's housekeeping CPUs 4-5",
+    );
+    const first = await buildPlan({
+      root,
+      policyPath: policyFile(root),
+      observeRaid: false,
+      cache: { irqs },
+    });
+    expect(first.plan.changes.some((c) => c.target === '/proc/irq/36')).toBe(false);
+    // The next round applied something else: its journal holds no refusal.
+    const j = newJournal();
+    j.state = 'applied';
+    await writeJournal(root, j);
+    const next = await buildPlan({ root, policyPath: policyFile(root), observeRaid: false, cache: { irqs } });
+    expect(next.plan.changes.some((c) => c.target === '/proc/irq/36')).toBe(false);
+    // A one-shot command has no memory but the journal: it tries again.
+    const once = await buildPlan({ root, policyPath: policyFile(root), observeRaid: false });
+    expect(once.plan.changes.some((c) => c.target === '/proc/irq/36')).toBe(true);
+  });
+
   it('is planned again once another device has the number (IRQ numbers are not stable)', async () => {
     const { buildPlan } = await import('../../src/ops/plan.js');
     const root = irqHost();
