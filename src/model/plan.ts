@@ -1,5 +1,6 @@
 import type { CpuSet } from './cpuset.js';
 import type { WorkloadDisks } from './disks.js';
+import type { RaidDiskTie } from './raid-disks.js';
 import type { IrqSetting } from './irq.js';
 
 export type ChangeBackend = 'cgroupfs' | 'systemd' | 'raid' | 'irq';
@@ -199,4 +200,6 @@ export interface Plan {
   layout?: string;
   /** The disks under each workload's data directories (`disks:` in the policy), when they were read. */
   disks?: WorkloadDisks[];
+  /** The RAID logical drives that exclusive workloads' disks are, when the controllers were read. */
+  raidDisks?: RaidDiskTie[];
 }

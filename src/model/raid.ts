@@ -80,6 +80,12 @@ export interface LogicalDrive {
   writeBackIfBadBattery: boolean | null;
   /** Background operation the tool reports for the drive (`Consistency Check (36%)`). */
   activeOperation: string | null;
+  /**
+   * The kernel's name of the disk the drive is (`sda`; `cciss!c0d0` as sysfs names `/dev/cciss/c0d0`),
+   * as the tool prints it (storcli `OS Drive Name`, ssacli/arcconf `Disk Name`); null when the output
+   * does not say or says something that is not a `/dev/` name (src/raid/os-device.ts).
+   */
+  osDevice: string | null;
 }
 
 export interface RaidController {
@@ -183,6 +189,7 @@ export function emptyDrive(id: string, target: string): LogicalDrive {
     diskCache: null,
     writeBackIfBadBattery: null,
     activeOperation: null,
+    osDevice: null,
   };
 }
 

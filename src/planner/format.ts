@@ -3,6 +3,7 @@ import { formatBytes, plural } from '../model/units.js';
 import type { Plan } from '../model/plan.js';
 import { formatWorkloadDisks } from '../topology/disks-format.js';
 import { RESERVED_REASON } from './json.js';
+import { formatRaidDisks } from './raid/disks-format.js';
 
 /** Human view of a plan: allocation per workload, then each change as target setting: from → to. */
 export function formatPlan(plan: Plan, policySource: string): string {
@@ -22,7 +23,11 @@ export function formatPlan(plan: Plan, policySource: string): string {
   lines.push(`  reserved (housekeeping) cpus ${plan.allocation.reserved.toString() || '-'}`);
   if (!plan.allocation.reserved.isEmpty) lines.push(`    why: ${RESERVED_REASON}`);
   if (plan.layout) lines.push(`  cgroup layout: ${plan.layout}`);
-  if (plan.disks?.length) lines.push('', 'Disks:', ...formatWorkloadDisks(plan.disks, { findings: false }));
+  if (plan.disks?.length) {
+    const drives = new Map((plan.raidDisks ?? []).map((t) => [t.disk, t.drive]));
+    lines.push('', 'Disks:', ...formatWorkloadDisks(plan.disks, { findings: false, raidDrives: drives }));
+  }
+  if (plan.raidDisks?.length) lines.push('', 'RAID:', ...formatRaidDisks(plan.raidDisks));
   lines.push('');
   if (plan.changes.length === 0) lines.push('No changes: the host already matches the policy.');
   else lines.push(`Changes (${plan.changes.length}, in the order apply makes them):`);

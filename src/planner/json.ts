@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Plan, WorkloadAllocation } from '../model/plan.js';
+import type { RaidDiskTie } from '../model/raid-disks.js';
 import { type WorkloadDisksJson, workloadDisksToJson } from '../topology/disks-format.js';
 
 /** The `--json` shape of a plan; also what `isolate plan` saves for `isolate apply --plan FILE`. */
@@ -31,6 +32,11 @@ export interface PlanJson {
    * Facts, not changes: outside the fingerprint and not saved with the plan.
    */
   disks?: Record<string, WorkloadDisksJson>;
+  /**
+   * The RAID logical drive each exclusive workload's disk is (by the OS disk the vendor tool names),
+   * when the controllers were read. Facts: outside the fingerprint.
+   */
+  raidDisks?: RaidDiskTie[];
   /** sha256 of allocation + changes: `apply --plan` recomputes it and refuses when the host moved on. */
   fingerprint: string;
 }
@@ -66,6 +72,7 @@ export function planToJson(plan: Plan): PlanJson {
     warnings: plan.warnings,
     notes: plan.notes,
     disks: plan.disks?.length ? workloadDisksToJson(plan.disks) : undefined,
+    raidDisks: plan.raidDisks?.length ? plan.raidDisks : undefined,
   };
   return { ...body, fingerprint: fingerprintOf(body) };
 }

@@ -10,6 +10,7 @@ import { jvmOptionChanges } from './jvm.js';
 import { ioPreconditionNotes } from './io.js';
 import { irqChanges } from './irqs.js';
 import { cacheSizingText, sizeCache } from './page-cache.js';
+import { tieDisksToRaid } from './raid/disks.js';
 import { planRaid } from './raid/plan.js';
 import { v1Changes } from './v1.js';
 
@@ -77,6 +78,22 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
       ...r.warnings.map((w) => `raid: ${w}`),
     );
   }
+  let raidDisks: Plan['raidDisks'];
+  if (observed.raid && observed.disks) {
+    // Which logical drives hold the exclusive workloads' data: their write cache is what appends wait on.
+    const exclusive = new Set(policy.workloads.filter((w) => w.class === 'exclusive').map((w) => w.name));
+    const t = tieDisksToRaid(observed.disks, exclusive, observed.raid);
+    notes.push(...t.notes);
+    warnings.push(...t.warnings);
+    if (t.ties.length > 0) raidDisks = t.ties;
+  }
   cacheWindowNotes(topology, policy, allocation, notes, warnings);
-  return { allocation, changes, warnings, notes, layout: layoutOf(observed) };
+  return {
+    allocation,
+    changes,
+    warnings,
+    notes,
+    layout: layoutOf(observed),
+    ...(raidDisks ? { raidDisks } : {}),
+  };
 }

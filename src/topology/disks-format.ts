@@ -56,7 +56,16 @@ const yesNo = (v: boolean | null, yes: string, no: string) => (v === null ? '?' 
  */
 export function formatWorkloadDisks(
   list: readonly WorkloadDisks[],
-  { indent = '  ', findings = true }: { indent?: string; findings?: boolean } = {},
+  {
+    indent = '  ',
+    findings = true,
+    raidDrives,
+  }: {
+    indent?: string;
+    findings?: boolean;
+    /** Disk name → the RAID logical drive it is (`perccli:/c0/v239`), when the plan tied them. */
+    raidDrives?: ReadonlyMap<string, string>;
+  } = {},
 ): string[] {
   const lines: string[] = [];
   for (const w of list) {
@@ -72,8 +81,10 @@ export function formatWorkloadDisks(
           d.scheduler ?? '?',
           yesNo(d.rotational, 'yes (HDD)', 'no (SSD)'),
           d.raid
-            ? `RAID virtual drive ${d.raid.vendor} ${d.raid.model}${d.raid.driver ? ` (${d.raid.driver})` : ''}`
-            : '',
+            ? `RAID virtual drive ${d.raid.vendor} ${d.raid.model}${d.raid.driver ? ` (${d.raid.driver})` : ''}${raidDrives?.has(d.name) ? ` = ${raidDrives.get(d.name)}` : ''}`
+            : raidDrives?.has(d.name)
+              ? `RAID logical drive ${raidDrives.get(d.name)}`
+              : '',
         ]),
       ];
       const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

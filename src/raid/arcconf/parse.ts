@@ -12,6 +12,7 @@ import {
   type WritePolicy,
   unknownProtection,
 } from '../../model/raid.js';
+import { setOsDevice } from '../os-device.js';
 import { colonPair, getOrCreate, normKey, text, markIncomplete } from '../words.js';
 import { judgeArcconfUnit } from './protection.js';
 
@@ -277,6 +278,7 @@ function toDrive(c: RaidController, ld: LdFacts, nbwc: boolean | null): LogicalD
   d.name = get('logical device name');
   d.raidLevel = get('raid level');
   d.state = get('status of logical device');
+  setOsDevice(c, d, get('disk name'));
   d.activeOperation = ld.task;
   const setting = decodeArcconfWrite(get('write-cache setting'));
   const caching = get('caching');

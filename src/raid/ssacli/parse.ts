@@ -12,6 +12,7 @@ import {
   type WritePolicy,
   unknownProtection,
 } from '../../model/raid.js';
+import { setOsDevice } from '../os-device.js';
 import { colonPair, getOrCreate, normKey, text, markIncomplete } from '../words.js';
 import { cacheStatusFindings, judgeSsacliUnit } from './protection.js';
 
@@ -202,6 +203,7 @@ function toDrive(c: RaidController, f: CtlFacts, ld: LdFacts, nbwc: boolean | nu
   d.name = get('logical drive label') ?? get('disk name');
   d.raidLevel = get('fault tolerance') ?? /RAID [^,]+/.exec(ld.summary ?? '')?.[0] ?? null;
   d.state = get('status') ?? (ld.summary?.split(',').pop()?.trim() || null);
+  setOsDevice(c, d, get('disk name'));
   const caching = get('caching') ?? get('array accelerator');
   const enabled = caching === 'Enabled' ? true : caching === 'Disabled' ? false : null;
   d.defaultWrite =

@@ -15,6 +15,7 @@ import {
 } from '../../model/raid.js';
 import { getOrCreate, normKey, text, yesNo, markIncomplete } from '../words.js';
 import { type CacheWords, decodeCacheList, decodeCacheString, decodeInitialWrite } from './cache.js';
+import { setOsDevice } from '../os-device.js';
 import { judgeStorcliUnit } from './protection.js';
 import { storcliTextToJson } from './text.js';
 
@@ -31,6 +32,8 @@ interface VdFacts {
   initialWrite: string | null;
   diskCachePolicy: string | null;
   activeOps: string | null;
+  /** `OS Drive Name` from `/cN/vall show all` (VDn Properties / VD Properties). */
+  osDriveName: string | null;
 }
 
 interface CtlFacts {
@@ -276,6 +279,7 @@ export class StorcliReader {
     vd.diskCachePolicy =
       text(props['Disk Cache Policy']) ?? text(props['Drive Write Cache Policy']) ?? vd.diskCachePolicy;
     vd.activeOps = text(props['Active Operations']) ?? vd.activeOps;
+    vd.osDriveName = text(props['OS Drive Name']) ?? vd.osDriveName;
   }
 
   private vd(f: CtlFacts, vdNumber: string): VdFacts {
@@ -290,6 +294,7 @@ export class StorcliReader {
       initialWrite: null,
       diskCachePolicy: null,
       activeOps: null,
+      osDriveName: null,
     }));
   }
 
@@ -390,6 +395,7 @@ export class StorcliReader {
     d.defaultWrite = vd.defaults ? vd.defaults.write : decodeInitialWrite(vd.initialWrite);
     d.diskCache = diskCacheOf(vd.diskCachePolicy ?? (vd.dg !== null ? (f.pdcByDg.get(vd.dg) ?? null) : null));
     d.activeOperation = vd.activeOps === 'None' ? null : vd.activeOps;
+    setOsDevice(c, d, vd.osDriveName);
     return d;
   }
 }
