@@ -264,6 +264,11 @@ function managedBy(debugDir: string | null, irq: number, actions: string[]): Man
   const debug = debugDir
     ? readOpt(path.join(debugDir, String(irq)), { maxBytes: 256 * 1024 })
     : { value: null };
-  if (debug.value !== null) return /\bIRQD_AFFINITY_MANAGED\b/.test(debug.value) ? 'debugfs' : null;
+  if (debug.value !== null) {
+    if (/\bIRQD_AFFINITY_MANAGED\b/.test(debug.value)) return 'debugfs';
+    return /\bIRQD_NO_BALANCING\b/.test(debug.value) ? 'nobalancing' : null;
+  }
+  // x86 requests its timer IRQ 0 with IRQF_NOBALANCING: every write to it is refused with EIO.
+  if (irq === 0 && actions.length === 1 && actions[0] === 'timer') return 'nobalancing';
   return actions.some((a) => MANAGED_NAMES.some((re) => re.test(a))) ? 'driver' : null;
 }

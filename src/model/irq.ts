@@ -4,7 +4,7 @@ import { CpuSet, CpuSetParseError } from './cpuset.js';
 import type { ObservedIrqbalance } from './irqbalance.js';
 
 /** How isolate knows an IRQ is kernel-managed (its affinity fixed by the kernel; writes fail EIO). */
-export type ManagedBy = 'debugfs' | 'driver' | 'refused' | null;
+export type ManagedBy = 'debugfs' | 'driver' | 'refused' | 'nobalancing' | null;
 
 /** One IRQ of `/proc/irq/N`, with what `/proc/interrupts` and sysfs say of it. */
 export interface ObservedIrq {
@@ -28,8 +28,10 @@ export interface ObservedIrq {
   /**
    * Kernel-managed (multiqueue NVMe, virtio-blk, ...): `debugfs` when the kernel's IRQ debug files
    * say so, `driver` when the action name is one such drivers give their per-queue vectors, `refused`
-   * when the last apply's write to it was refused (EIO); null: not known to be managed (a write may
-   * still be refused; the executor then says so).
+   * when the last apply's write to it was refused (EIO), `nobalancing` when its handler asked the
+   * kernel never to move it (IRQF_NOBALANCING: debugfs's IRQD_NO_BALANCING, or x86's `timer` on IRQ
+   * 0, which arch/x86/kernel/time.c requests so); null: not known to be managed (a write may still
+   * be refused; the executor then says so).
    */
   managed: ManagedBy;
 }

@@ -203,6 +203,7 @@ function irqAffinities(
 ): Change[] {
   const out: Change[] = [];
   const managed: ObservedIrq[] = [];
+  const pinned: ObservedIrq[] = [];
   const unknown: ObservedIrq[] = [];
   let idle = 0;
   const perNic = new Map<string, number>();
@@ -212,6 +213,10 @@ function irqAffinities(
       continue;
     }
     const nic = irq.nic ? nics.get(irq.nic) : undefined;
+    if (irq.managed === 'nobalancing') {
+      if (irq.affinity.overlaps(exclusive)) pinned.push(irq);
+      continue;
+    }
     if (irq.managed) {
       if (irq.affinity.overlaps(exclusive)) managed.push(irq);
       continue;
@@ -265,6 +270,11 @@ function irqAffinities(
     const on = managed.reduce((acc, i) => acc.union(i.affinity!.intersect(exclusive)), CpuSet.EMPTY);
     warnings.push(
       `IRQs ${capped(managed.map(irqName))} are kernel-managed (${[...new Set(managed.map((i) => (i.managed === 'refused' ? "the last apply's write was refused: EIO" : (i.driver ?? 'multiqueue driver'))))].join(', ')}) and may be delivered on the exclusive CPUs ${on}: the kernel places them itself and refuses writes (EIO), so isolate leaves them; they fire for I/O started on those CPUs, and only the boot parameter ${managedIrqParam(exclusive)} keeps them off`,
+    );
+  }
+  if (pinned.length > 0) {
+    notes.push(
+      `IRQs ${capped(pinned.map(irqName))} are pinned by their handler (IRQF_NOBALANCING, as x86's timer asks): the kernel refuses to move them (EIO), so isolate leaves them; check counts any that fire on the exclusive CPUs`,
     );
   }
   if (unknown.length > 0) {

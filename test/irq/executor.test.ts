@@ -65,24 +65,24 @@ describe('IRQ backend through the engine', () => {
     neverStarted(root);
     const before = snapshot(root);
     const changes = irqPlan(root);
-    expect(changes.length).toBe(26);
+    expect(changes.length).toBe(25);
     const executors = await executorsFor(root, changes, {});
     expect(executors.irq).toBeInstanceOf(IrqExecutor);
     const r = await applyChanges({ root, changes, executors });
-    expect(r.changed).toBe(26);
+    expect(r.changed).toBe(25);
     for (const c of changes) expect(readFileSync(file(root, c), 'utf8')).toBe(c.to);
     expect(readFileSync(path.join(root, 'sys/devices/virtual/workqueue/cpumask'), 'utf8')).toBe('3f');
     // IRQs requested later start off Kafka's CPUs too.
     expect(readFileSync(path.join(root, 'proc/irq/default_smp_affinity'), 'utf8')).toBe('3f');
     // The journal passes its own schema with the new backend, and holds each exact previous value.
     const j = (await readJournal(root))!;
-    expect(j.entries.length).toBe(26);
+    expect(j.entries.length).toBe(25);
     const rps = j.entries.find((e) => e.change.target === '/sys/class/net/eth1/queues/rx-0')!;
     expect([rps.previous, rps.change.to]).toEqual(['f0', '30']);
     // Idempotent: a second plan has nothing to do.
     expect(irqPlan(root)).toEqual([]);
     const back = await rollbackLast({ root, executors });
-    expect(back.undone).toBe(26);
+    expect(back.undone).toBe(25);
     // Each file holds what it held, byte for byte (the kernel's own spelling: "0-7", "f0", "ff").
     const after = snapshot(root);
     for (const [k, v] of before) {
@@ -165,7 +165,7 @@ describe('IRQ backend through the engine', () => {
         '/proc/irq/44 it no longer exists (the driver was unloaded or the device removed since the plan)',
       ],
     ]);
-    expect(r.changed).toBe(25);
+    expect(r.changed).toBe(24);
   });
 
   it('a FIFO planted where a mask is expected is refused before any write', async () => {
