@@ -1,6 +1,7 @@
 // What decides whether a cgroup io setting can act on a disk, observed before any is written:
 // `io.weight` does something only under the BFQ scheduler or with iocost enabled for the device on
-// the root (`io.cost.qos`); `io.latency` works under any scheduler; all need the io controller.
+// the root (`io.cost.qos`); `io.latency` works under any scheduler, on a kernel built with it
+// (CONFIG_BLK_CGROUP_IOLATENCY: Debian's cloud kernel is not); all need the io controller.
 
 export interface IoFacts {
   /**
@@ -17,7 +18,22 @@ export interface IoFacts {
   iocost: { enabled: string[] } | 'unsupported' | 'unknown';
   /** The io.cost.qos file, for the note. */
   iocostFile: string;
+  /**
+   * Whether this kernel has io.latency: `present` / `absent` as a cgroup with io enabled, or the
+   * kernel's config, shows it; `unknown` when neither says. Optional: facts from before it was observed.
+   */
+  latency?: IoLatencySupport;
 }
+
+/** io.latency in this kernel, and what showed it (a file or a config line, for the notes). */
+export interface IoLatencySupport {
+  state: 'present' | 'absent' | 'unknown';
+  /** "/sys/fs/cgroup/system.slice has io.stat but no io.latency", "# CONFIG_… is not set in /boot/config-6.1.0". */
+  evidence: string;
+}
+
+/** The kernel option io.latency is built with. */
+export const IOLATENCY_OPTION = 'CONFIG_BLK_CGROUP_IOLATENCY';
 
 // Per-device io values. A change to a per-device file or property carries one device's value, in the
 // form that is both written and read back, so the journal holds what rollback writes:

@@ -151,11 +151,16 @@ async function observeDisks(root: string, policy: Policy, observed: ObservedStat
   if (!policy.workloads.some((w) => w.disks)) return;
   const { diskRequestsOf, readWorkloadDisks } = await import('../topology/disks.js');
   observed.disks = readWorkloadDisks(root, diskRequestsOf(policy.workloads));
-  const { readIoCost } = await import('../cgroup/io.js');
+  const { readIoCost, readIoLatencySupport } = await import('../cgroup/io.js');
   const { ioControllerOf } = await import('../planner/io.js');
   const cg = observed.cgroup;
   const controllersFile = `/${cg.mount}/cgroup.controllers`;
-  observed.io = { controller: ioControllerOf(observed), controllersFile, ...readIoCost(root, cg.mount) };
+  observed.io = {
+    controller: ioControllerOf(observed),
+    controllersFile,
+    ...readIoCost(root, cg.mount),
+    latency: readIoLatencySupport(root, cg.mount, cg.kernel ?? null),
+  };
 }
 
 /** The disks under each workload's data directories (shown with the plan), what could not be resolved as warnings. */

@@ -6,7 +6,9 @@ import {
   devicePath,
   formatLatency,
   IO_PROPERTY_SHOWN,
+  IOLATENCY_OPTION,
   type IoFacts,
+  type IoLatencySupport,
   type IoFile,
   type IoProperty,
   ioEntryOf,
@@ -14,8 +16,10 @@ import {
 } from '../model/io.js';
 import type { SystemdChange } from '../model/plan.js';
 import type { ObservedState } from '../model/observed.js';
-import { IO_LIMIT_KEYS, type IoLimitKey, type WorkloadSpec } from '../model/policy.js';
+import type { UserError } from '../model/errors.js';
+import { IO_LIMIT_KEYS, type IoLimitKey, type Policy, type WorkloadSpec } from '../model/policy.js';
 import { HDD_LATENCY_USEC, SSD_LATENCY_USEC } from '../policy/io.js';
+import { policyError } from './allocate.js';
 import { ancestors, parentOf } from './targets.js';
 
 /** The io controller's state from the observed cgroup root: v1 controllers, unreadable, or listed. */
@@ -26,24 +30,44 @@ export function ioControllerOf(observed: ObservedState): IoFacts['controller'] {
   return cg.rootControllers.includes('io') ? 'available' : 'missing';
 }
 
-/** Why io.latency is always an option: it throttles siblings' queue depth, whatever the scheduler. */
+/** Why io.latency is an option wherever the kernel has it: it throttles siblings' queue depth, whatever the scheduler. */
 const ANY = 'it acts under any scheduler';
+
+/** io.latency in this kernel; facts from before it was observed count as unknown. */
+export function latencySupport(facts: IoFacts): IoLatencySupport {
+  return facts.latency ?? { state: 'unknown', evidence: 'not observed' };
+}
 
 function mechanism(d: WholeDisk, facts: IoFacts): string {
   const dev = d.dev as string;
   const iocostOn = typeof facts.iocost === 'object' && facts.iocost.enabled.includes(dev);
+  // The kernel's io.latency is said once per workload with its evidence (ioLatencyNotes); here briefly.
+  const l = latencySupport(facts).state;
+  const latency =
+    l === 'present'
+      ? 'io.latency acts under any scheduler'
+      : l === 'absent'
+        ? 'this kernel has no io.latency'
+        : 'io.latency acts only if this kernel has it (unknown)';
+  const weights = l === 'present' ? 'io.weight and io.latency' : 'io.weight';
   if (d.scheduler === 'bfq') {
-    return `io.weight and io.latency: BFQ is the active scheduler (weights act through io.bfq.weight); io.latency acts under any scheduler`;
+    return `${weights}: BFQ is the active scheduler (weights act through io.bfq.weight); ${latency}`;
   }
   if (iocostOn) {
-    return `io.weight and io.latency: iocost is enabled for ${dev} (enable=1 in ${facts.iocostFile}); io.latency acts under any scheduler`;
+    return `${weights}: iocost is enabled for ${dev} (enable=1 in ${facts.iocostFile}); ${latency}`;
   }
   const sched = d.scheduler === null ? 'the scheduler is unknown' : `the scheduler is ${d.scheduler}`;
+  const head =
+    l === 'present'
+      ? `io.latency (${ANY})`
+      : l === 'absent'
+        ? 'io.max caps only (this kernel has no io.latency)'
+        : 'io.latency only if this kernel has it (unknown)';
   if (facts.iocost === 'unknown') {
-    return `io.latency (${ANY}); whether io.weight would act is unknown: ${sched} and ${facts.iocostFile} could not be read`;
+    return `${head}; whether io.weight would act is unknown: ${sched} and ${facts.iocostFile} could not be read`;
   }
   if (d.scheduler === null) {
-    return `io.latency (${ANY}); whether io.weight would act is unknown: ${sched} and iocost is not enabled for ${dev}`;
+    return `${head}; whether io.weight would act is unknown: ${sched} and iocost is not enabled for ${dev}`;
   }
   const iocost =
     facts.iocost === 'unsupported'
@@ -53,7 +77,43 @@ function mechanism(d: WholeDisk, facts: IoFacts): string {
     facts.iocost === 'unsupported'
       ? 'select bfq in queue/scheduler for weights'
       : 'select bfq in queue/scheduler or enable iocost for weights';
-  return `io.latency only (${ANY}): io.weight would do nothing, since ${sched} and ${iocost}; ${fix}`;
+  return `${l === 'present' ? `io.latency only (${ANY})` : head}: io.weight would do nothing, since ${sched} and ${iocost}; ${fix}`;
+}
+
+/**
+ * `latency: auto` where the kernel has no io.latency, or may not: one note per exclusive workload that
+ * no target is planned, why, and what acts instead. (An explicit target there is refused: ioLatencyRefusal.)
+ */
+export function ioLatencyNotes(policy: Policy, facts: IoFacts): string[] {
+  if (facts.controller !== 'available') return [];
+  const l = latencySupport(facts);
+  if (l.state === 'present') return [];
+  return policy.workloads
+    .filter((w) => w.class === 'exclusive' && w.io?.latency === 'auto')
+    .map((w) =>
+      l.state === 'absent'
+        ? `io ${w.name}: no latency target is planned (latency: auto): this kernel has no io.latency (${l.evidence}; ${IOLATENCY_OPTION}); its weight acts instead where BFQ or iocost runs, and the batch workloads' caps (io.max) anywhere; latency: off says so in the policy`
+        : `io ${w.name}: no latency target is planned (latency: auto): whether this kernel has io.latency cannot be told (${l.evidence}); set latency: 25ms explicitly if you know it is built with ${IOLATENCY_OPTION}=y`,
+    );
+}
+
+/**
+ * An explicit latency target on a kernel without io.latency: refused with the option and the fix, as
+ * cgroup v1 refuses it (v1.ts), instead of a plan whose apply systemd or the kernel would reject.
+ */
+export function ioLatencyRefusal(policy: Policy, facts: IoFacts | undefined): UserError | null {
+  if (facts?.controller !== 'available') return null;
+  const l = latencySupport(facts);
+  if (l.state !== 'absent') return null;
+  const w = policy.workloads.find(
+    (x) => x.class === 'exclusive' && x.disks && typeof x.io?.latency === 'object',
+  );
+  if (!w) return null;
+  return policyError(
+    policy,
+    [...w.path, 'io', 'latency'],
+    `this kernel has no io.latency (${l.evidence}), so no latency target can be set; set latency: off (the weights and caps still act), or run a kernel built with ${IOLATENCY_OPTION}=y`,
+  );
 }
 
 /** One note per workload for the controller when it is not usable, else one per disk. */
@@ -133,9 +193,15 @@ export function ioWantsOf(spec: WorkloadSpec, observed: ObservedState): IoWant[]
   for (const d of disks) {
     const dev = d.dev as string;
     const { latency, weight, max } = spec.io;
-    if (latency !== 'off' && spec.class === 'exclusive') {
+    // auto plans a target only where the kernel has io.latency; an explicit one was refused where it has none.
+    const latencyOn = latency === 'auto' ? latencySupport(facts).state === 'present' : latency !== 'off';
+    if (latencyOn && spec.class === 'exclusive') {
       const usec =
-        latency === 'auto' ? (d.rotational === false ? SSD_LATENCY_USEC : HDD_LATENCY_USEC) : latency.usec;
+        latency === 'auto'
+          ? d.rotational === false
+            ? SSD_LATENCY_USEC
+            : HDD_LATENCY_USEC
+          : (latency as { usec: number }).usec;
       out.push({ file: 'io.latency', dev, disk: d.name, value: `${dev} target=${usec}` });
     }
     const wf = weightFileFor(d, facts);
@@ -204,7 +270,7 @@ export function ioUnitChanges(unit: string, want: IoWant, props: Record<string, 
       setting,
       from,
       to,
-      note: `${want.disk}: systemd writes ${setting === 'IODeviceWeight' ? 'io.weight and, under BFQ, io.bfq.weight' : want.file} and enables io from the root down to ${unit}`,
+      note: `${want.disk}: systemd writes ${setting !== 'IODeviceWeight' ? want.file : want.file === 'io.weight' ? 'io.weight' : "io.bfq.weight (scaled: BFQ's weights run 1-1000)"} and enables io from the root down to ${unit}`,
     });
   }
   return out;

@@ -7,7 +7,7 @@ import type { Topology } from '../model/topology.js';
 import { allocate } from './allocate.js';
 import { cgroupChanges } from './changes.js';
 import { jvmOptionChanges } from './jvm.js';
-import { ioPreconditionNotes } from './io.js';
+import { ioLatencyNotes, ioLatencyRefusal, ioPreconditionNotes } from './io.js';
 import { irqChanges } from './irqs.js';
 import { cacheSizingText, sizeCache } from './page-cache.js';
 import { tieDisksToRaid } from './raid/disks.js';
@@ -59,13 +59,20 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
     );
   }
   const allocation = allocate(topology, policy, observed, warnings);
+  if (!observed.v1) {
+    const refused = ioLatencyRefusal(policy, observed.io);
+    if (refused) throw refused;
+  }
   const changes = observed.v1
     ? v1Changes(topology, policy, allocation, observed, warnings)
     : cgroupChanges(topology, policy, allocation, observed, warnings);
   changes.push(...jvmOptionChanges(policy, allocation, observed, warnings));
   const notes = [...topology.notes];
   // Which io mechanism acts on each of the workloads' disks, and why (what the io changes above use).
-  if (observed.disks && observed.io) notes.push(...ioPreconditionNotes(observed.disks, observed.io));
+  if (observed.disks && observed.io) {
+    notes.push(...ioPreconditionNotes(observed.disks, observed.io));
+    if (!observed.v1) notes.push(...ioLatencyNotes(policy, observed.io));
+  }
   // Quiet cores, after the cgroup changes: the allocation they follow is then in force.
   if (observed.irqs)
     changes.push(...irqChanges(topology, policy, allocation, observed.irqs, warnings, notes));

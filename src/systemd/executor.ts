@@ -30,6 +30,7 @@ import {
 import { writeFileAtomic, writeKernelFile } from '../sys/write.js';
 import {
   IO_PROPERTY_SHOWN,
+  IOLATENCY_OPTION,
   type IoProperty,
   ioClear,
   ioDeviceOf,
@@ -62,7 +63,21 @@ import {
 } from '../model/irqbalance.js';
 import { environmentFilesOf, runningEnv } from './irqbalance.js';
 import { systemdRuns } from './observe.js';
-import { parseShow, systemctl } from './systemctl.js';
+import { type PathUsec, parseShow, setUnitPathUsecList, systemctl } from './systemctl.js';
+
+/** USEC_INFINITY, as D-Bus carries an unlimited latency target. */
+const UINT64_MAX = '18446744073709551615';
+
+/**
+ * Why a unit's io.latency / io.max is absent: io not enabled there (no io.stat, which every cgroup
+ * with io has), or enabled but the kernel built without that policy.
+ */
+export function ioFileMissing(dir: string, file: 'io.latency' | 'io.max'): string {
+  if (readLiveSync(path.join(dir, 'io.stat')) === null)
+    return `io is not enabled in ${path.dirname(dir)}'s cgroup.subtree_control`;
+  const option = file === 'io.latency' ? IOLATENCY_OPTION : 'CONFIG_BLK_DEV_THROTTLING';
+  return `io is enabled there (io.stat exists) but this kernel has no ${file}: it is built without ${option}`;
+}
 
 /** Where `set-property --runtime` writes: systemd's own naming (50-<Property>.conf). */
 export function runtimeDropIn(unit: string, property: string): string {
@@ -515,7 +530,7 @@ export class SystemdExecutor implements ChangeExecutor {
     if (dir === null) return null;
     const file = change.setting === 'IODeviceLatencyTargetSec' ? 'io.latency' : 'io.max';
     const text = readLiveSync(path.join(dir, file));
-    if (text === null) return `${file} does not exist in ${dir} (io is not enabled in its parent)`;
+    if (text === null) return `${file} does not exist in ${dir} (${ioFileMissing(dir, file)})`;
     const line = ioLineOf(file, text, dev);
     const value = live.split(/\s+/).slice(1).join(' ');
     const want =
@@ -558,7 +573,10 @@ export class SystemdExecutor implements ChangeExecutor {
     this.remember(change.target, props);
     if (setting !== 'IODeviceWeight') await set(`${dev} infinity`);
     const others = ioEntries(props[IO_PROPERTY_SHOWN[setting]]).filter((e) => ioDeviceOf(e) !== dev);
-    await set('', ...others);
+    // systemd 252's systemctl refuses the empty IODeviceLatencyTargetSec= (seen in the guest; the caps'
+    // and IODeviceWeight='s empty assignments work): that list is given whole over D-Bus instead.
+    if (setting === 'IODeviceLatencyTargetSec') await this.setLatencyList(change.target, others);
+    else await set('', ...others);
     // systemd names the drop-in after the D-Bus property (50-IODeviceLatencyTargetUSec.conf).
     if (others.length === 0)
       rmSync(this.runtimeDropIn(change.target, IO_PROPERTY_SHOWN[setting]), { force: true });
@@ -579,6 +597,20 @@ export class SystemdExecutor implements ChangeExecutor {
       }
     }
     return {};
+  }
+
+  /** A unit's whole latency target list ("/dev/sdc 50ms" entries, as shown) through D-Bus, in µs. */
+  private async setLatencyList(unit: string, shown: readonly string[]): Promise<void> {
+    const entries = shown.map((e): PathUsec => {
+      const [p = '', ...rest] = e.split(/\s+/);
+      const usec = parseTimespan(rest.join(' '));
+      if (usec === null || !p.startsWith('/'))
+        throw new StepError(
+          `${unit}: cannot restore IODeviceLatencyTargetSec entry "${e}" (not a path and a timespan)`,
+        );
+      return [p, usec === 'infinity' ? UINT64_MAX : String(usec)];
+    });
+    await setUnitPathUsecList(unit, IO_PROPERTY_SHOWN.IODeviceLatencyTargetSec, entries);
   }
 
   async undo(change: Change, previous: string | null): Promise<UndoResult> {

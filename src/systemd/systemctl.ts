@@ -1,18 +1,55 @@
-// systemctl, run the one safe way: argv arrays, a timeout, one-line errors.
+// systemctl (and busctl, systemd's own D-Bus client, for what systemctl cannot say), run the one safe
+// way: argv arrays, a timeout, one-line errors.
 import { StepError } from '../apply/executor.js';
 
 export const SYSTEMCTL_TIMEOUT_MS = 30_000;
 
-export async function systemctl(args: readonly string[]): Promise<string> {
+async function systemdTool(tool: 'systemctl' | 'busctl', args: readonly string[]): Promise<string> {
   const { execa } = await import('execa');
-  const r = await execa('systemctl', args, { timeout: SYSTEMCTL_TIMEOUT_MS, reject: false, stdin: 'ignore' });
+  const r = await execa(tool, args, { timeout: SYSTEMCTL_TIMEOUT_MS, reject: false, stdin: 'ignore' });
   if (r.timedOut)
-    throw new StepError(`systemctl ${args.join(' ')}: no answer within ${SYSTEMCTL_TIMEOUT_MS / 1000}s`);
+    throw new StepError(`${tool} ${args.join(' ')}: no answer within ${SYSTEMCTL_TIMEOUT_MS / 1000}s`);
   if (r.exitCode !== 0) {
     const why = (r.stderr || r.stdout || `exit ${r.exitCode}`).toString().trim().split('\n')[0];
-    throw new StepError(`systemctl ${args.join(' ')} failed: ${why}`);
+    throw new StepError(`${tool} ${args.join(' ')} failed: ${why}`);
   }
   return r.stdout.toString();
+}
+
+export function systemctl(args: readonly string[]): Promise<string> {
+  return systemdTool('systemctl', args);
+}
+
+/** One (path, µs) entry of a D-Bus a(st) list such as IODeviceLatencyTargetUSec. */
+export type PathUsec = readonly [path: string, usec: string];
+
+/**
+ * Sets a unit's `a(st)` list property at runtime to exactly `entries` through systemd's D-Bus API
+ * (Manager.SetUnitProperties, what `systemctl set-property --runtime` sends). systemd 252's systemctl
+ * cannot send an empty IODeviceLatencyTargetSec= ("Path 'IODeviceLatencyTargetUSec' specified in = is
+ * not normalized"); the D-Bus call, with the list given whole, can.
+ */
+export function setUnitPathUsecList(
+  unit: string,
+  property: string,
+  entries: readonly PathUsec[],
+): Promise<string> {
+  return systemdTool('busctl', [
+    'call',
+    '--',
+    'org.freedesktop.systemd1',
+    '/org/freedesktop/systemd1',
+    'org.freedesktop.systemd1.Manager',
+    'SetUnitProperties',
+    'sba(sv)',
+    unit,
+    'true',
+    '1',
+    property,
+    'a(st)',
+    String(entries.length),
+    ...entries.flat(),
+  ]);
 }
 
 /**

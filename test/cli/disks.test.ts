@@ -138,11 +138,30 @@ describe('isolate plan shows the disks', () => {
 
 describe('plan names the io mechanism each disk allows', () => {
   /** The same host with a cgroup2 root: its controllers and, when given, io.cost.qos. */
-  function withCgroup(controllers: string, qos?: string): string {
+  /**
+   * How the host shows io.latency: a top-level cgroup with io enabled that has it (`cgroup`) or not
+   * (`cgroup-without`), the kernel's config (`config-y`, `config-unset`), or nothing (unknown).
+   */
+  type Latency = 'cgroup' | 'cgroup-without' | 'config-y' | 'config-unset' | 'none';
+  function withCgroup(controllers: string, qos?: string, latency: Latency = 'cgroup'): string {
     const host = mkdtempSync(join(tmpdir(), 'isolate-cli-io-'));
     cpSync(root, host, { recursive: true, verbatimSymlinks: true });
     const cg = join(host, 'sys/fs/cgroup');
     mkdirSync(join(cg, 'kafka.slice'), { recursive: true });
+    if (latency.startsWith('cgroup')) {
+      mkdirSync(join(cg, 'system.slice'));
+      writeFileSync(join(cg, 'system.slice/io.stat'), '');
+      if (latency === 'cgroup') writeFileSync(join(cg, 'system.slice/io.latency'), '');
+    }
+    if (latency.startsWith('config')) {
+      mkdirSync(join(host, 'proc/sys/kernel'), { recursive: true });
+      writeFileSync(join(host, 'proc/sys/kernel/osrelease'), '6.1.0-50-cloud-amd64\n');
+      mkdirSync(join(host, 'boot'));
+      writeFileSync(
+        join(host, 'boot/config-6.1.0-50-cloud-amd64'),
+        `CONFIG_BLK_CGROUP=y\n${latency === 'config-y' ? 'CONFIG_BLK_CGROUP_IOLATENCY=y' : '# CONFIG_BLK_CGROUP_IOLATENCY is not set'}\nCONFIG_BLK_CGROUP_IOCOST=y\n`,
+      );
+    }
     writeFileSync(join(cg, 'cgroup.controllers'), `${controllers}\n`);
     writeFileSync(join(cg, 'cgroup.subtree_control'), 'cpuset cpu memory\n');
     if (qos !== undefined) writeFileSync(join(cg, 'io.cost.qos'), qos);
@@ -153,11 +172,13 @@ describe('plan names the io mechanism each disk allows', () => {
     );
     return host;
   }
-  const notesOf = (host: string) => {
-    const r = isolate(['plan', '--dry-run', '--json', '--root', host, '--policy', FROM_CONFIG]);
+  const planOf = (host: string, policyFile = FROM_CONFIG) => {
+    const r = isolate(['plan', '--dry-run', '--json', '--root', host, '--policy', policyFile]);
     expect(r.code, r.stderr).toBe(0);
-    return (JSON.parse(r.stdout).notes as string[]).filter((n) => n.startsWith('io '));
+    return JSON.parse(r.stdout) as { notes: string[]; changes: { setting: string }[] };
   };
+  const notesOf = (host: string) => planOf(host).notes.filter((n) => n.startsWith('io '));
+  const latencyChanges = (host: string) => planOf(host).changes.filter((c) => c.setting === 'io.latency');
 
   it('BFQ disks get weights, iocost-enabled ones too, the others io.latency only', () => {
     const notes = notesOf(
@@ -178,6 +199,57 @@ describe('plan names the io mechanism each disk allows', () => {
         /^io kafka: sdc \(8:32\): io\.weight and io\.latency: BFQ is the active scheduler/,
       ),
     ]);
+  });
+
+  it('a kernel without io.latency (a cgroup with io has none, or its config says so): no target, and why', () => {
+    const qos = '259:0 enable=1 ctrl=auto rpct=95.00 rlat=5000 wpct=95.00 wlat=5000 min=50.00 max=150.00\n';
+    for (const [how, evidence] of [
+      ['cgroup-without', '/sys/fs/cgroup/system.slice has io.stat but no io.latency'],
+      ['config-unset', 'CONFIG_BLK_CGROUP_IOLATENCY is not set in /boot/config-6.1.0-50-cloud-amd64'],
+    ] as const) {
+      const host = withCgroup('cpuset cpu io memory pids', qos, how);
+      expect(latencyChanges(host)).toEqual([]);
+      const notes = notesOf(host);
+      expect(notes).toEqual([
+        'io kafka: nvme0n1 (259:0): io.weight: iocost is enabled for 259:0 (enable=1 in /sys/fs/cgroup/io.cost.qos); this kernel has no io.latency',
+        'io kafka: sda (8:0): io.max caps only (this kernel has no io.latency): io.weight would do nothing, since the scheduler is mq-deadline and iocost is not enabled for 8:0 in /sys/fs/cgroup/io.cost.qos; select bfq in queue/scheduler or enable iocost for weights',
+        'io kafka: sdb (8:16): io.weight: BFQ is the active scheduler (weights act through io.bfq.weight); this kernel has no io.latency',
+        'io kafka: sdc (8:32): io.weight: BFQ is the active scheduler (weights act through io.bfq.weight); this kernel has no io.latency',
+        `io kafka: no latency target is planned (latency: auto): this kernel has no io.latency (${evidence}; CONFIG_BLK_CGROUP_IOLATENCY); its weight acts instead where BFQ or iocost runs, and the batch workloads' caps (io.max) anywhere; latency: off says so in the policy`,
+      ]);
+      expect(notes.join('\n')).not.toMatch(/io\.latency acts|io\.bfq\.weight \(io\.bfq\.weight/);
+    }
+    // The kernel's own config saying =y, or a cgroup with io.latency: the target is planned.
+    expect(latencyChanges(withCgroup('cpuset cpu io memory pids', qos, 'config-y'))).toHaveLength(4);
+    expect(latencyChanges(withCgroup('cpuset cpu io memory pids', qos, 'cgroup'))).toHaveLength(4);
+  });
+
+  it('an explicit target on a kernel without io.latency is refused in one line naming the option and the fix', () => {
+    const file = policy('{ kafkaConfig: /etc/kafka/server.properties }, io: { latency: 10ms }');
+    const host = withCgroup('cpuset cpu io memory pids', undefined, 'config-unset');
+    const r = isolate(['plan', '--dry-run', '--root', host, '--policy', file]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr.trim()).toMatch(
+      /^isolate: .*policy\.yaml:4:\d+: workloads\[0\]\.io\.latency: this kernel has no io\.latency \(CONFIG_BLK_CGROUP_IOLATENCY is not set in \/boot\/config-6\.1\.0-50-cloud-amd64\), so no latency target can be set; set latency: off \(the weights and caps still act\), or run a kernel built with CONFIG_BLK_CGROUP_IOLATENCY=y$/,
+    );
+    // Where the kernel cannot be told, an explicit target is the operator's word: planned.
+    expect(
+      planOf(withCgroup('cpuset cpu io memory pids', undefined, 'none'), file).changes.filter(
+        (c) => c.setting === 'io.latency',
+      ),
+    ).toHaveLength(4);
+  });
+
+  it('a kernel that cannot be told: latency auto plans no target and says to set one explicitly', () => {
+    const host = withCgroup('cpuset cpu io memory pids', undefined, 'none');
+    expect(latencyChanges(host)).toEqual([]);
+    const notes = notesOf(host);
+    expect(notes[1]).toBe(
+      'io kafka: sda (8:0): io.latency only if this kernel has it (unknown): io.weight would do nothing, since the scheduler is mq-deadline and this kernel has no iocost (no /sys/fs/cgroup/io.cost.qos); select bfq in queue/scheduler for weights',
+    );
+    expect(notes.at(-1)).toBe(
+      'io kafka: no latency target is planned (latency: auto): whether this kernel has io.latency cannot be told (no cgroup has io enabled and the kernel release is unknown); set latency: 25ms explicitly if you know it is built with CONFIG_BLK_CGROUP_IOLATENCY=y',
+    );
   });
 
   it('without the io controller: one note saying nothing can act', () => {

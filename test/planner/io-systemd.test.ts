@@ -27,7 +27,7 @@ kind: HostPolicy
 strict: true
 workloads:
   - { name: kafka, class: exclusive, cores: 2, match: { systemdUnit: kafka.slice }, disks: { paths: [/data1/kafka-logs] } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, io: { max: { wbps: 10M/s } } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, io: { max: { wbps: 10MiB/s } } }
 `,
   'p.yaml',
 );
@@ -53,6 +53,7 @@ function host(kafkaProps: Record<string, string> = {}): ObservedState {
     controllersFile: '/sys/fs/cgroup/cgroup.controllers',
     iocost: { enabled: [] },
     iocostFile: '/sys/fs/cgroup/io.cost.qos',
+    latency: { state: 'present', evidence: '/sys/fs/cgroup/system.slice has io.latency' },
   };
   return o;
 }
@@ -76,7 +77,7 @@ describe('io through systemd for a unit, cgroupfs for a plain cgroup', () => {
     ]);
     const note = plan.changes.find((c) => c.setting === 'IODeviceWeight')?.note;
     expect(note).toBe(
-      'sdb: systemd writes io.weight and, under BFQ, io.bfq.weight and enables io from the root down to kafka.slice',
+      "sdb: systemd writes io.bfq.weight (scaled: BFQ's weights run 1-1000) and enables io from the root down to kafka.slice",
     );
     expect(plan.notes).toContainEqual(
       expect.stringMatching(/^io kafka: nvme0n1 \(259:0\): io\.latency only/),

@@ -28,6 +28,7 @@ const facts = (over: Partial<IoFacts> = {}): IoFacts => ({
   controllersFile: '/sys/fs/cgroup/cgroup.controllers',
   iocost: { enabled: [] },
   iocostFile: '/sys/fs/cgroup/io.cost.qos',
+  latency: { state: 'present', evidence: '/sys/fs/cgroup/system.slice has io.latency' },
   ...over,
 });
 
@@ -90,6 +91,30 @@ describe('io preconditions per disk', () => {
 
   it('a workload without disks gets no note', () => {
     expect(ioPreconditionNotes([kafka([])], facts({ controller: 'missing' }))).toEqual([]);
+  });
+});
+
+describe('a kernel without io.latency, or one that cannot be told', () => {
+  const absent = facts({ latency: { state: 'absent', evidence: 'x' } });
+  const unknown = facts({ latency: { state: 'unknown', evidence: 'y' } });
+
+  it('names no io.latency per disk where the kernel has none; says it is unknown where it cannot be told', () => {
+    const notes = ioPreconditionNotes(
+      [kafka([disk('sda', '8:0', 'bfq'), disk('sdb', '8:16', 'none')])],
+      absent,
+    );
+    expect(notes).toEqual([
+      'io kafka: sda (8:0): io.weight: BFQ is the active scheduler (weights act through io.bfq.weight); this kernel has no io.latency',
+      'io kafka: sdb (8:16): io.max caps only (this kernel has no io.latency): io.weight would do nothing, since the scheduler is none and iocost is not enabled for 8:16 in /sys/fs/cgroup/io.cost.qos; select bfq in queue/scheduler or enable iocost for weights',
+    ]);
+    expect(ioPreconditionNotes([kafka([disk('sda', '8:0', 'bfq')])], unknown)).toEqual([
+      'io kafka: sda (8:0): io.weight: BFQ is the active scheduler (weights act through io.bfq.weight); io.latency acts only if this kernel has it (unknown)',
+    ]);
+  });
+
+  it('facts observed before io.latency was count as unknown, never as present', () => {
+    const { latency: _, ...old } = facts();
+    expect(ioModule.latencySupport(old).state).toBe('unknown');
   });
 });
 

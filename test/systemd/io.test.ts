@@ -1,7 +1,9 @@
 // systemd's per-device io properties against a stand-in `systemctl` on PATH (a real process) that keeps
 // each unit's lists as systemd 252 does: set-property replaces the entry of the device it names (an
-// empty value clears the list) and rewrites the runtime drop-in with the whole list; show prints one
-// line per entry, skipping unlimited caps. Real systemd and the kernel's files: test/vm (branch h-iovm).
+// empty value clears the list, except IODeviceLatencyTargetSec=, which 252's systemctl refuses, the
+// whole call with it) and rewrites the runtime drop-in with the whole list; show prints one line per
+// entry, skipping unlimited caps. A stand-in `busctl` takes SetUnitProperties for the latency list as
+// systemd 252 did in the guest (the list replaced whole). Real systemd and the kernel: test/vm/kafka-disks.
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyChanges, rollbackLast } from '../../src/apply/engine.js';
 import type { Change, SystemdChange } from '../../src/model/plan.js';
 import { ioUnitChanges } from '../../src/planner/io.js';
-import { SystemdExecutor } from '../../src/systemd/executor.js';
+import { ioFileMissing, SystemdExecutor } from '../../src/systemd/executor.js';
 
 const FAKE = String.raw`#!/bin/bash
 echo "$*" >> "$FAKE_LOG"
@@ -19,6 +21,12 @@ case "$1" in
   set-property)
     shift; [ "$1" = --runtime ] && shift; [ "$1" = -- ] && shift
     unit=$1; shift
+    for kv in "$@"; do
+      if [ "$kv" = IODeviceLatencyTargetSec= ]; then
+        echo "Failed to set unit properties on $unit: Path 'IODeviceLatencyTargetUSec' specified in = is not normalized." >&2
+        exit 1
+      fi
+    done
     for kv in "$@"; do
       n=$(printf %s "$kv" | cut -d= -f1); v=$(printf %s "$kv" | cut -d= -f2-); p=$n
       [ "$p" = IODeviceLatencyTargetSec ] && p=IODeviceLatencyTargetUSec
@@ -72,6 +80,31 @@ esac
 echo "fake systemctl: unexpected $*" >&2; exit 1
 `;
 
+// SetUnitProperties with one a(st) property, IODeviceLatencyTargetUSec: the list is replaced whole
+// (systemd writes the entries it holds into io.latency; one dropped stays there, as with systemctl).
+const FAKE_BUSCTL = String.raw`#!/bin/bash
+echo "busctl $*" >> "$FAKE_LOG"
+S=$FAKE_STATE
+[ "$1 $2 $3 $4 $5 $6 $7" = "call -- org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager SetUnitProperties sba(sv)" ] || { echo "fake busctl: unexpected $*" >&2; exit 1; }
+shift 7; unit=$1 runtime=$2 n=$3 p=$4 sig=$5 count=$6; shift 6
+[ "$runtime $n $p $sig" = "true 1 IODeviceLatencyTargetUSec a(st)" ] && [ $# = $((count * 2)) ] || { echo "fake busctl: unexpected arguments" >&2; exit 1; }
+mkdir -p "$S/$unit"; : > "$S/$unit/$p"
+d="$FAKE_ROOT/run/systemd/system.control/$unit.d"; mkdir -p "$d"
+{ echo '[Slice]'; echo 'IODeviceLatencyTargetSec='; } > "$d/50-$p.conf"
+cg="$FAKE_ROOT/sys/fs/cgroup/$unit"
+while [ $# -gt 0 ]; do
+  dev=$1 us=$2; shift 2
+  if [ "$us" = 18446744073709551615 ]; then shown=infinity; elif [ $((us % 1000)) = 0 ]; then shown=$((us / 1000))ms; else shown=${'$'}{us}us; fi
+  echo "$dev $shown" >> "$S/$unit/$p"; echo "IODeviceLatencyTargetSec=$dev $shown" >> "$d/50-$p.conf"
+  mm=$(printf %s "$dev" | sed -n 's|^/dev/block/||p')
+  if [ -n "$mm" ] && [ -d "$cg" ]; then
+    touch "$cg/io.latency"; grep -v "^$mm " "$cg/io.latency" > "$cg/io.latency.new"
+    [ "$shown" = infinity ] || echo "$mm target=$us" >> "$cg/io.latency.new"; mv "$cg/io.latency.new" "$cg/io.latency"
+  fi
+done
+exit 0
+`;
+
 class TmpRootSystemd extends SystemdExecutor {
   override async ready(): Promise<void> {}
 }
@@ -89,6 +122,8 @@ beforeEach(async () => {
   await mkdir(bin);
   await writeFile(path.join(bin, 'systemctl'), FAKE);
   await chmod(path.join(bin, 'systemctl'), 0o755);
+  await writeFile(path.join(bin, 'busctl'), FAKE_BUSCTL);
+  await chmod(path.join(bin, 'busctl'), 0o755);
   // The operator's own entries: a target on another disk, a cap Flink already had on Kafka's disk.
   await mkdir(path.join(root, 'state/kafka.slice'), { recursive: true });
   await mkdir(path.join(root, 'state/yarn.slice'), { recursive: true });
@@ -163,7 +198,13 @@ describe('systemd io properties: one device entry each', () => {
     expect(log).toContain(
       'set-property --runtime -- kafka.slice IODeviceLatencyTargetSec=/dev/block/8:16 infinity\n',
     );
+    // systemd 252's systemctl refuses IODeviceLatencyTargetSec=: the list left goes whole over D-Bus.
+    expect(log).not.toContain('IODeviceLatencyTargetSec=\n');
+    expect(log).toContain(
+      'busctl call -- org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager SetUnitProperties sba(sv) kafka.slice true 1 IODeviceLatencyTargetUSec a(st) 1 /dev/sdc 50000\n',
+    );
     expect(await state('kafka.slice', 'IODeviceLatencyTargetUSec')).toBe('/dev/sdc 50ms\n');
+    expect(await readFile(path.join(root, 'sys/fs/cgroup/kafka.slice/io.latency'), 'utf8')).toBe('');
     expect(await state('kafka.slice', 'IODeviceWeight')).toBe('');
     expect(
       existsSync(path.join(root, 'run/systemd/system.control/kafka.slice.d/50-IODeviceWeight.conf')),
@@ -171,6 +212,34 @@ describe('systemd io properties: one device entry each', () => {
     expect(await state('yarn.slice', 'IOWriteBandwidthMax')).toBe('/dev/block/8:16 1048576\n');
     expect(await readFile(path.join(root, 'sys/fs/cgroup/kafka.slice/io.bfq.weight'), 'utf8')).toBe(
       '8:16 default',
+    );
+  });
+
+  it('a latency target on a unit that had none rolls back to no list at all, its drop-in removed', async () => {
+    await mkdir(path.join(root, 'sys/fs/cgroup/solo.service'), { recursive: true });
+    const changes = [sd('solo.service', 'IODeviceLatencyTargetSec', '', '/dev/block/8:16 25ms')];
+    await applyChanges({ root, changes, executors: { systemd: new TmpRootSystemd(root) } });
+    const kernel = path.join(root, 'sys/fs/cgroup/solo.service/io.latency');
+    expect(await readFile(kernel, 'utf8')).toBe('8:16 target=25000\n');
+    await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    const log = await readFile(path.join(root, 'systemctl.log'), 'utf8');
+    expect(log).toContain(
+      'SetUnitProperties sba(sv) solo.service true 1 IODeviceLatencyTargetUSec a(st) 0\n',
+    );
+    expect(await state('solo.service', 'IODeviceLatencyTargetUSec')).toBe('');
+    expect(await readFile(kernel, 'utf8')).toBe('');
+    const dropIns = path.join(root, 'run/systemd/system.control/solo.service.d');
+    expect(existsSync(path.join(dropIns, '50-IODeviceLatencyTargetUSec.conf'))).toBe(false);
+  });
+
+  it('a target systemd could not put in force says what is missing: io in the parent, or io.latency in the kernel', async () => {
+    const dir = path.join(root, 'sys/fs/cgroup/kafka.slice');
+    expect(ioFileMissing(dir, 'io.latency')).toBe(
+      `io is not enabled in ${path.join(root, 'sys/fs/cgroup')}'s cgroup.subtree_control`,
+    );
+    await writeFile(path.join(dir, 'io.stat'), '');
+    expect(ioFileMissing(dir, 'io.latency')).toBe(
+      'io is enabled there (io.stat exists) but this kernel has no io.latency: it is built without CONFIG_BLK_CGROUP_IOLATENCY',
     );
   });
 });

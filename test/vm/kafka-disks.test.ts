@@ -36,8 +36,8 @@ type Io = 'off' | 'weights' | 'capped';
 /**
  * Kafka exclusive on one core with its log dir named; the YARN job's slice batch. `off`: CPU isolation
  * only (both io: settings off), to tell the cores' part from the disk's; `weights`: what `disks:` gives
- * (Kafka weight 1000, batch 25) but for the latency target, which this kernel cannot set (the Debian
- * cloud kernel is built without io.latency); `capped`: the batch also capped at a third of the disk's
+ * (Kafka weight 1000, batch 25; `latency: auto` sets no target here: the Debian cloud kernel is built
+ * without io.latency); `capped`: the batch also capped at a third of the disk's
  * IOPS on Kafka's disk (io.max).
  */
 const policy = (io: Io) =>
@@ -52,7 +52,12 @@ const policy = (io: Io) =>
         cores: 1,
         match: { systemdUnit: 'kafka.service' },
         disks: { paths: [LOG_DIR] },
-        io: io === 'off' ? { latency: 'off', weight: 'off' } : { latency: 'off' },
+        // weights: no io: at all, the defaults: latency auto, which plans no target on this kernel.
+        ...(io === 'off'
+          ? { io: { latency: 'off', weight: 'off' } }
+          : io === 'capped'
+            ? { io: { latency: 'off' } }
+            : {}),
       },
       {
         name: 'yarn',
@@ -104,6 +109,16 @@ run rollback isolate rollback
 sleep 1
 dump rb
 sec units-state; systemctl is-active kafka.service yarn-batch.service; endsec units-state
+
+# systemd 252 refuses an empty IODeviceLatencyTargetSec=; the D-Bus call isolate clears the list with
+# instead (src/systemd/systemctl.ts, the same argv).
+sec latency-clear
+systemctl set-property --runtime -- kafka.service 'IODeviceLatencyTargetSec=/dev/block/254:0 25ms'; echo "set rc=$?"
+systemctl show -p IODeviceLatencyTargetUSec kafka.service
+systemctl set-property --runtime -- kafka.service IODeviceLatencyTargetSec= 2>&1; echo "systemctl-clear rc=$?"
+busctl call -- org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager SetUnitProperties 'sba(sv)' kafka.service true 1 IODeviceLatencyTargetUSec 'a(st)' 0; echo "busctl rc=$?"
+echo after:; systemctl show -p IODeviceLatencyTargetUSec kafka.service
+endsec latency-clear
 
 # The same disk under mq-deadline, without iocost: no weight can act there, so none may be planned.
 echo mq-deadline > $Q/scheduler
@@ -212,6 +227,33 @@ describe('Kafka’s disks on a real kernel: a throttled HDD shared with a batch 
     expect(changes('plan-deadline')).not.toMatch(/IODeviceWeight|io\.bfq\.weight|io\.weight/);
     expect(changes('plan-deadline')).toContain(`batch.slice IOWriteIOPSMax=${DEV} ${CAP_WIOPS}`);
     expect(s('plan-deadline')).toMatch(/io\.weight would do nothing, since the scheduler is mq-deadline/);
+  });
+
+  it('the defaults (latency: auto) plan no latency target on this kernel, say why, and apply', () => {
+    expect(rc('plan'), s('plan')).toBe(0);
+    expect(changes('plan')).not.toMatch(/IODeviceLatencyTargetSec|io\.latency/);
+    // Before the weights no cgroup may have io: then the kernel's config says, or nobody can tell.
+    expect(s('plan')).toMatch(
+      /io kafka: no latency target is planned \(latency: auto\): (this kernel has no io\.latency \(|whether this kernel has io\.latency cannot be told)/,
+    );
+    // Once systemd enabled io down to kafka.service for its weight, that cgroup itself shows it.
+    expect(s('plan-again')).toMatch(
+      /io kafka: no latency target is planned \(latency: auto\): this kernel has no io\.latency \(\/sys\/fs\/cgroup\/\S+ has io\.\w+ but no io\.latency/,
+    );
+    expect(s('plan-again')).toMatch(
+      /io kafka: vda \(254:0\): io\.weight: BFQ is the active scheduler .*; this kernel has no io\.latency/,
+    );
+    expect(s('plan') + s('plan-again')).not.toMatch(/io\.latency acts under any scheduler/);
+    expect(rc('apply'), s('apply')).toBe(0);
+  });
+
+  it('systemd 252 refuses to clear a latency target list with systemctl, and takes the D-Bus call isolate makes', () => {
+    const out = s('latency-clear');
+    expect(out).toMatch(/^set rc=0$/m);
+    expect(out).toMatch(/^IODeviceLatencyTargetUSec=\/dev\/block\/254:0 25ms$/m);
+    expect(out).toMatch(/not normalized[\s\S]*^systemctl-clear rc=1$/m);
+    expect(out).toMatch(/^busctl rc=0$/m);
+    expect(out.slice(out.indexOf('after:'))).not.toMatch(/254:0/);
   });
 
   it('rollback restores every io file of every cgroup and every unit property byte for byte', () => {
