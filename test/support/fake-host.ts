@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/sysfs');
+const OVERLAYS = join(import.meta.dirname, '../fixtures');
 
 /** Top-level and nested groups of the hosts the example policies describe. */
 export const DEFAULT_GROUPS = [
@@ -66,5 +67,11 @@ export function makeFakeHost(
   // Parents of nested groups delegate the controllers to them, as systemd does for system.slice.
   for (const g of groups.filter((g) => groups.some((o) => o.startsWith(`${g}/`))))
     writeFileSync(join(cg, g, 'cgroup.subtree_control'), `${ENABLED}\n`);
+  return root;
+}
+
+/** Lays an overlay from test/fixtures (`disks/r630-kafka`, `irq/qemu-2s-smt2`) over a host root: its files win. */
+export function overlayFixture(root: string, overlay: string): string {
+  cpSync(join(OVERLAYS, overlay), root, { recursive: true, verbatimSymlinks: true, force: true });
   return root;
 }
