@@ -75,3 +75,11 @@ export function overlayFixture(root: string, overlay: string): string {
   cpSync(join(OVERLAYS, overlay), root, { recursive: true, verbatimSymlinks: true, force: true });
   return root;
 }
+
+/** The Dell R630 of test/fixtures/disks/r630-kafka: its CPU tree and its Kafka disks (block devices, mounts), no cgroups. */
+export function r630DisksRoot(root = mkdtempSync(join(tmpdir(), 'isolate-r630-'))): string {
+  cpSync(join(FIXTURES, 'intel-2s-ht-split/sys/devices/system'), join(root, 'sys/devices/system'), {
+    recursive: true,
+  });
+  return overlayFixture(root, 'disks/r630-kafka');
+}
