@@ -20,23 +20,12 @@ import { applyChanges, rollbackLast } from '../../src/apply/engine.js';
 import type { Change } from '../../src/model/plan.js';
 import { buildPlan } from '../../src/ops/plan.js';
 import { changeLines } from '../support/changes.js';
-import { r630DisksRoot } from '../support/fake-host.js';
+import { GROUP_FILES, r630DisksRoot } from '../support/fake-host.js';
 import { KernelIo } from '../support/kernel-io.js';
 
-const GROUP_FILES: Record<string, string> = {
+const IO_GROUP_FILES: Record<string, string> = {
+  ...GROUP_FILES,
   'cgroup.controllers': 'cpuset cpu io memory',
-  'cgroup.subtree_control': '',
-  'cgroup.procs': '',
-  'cgroup.events': 'populated 0\nfrozen 0',
-  'cpuset.cpus': '',
-  'cpuset.mems': '',
-  'cpuset.cpus.partition': 'member',
-  'cpu.weight': '100',
-  'memory.current': '0',
-  'memory.min': '0',
-  'memory.low': '0',
-  'memory.high': 'max',
-  'memory.max': 'max',
   'io.latency': '',
   'io.weight': 'default 100',
   'io.bfq.weight': 'default 100',
@@ -59,7 +48,8 @@ function host(opts: { ioEnabled?: boolean; sdaLatency?: string } = {}): string {
   );
   for (const g of ['kafka.slice', 'hadoop-yarn']) {
     mkdirSync(join(cg, g));
-    for (const [f, v] of Object.entries(GROUP_FILES)) writeFileSync(join(cg, g, f), v === '' ? '' : `${v}\n`);
+    for (const [f, v] of Object.entries(IO_GROUP_FILES))
+      writeFileSync(join(cg, g, f), v === '' ? '' : `${v}\n`);
   }
   // Someone's earlier target on sda: rollback must give it back, not clear it.
   if (opts.sdaLatency) writeFileSync(join(cg, 'kafka.slice/io.latency'), `${opts.sdaLatency}\n`);

@@ -29,25 +29,27 @@ export const DEFAULT_GROUPS = [
 const CONTROLLERS = 'cpuset cpu io memory pids';
 const ENABLED = 'cpuset cpu memory';
 
+/** A group's interface files with the kernel's defaults, controllers `ENABLED` delegated to it. */
+export const GROUP_FILES: Readonly<Record<string, string>> = {
+  'cgroup.controllers': ENABLED,
+  'cgroup.subtree_control': '',
+  'cgroup.procs': '',
+  'cgroup.events': 'populated 0\nfrozen 0',
+  'cpuset.cpus': '',
+  'cpuset.mems': '',
+  'cpuset.cpus.partition': 'member',
+  'cpu.weight': '100',
+  'cpu.idle': '0',
+  'memory.current': '0',
+  'memory.min': '0',
+  'memory.low': '0',
+  'memory.high': 'max',
+  'memory.max': 'max',
+};
+
 function group(dir: string): void {
   mkdirSync(dir, { recursive: true });
-  const files: Record<string, string> = {
-    'cgroup.controllers': ENABLED,
-    'cgroup.subtree_control': '',
-    'cgroup.procs': '',
-    'cgroup.events': 'populated 0\nfrozen 0',
-    'cpuset.cpus': '',
-    'cpuset.mems': '',
-    'cpuset.cpus.partition': 'member',
-    'cpu.weight': '100',
-    'cpu.idle': '0',
-    'memory.current': '0',
-    'memory.min': '0',
-    'memory.low': '0',
-    'memory.high': 'max',
-    'memory.max': 'max',
-  };
-  for (const [name, value] of Object.entries(files)) writeFileSync(join(dir, name), `${value}\n`);
+  for (const [name, value] of Object.entries(GROUP_FILES)) writeFileSync(join(dir, name), `${value}\n`);
 }
 
 export function makeFakeHost(
