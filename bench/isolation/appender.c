@@ -33,10 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SUB_BITS 8
-#define SUB_COUNT (1 << SUB_BITS)
-#define HALF_SUB (SUB_COUNT / 2)
-#define NBUCKETS (64 * HALF_SUB + SUB_COUNT)
+#include "bench.h"
+
 #define KEEP_SEGMENTS 4
 #define MAX_APPEND (1 << 20)
 
@@ -52,33 +50,10 @@ struct hist {
 };
 static struct hist h_write, h_fsync, h_read;
 
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static void sleep_until(uint64_t ns) {
   struct timespec t = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR) {
   }
-}
-
-static int bucket_of(uint64_t v) {
-  if (v < SUB_COUNT) return (int)v;
-  int e = 63 - __builtin_clzll(v) - (SUB_BITS - 1);
-  return e * HALF_SUB + (int)(v >> e);
-}
-
-static void bucket_range(int idx, uint64_t *lo, uint64_t *hi) {
-  if (idx < SUB_COUNT) {
-    *lo = *hi = (uint64_t)idx;
-    return;
-  }
-  int e = idx / HALF_SUB - 1;
-  uint64_t m = (uint64_t)(idx - e * HALF_SUB);
-  *lo = m << e;
-  *hi = *lo + (1ull << e) - 1;
 }
 
 /* Each histogram has one writer thread: no lock. */
@@ -134,6 +109,7 @@ static int take_segment(uint64_t *bytes) {
   return fd;
 }
 
+/* Only async-signal-safe calls (unlink and rmdir of what this run made): on_signal calls it. */
 static void remove_all(void) {
   char p[4200];
   for (long i = seg_index - KEEP_SEGMENTS; i <= seg_index; i++) {
@@ -145,14 +121,7 @@ static void remove_all(void) {
 }
 
 static void on_signal(int sig) {
-  /* Only async-signal-safe calls: unlink and rmdir of what this run made. */
-  char p[4200];
-  for (long i = seg_index - KEEP_SEGMENTS; i <= seg_index; i++) {
-    if (i < 0) continue;
-    seg_path(p, sizeof p, i);
-    unlink(p);
-  }
-  rmdir(workdir);
+  remove_all();
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -225,38 +194,20 @@ static void *reader_thread(void *arg) {
 static void print_hist(const char *name, const struct hist *h, int last) {
   printf("\"%s\":{\"count\":%llu,\"maxNs\":%llu,\"buckets\":[", name, (unsigned long long)h->count,
          (unsigned long long)h->max);
-  int first = 1;
-  for (int i = 0; i < NBUCKETS; i++) {
-    if (!h->b[i]) continue;
-    uint64_t lo, hi;
-    bucket_range(i, &lo, &hi);
-    printf("%s[%llu,%llu,%llu]", first ? "" : ",", (unsigned long long)lo, (unsigned long long)hi,
-           (unsigned long long)h->b[i]);
-    first = 0;
-  }
+  print_buckets(h->b);
   printf("]}%s", last ? "" : ",");
-}
-
-static int int_arg(const char *name, const char *v, int lo, int hi) {
-  char *end;
-  long n = strtol(v, &end, 10);
-  if (*end || n < lo || n > hi) {
-    fprintf(stderr, "appender: %s: a whole number from %d to %d, not %s\n", name, lo, hi, v);
-    exit(2);
-  }
-  return (int)n;
 }
 
 int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const char *k = argv[i], *v = argv[i + 1];
     if (!strcmp(k, "--dir")) opt.dir = v;
-    else if (!strcmp(k, "--rate")) opt.rate = int_arg(k, v, 1, 1000000);
-    else if (!strcmp(k, "--append")) opt.append = int_arg(k, v, 1, MAX_APPEND);
-    else if (!strcmp(k, "--fsync-ms")) opt.fsync_ms = int_arg(k, v, 1, 600000);
-    else if (!strcmp(k, "--fetch")) opt.fetch = int_arg(k, v, 1, 64 << 20);
-    else if (!strcmp(k, "--fetch-rate")) opt.fetch_rate = int_arg(k, v, 1, 100000);
-    else if (!strcmp(k, "--segment-mib")) opt.segment_mib = int_arg(k, v, 1, 1 << 20);
+    else if (!strcmp(k, "--rate")) opt.rate = int_arg("appender", k, v, 1, 1000000);
+    else if (!strcmp(k, "--append")) opt.append = int_arg("appender", k, v, 1, MAX_APPEND);
+    else if (!strcmp(k, "--fsync-ms")) opt.fsync_ms = int_arg("appender", k, v, 1, 600000);
+    else if (!strcmp(k, "--fetch")) opt.fetch = int_arg("appender", k, v, 1, 64 << 20);
+    else if (!strcmp(k, "--fetch-rate")) opt.fetch_rate = int_arg("appender", k, v, 1, 100000);
+    else if (!strcmp(k, "--segment-mib")) opt.segment_mib = int_arg("appender", k, v, 1, 1 << 20);
     else if (!strcmp(k, "--warmup")) opt.warmup = atof(v);
     else if (!strcmp(k, "--duration")) opt.duration = atof(v);
     else if (!strcmp(k, "--label")) opt.label = v;

@@ -20,13 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static long ws_bytes;
+#include "bench.h"
 
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+static long ws_bytes;
 
 static long read_size_kib(const char *path) {
   FILE *f = fopen(path, "r");

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 static struct {
   const char *dir, *label;
   int file_mib, threads, bs_kib;
@@ -81,23 +83,13 @@ static void publish_counts(void) {
   close(f);
 }
 
-static int int_arg(const char *name, const char *v, int lo, int hi) {
-  char *end;
-  long n = strtol(v, &end, 10);
-  if (*end || n < lo || n > hi) {
-    fprintf(stderr, "iobatch: %s: a whole number from %d to %d, not %s\n", name, lo, hi, v);
-    exit(2);
-  }
-  return (int)n;
-}
-
 int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const char *k = argv[i], *v = argv[i + 1];
     if (!strcmp(k, "--dir")) opt.dir = v;
-    else if (!strcmp(k, "--file-mib")) opt.file_mib = int_arg(k, v, 1, 1 << 20);
-    else if (!strcmp(k, "--threads")) opt.threads = int_arg(k, v, 1, 1024);
-    else if (!strcmp(k, "--bs-kib")) opt.bs_kib = int_arg(k, v, 4, 16384);
+    else if (!strcmp(k, "--file-mib")) opt.file_mib = int_arg("iobatch", k, v, 1, 1 << 20);
+    else if (!strcmp(k, "--threads")) opt.threads = int_arg("iobatch", k, v, 1, 1024);
+    else if (!strcmp(k, "--bs-kib")) opt.bs_kib = int_arg("iobatch", k, v, 4, 16384);
     else if (!strcmp(k, "--count-file")) count_file = v;
     else if (!strcmp(k, "--label")) opt.label = v;
     else {

@@ -33,11 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define MAX_PAYLOAD 4096
-#define SUB_BITS 8
-#define SUB_COUNT (1 << SUB_BITS)
-#define HALF_SUB (SUB_COUNT / 2)
-#define NBUCKETS (64 * HALF_SUB + SUB_COUNT)
 
 struct req_hdr {
   uint64_t due_ns;   /* when the request was due (open-loop schedule) */
@@ -66,12 +64,6 @@ static struct {
   double warmup, duration;
   const char *label;
 } opt = {1000, 8, 2, 4, 32, 512, 4096, 4L << 20, 2, 10, "probe"};
-
-static uint64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 static void die(const char *what) {
   perror(what);
@@ -294,23 +286,6 @@ static void *handler_thread(void *arg) {
 static uint64_t hist[NBUCKETS];
 static uint64_t hist_max, hist_count;
 
-static int bucket_of(uint64_t v) {
-  if (v < SUB_COUNT) return (int)v;
-  int e = 63 - __builtin_clzll(v) - (SUB_BITS - 1);
-  return e * HALF_SUB + (int)(v >> e);
-}
-
-static void bucket_range(int idx, uint64_t *lo, uint64_t *hi) {
-  if (idx < SUB_COUNT) {
-    *lo = *hi = (uint64_t)idx;
-    return;
-  }
-  int e = idx / HALF_SUB - 1;
-  uint64_t m = (uint64_t)(idx - e * HALF_SUB);
-  *lo = m << e;
-  *hi = *lo + (1ull << e) - 1;
-}
-
 static void record(uint64_t v) {
   hist[bucket_of(v)]++;
   hist_count++;
@@ -495,15 +470,7 @@ int main(int argc, char **argv) {
          (unsigned long long)measured_sent, (unsigned long long)received, (unsigned long long)hist_count,
          (unsigned long long)(sent_total - received), lost_wait_expired ? "true" : "false",
          (unsigned long long)pacer_late_max, (unsigned long long)hist_max);
-  int first = 1;
-  for (int i = 0; i < NBUCKETS; i++) {
-    if (!hist[i]) continue;
-    uint64_t lo, hi;
-    bucket_range(i, &lo, &hi);
-    printf("%s[%llu,%llu,%llu]", first ? "" : ",", (unsigned long long)lo, (unsigned long long)hi,
-           (unsigned long long)hist[i]);
-    first = 0;
-  }
+  print_buckets(hist);
   printf("]}\n");
   fflush(stdout);
   _exit(0); /* network and handler threads block forever; do not wait for them */

@@ -158,15 +158,7 @@ export function formatText(r: Report): string {
   L.push(`where: ${r.where.detail}`);
   if (r.where.emulated)
     L.push('!!! TCG emulation: every number below is emulation noise, not a measurement of isolation. !!!');
-  if (r.arms.length === 0) {
-    if (r.io && r.params.io)
-      L.push(
-        '',
-        ...formatIoText(r.io, { ...r.params.io, warmupS: r.params.warmupS, durationS: r.params.durationS }),
-      );
-    L.push(`wall time: ${r.wallSeconds} s${r.steps ? ` (steps: ${r.steps.replace(/\n/g, ', ')})` : ''}`);
-    return `${L.join('\n')}\n`;
-  }
+  if (r.arms.length === 0) return closeText(r, L);
   const p = r.params;
   L.push(
     `load: ${p.rate} req/s offered, open loop; warm-up ${p.warmupS} s, measured ${p.durationS} s per arm; ` +
@@ -225,6 +217,11 @@ export function formatText(r: Report): string {
   L.push('');
   L.push(`target: p99 with isolation ≤ ${fmtRatio(r.verdict.targetP99Ratio)} alone.`);
   L.push(`result: ${r.verdict.summary}`);
+  return closeText(r, L);
+}
+
+/** The I/O bench's part (when it ran) and the wall time end the text, whether CPU arms ran or not. */
+function closeText(r: Report, L: string[]): string {
   if (r.io && r.params.io)
     L.push(
       '',

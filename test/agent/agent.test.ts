@@ -10,6 +10,7 @@ import { CpuSet } from '../../src/model/cpuset.js';
 import { putProcesses } from '../docs/host.js';
 import { HAVE_FIXTURES } from '../raid/fixtures.js';
 import { IBBU08_DETAIL, M5015_BBU, makeHost } from '../raid/host.js';
+import { TEST_AGENT_TIMING } from '../support/agent.js';
 import { fakeCgroupHost } from '../support/cgroup-tree.js';
 
 const POLICY = (cores: number) => `apiVersion: isolate/v1
@@ -53,14 +54,7 @@ async function drive(
   return { code, rounds, logs };
 }
 
-const base = (root: string, policyPath: string) => ({
-  root,
-  policyPath,
-  intervalMs: 20,
-  raidIntervalMs: 600_000,
-  checkIntervalMs: 600_000,
-  maxBackoffMs: 200,
-});
+const base = (root: string, policyPath: string) => ({ root, policyPath, ...TEST_AGENT_TIMING });
 
 describe('isolate agent', () => {
   it('converges, then corrects a cpuset someone else wrote, and stops with 0', async () => {

@@ -2,7 +2,7 @@
 // disk of Kafka's data directories and its io.pressure, differenced over the window, on a host root
 // made of a Dell R630's CPU tree, the r630-kafka block devices and a cgroup2 stand-in. The findings:
 // a warning only when Kafka stalls on I/O while a batch workload does I/O on Kafka's own disks.
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,8 +19,9 @@ import {
 } from '../../src/audit/io.js';
 import { parseBlkioThrottle, parseIoStat, readBlkioStat } from '../../src/cgroup/iostat.js';
 import { check } from '../../src/ops/check.js';
-import { makeFakeHost } from '../support/fake-host.js';
+import { makeFakeHost, overlayFixture } from '../support/fake-host.js';
 import { makeFakeV1Host, mountinfoFor } from '../support/fake-v1-host.js';
+import { KAFKA_DATA2_POLICY, writePolicy } from '../support/policies.js';
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures');
 const CG = 'sys/fs/cgroup';
@@ -37,11 +38,7 @@ function host(): { root: string; policy: string } {
     'kafka.slice',
     'hadoop-yarn',
   ]);
-  cpSync(path.join(FIXTURES, 'disks/r630-kafka'), root, {
-    recursive: true,
-    verbatimSymlinks: true,
-    force: true,
-  });
+  overlayFixture(root, 'disks/r630-kafka');
   // The disks fixture's mountinfo has no cgroup2 mount; the host's does.
   appendFileSync(
     path.join(root, 'proc/self/mountinfo'),
@@ -55,18 +52,7 @@ function host(): { root: string; policy: string } {
     );
     writeFileSync(path.join(root, CG, g, 'io.pressure'), psi(1_000, 500));
   }
-  const dir = mkdtempSync(path.join(tmpdir(), 'isolate-io-policy-'));
-  const policy = path.join(dir, 'policy.yaml');
-  writeFileSync(
-    policy,
-    `apiVersion: isolate/v1
-kind: HostPolicy
-workloads:
-  - { name: kafka, class: exclusive, cores: 2, match: { cgroup: /kafka.slice }, disks: { paths: [/data2/kafka-logs] } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`,
-  );
-  return { root, policy };
+  return { root, policy: writePolicy(KAFKA_DATA2_POLICY, 'isolate-io-policy-') };
 }
 
 const TARGETS = (root: string): IoTarget[] => [
@@ -383,11 +369,7 @@ describe('isolate check', () => {
       memoryGroups: ['hadoop-yarn', 'kafka'],
       mountinfo: null,
     });
-    cpSync(path.join(FIXTURES, 'disks/r630-kafka'), root, {
-      recursive: true,
-      verbatimSymlinks: true,
-      force: true,
-    });
+    overlayFixture(root, 'disks/r630-kafka');
     writeFileSync(
       path.join(root, 'proc/self/mountinfo'),
       `${readFileSync(path.join(FIXTURES, 'disks/r630-kafka/proc/self/mountinfo'), 'utf8')}${mountinfoFor(

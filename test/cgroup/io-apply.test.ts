@@ -6,7 +6,6 @@
 // plain write. The real kernel's files are read back in the guest (test/vm, branch h-iovm).
 import {
   appendFileSync,
-  cpSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -20,24 +19,13 @@ import { describe, expect, it } from 'vitest';
 import { applyChanges, rollbackLast } from '../../src/apply/engine.js';
 import type { Change } from '../../src/model/plan.js';
 import { buildPlan } from '../../src/ops/plan.js';
+import { changeLines } from '../support/changes.js';
+import { GROUP_FILES, r630DisksRoot } from '../support/fake-host.js';
 import { KernelIo } from '../support/kernel-io.js';
 
-const FIXTURES = join(import.meta.dirname, '../fixtures');
-
-const GROUP_FILES: Record<string, string> = {
+const IO_GROUP_FILES: Record<string, string> = {
+  ...GROUP_FILES,
   'cgroup.controllers': 'cpuset cpu io memory',
-  'cgroup.subtree_control': '',
-  'cgroup.procs': '',
-  'cgroup.events': 'populated 0\nfrozen 0',
-  'cpuset.cpus': '',
-  'cpuset.mems': '',
-  'cpuset.cpus.partition': 'member',
-  'cpu.weight': '100',
-  'memory.current': '0',
-  'memory.min': '0',
-  'memory.low': '0',
-  'memory.high': 'max',
-  'memory.max': 'max',
   'io.latency': '',
   'io.weight': 'default 100',
   'io.bfq.weight': 'default 100',
@@ -45,11 +33,7 @@ const GROUP_FILES: Record<string, string> = {
 };
 
 function host(opts: { ioEnabled?: boolean; sdaLatency?: string } = {}): string {
-  const root = mkdtempSync(join(tmpdir(), 'isolate-io-'));
-  cpSync(join(FIXTURES, 'sysfs/intel-2s-ht-split/sys/devices/system'), join(root, 'sys/devices/system'), {
-    recursive: true,
-  });
-  cpSync(join(FIXTURES, 'disks/r630-kafka'), root, { recursive: true, verbatimSymlinks: true });
+  const root = r630DisksRoot(mkdtempSync(join(tmpdir(), 'isolate-io-')));
   // The fixture's mount table has no cgroup2 mount: add the one a unified host has.
   appendFileSync(
     join(root, 'proc/self/mountinfo'),
@@ -64,7 +48,8 @@ function host(opts: { ioEnabled?: boolean; sdaLatency?: string } = {}): string {
   );
   for (const g of ['kafka.slice', 'hadoop-yarn']) {
     mkdirSync(join(cg, g));
-    for (const [f, v] of Object.entries(GROUP_FILES)) writeFileSync(join(cg, g, f), v === '' ? '' : `${v}\n`);
+    for (const [f, v] of Object.entries(IO_GROUP_FILES))
+      writeFileSync(join(cg, g, f), v === '' ? '' : `${v}\n`);
   }
   // Someone's earlier target on sda: rollback must give it back, not clear it.
   if (opts.sdaLatency) writeFileSync(join(cg, 'kafka.slice/io.latency'), `${opts.sdaLatency}\n`);
@@ -103,10 +88,7 @@ function snapshot(root: string): Record<string, string> {
   return out;
 }
 
-const io = (changes: Change[]) =>
-  changes
-    .filter((c) => c.setting.startsWith('io.'))
-    .map((c) => `${c.target} ${c.setting} ${c.from} -> ${c.to}`);
+const io = (changes: Change[]) => changeLines(changes, 'io.');
 
 describe("io settings on Kafka's disks through cgroupfs", () => {
   it('plans a latency target on every Kafka disk, weights only where BFQ acts, caps on the batch side', async () => {

@@ -10,6 +10,7 @@ import { CgroupV1Executor } from '../../src/cgroupv1/executor.js';
 import { UserError } from '../../src/model/errors.js';
 import type { Change } from '../../src/model/plan.js';
 import { buildPlan } from '../../src/ops/plan.js';
+import { changeLines } from '../support/changes.js';
 import { makeFakeV1Host, mountinfoFor } from '../support/fake-v1-host.js';
 
 const DISKS = join(import.meta.dirname, '../fixtures/disks/r630-kafka');
@@ -56,10 +57,7 @@ workloads:
   return f;
 };
 
-const blkio = (changes: Change[]) =>
-  changes
-    .filter((c) => c.setting.startsWith('blkio.'))
-    .map((c) => `${c.target} ${c.setting} ${c.from} -> ${c.to}`);
+const blkio = (changes: Change[]) => changeLines(changes, 'blkio.');
 
 describe('io on cgroup v1: blkio weights and throttles only', () => {
   it('refuses an explicit latency target, naming the field and the fix', async () => {

@@ -2,45 +2,16 @@
 // overlay of the same machine: `plan` shows each IRQ/RPS/XPS/workqueue change with its reason, a
 // saved plan carries them (its schema takes the irq backend), `apply --plan` makes them, `check`
 // measures interrupts, `rollback` leaves every affinity and mask as it was.
-import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolate } from '../cli/run.js';
-import { makeFakeHost } from '../support/fake-host.js';
+import { quietCoresHost, quietCoresPolicy } from '../support/irq-host.js';
 
 const env = { ISOLATE_LOG: 'off' };
 
 function host(): { root: string; policy: string } {
-  const root = makeFakeHost('qemu-2s-smt2', [
-    'init.scope',
-    'system.slice',
-    'user.slice',
-    'kafka.slice',
-    'hadoop-yarn',
-  ]);
-  cpSync(path.resolve(import.meta.dirname, '../fixtures/irq/qemu-2s-smt2'), root, {
-    recursive: true,
-    verbatimSymlinks: true,
-    force: true,
-  });
-  // Never started: no effective affinity to lag behind the write (a real kernel updates it at once).
-  for (const n of readdirSync(path.join(root, 'proc/irq')).filter((n) => /^\d+$/.test(n)))
-    writeFileSync(path.join(root, 'proc/irq', n, 'effective_affinity_list'), '\n');
-  const dir = mkdtempSync(path.join(tmpdir(), 'isolate-irq-policy-'));
-  const policy = path.join(dir, 'policy.yaml');
-  writeFileSync(
-    policy,
-    `apiVersion: isolate/v1
-kind: HostPolicy
-strict: true
-quiet: { irqs: true, workqueues: true }
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, near: [nic:eth0], match: { cgroup: /kafka.slice } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`,
-  );
-  return { root, policy };
+  return { root: quietCoresHost(), policy: quietCoresPolicy('{ irqs: true, workqueues: true }') };
 }
 
 function masks(root: string): Record<string, string> {

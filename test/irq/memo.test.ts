@@ -2,14 +2,13 @@
 // as a real host changes: a managed IRQ moved by someone (seen by the cheap re-read), a driver reload
 // that gives eth0 new IRQ numbers, a NIC re-registered (new ifindex), new handlers on an IRQ, and age
 // (each forces a full scan). Then the agent itself: a driver reload between rounds is placed at once.
-import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type RoundResult, runAgent } from '../../src/agent/agent.js';
 import { IRQ_RESCAN_MS, IrqMemo } from '../../src/irq/memo.js';
-import { irqHost } from '../support/irq-host.js';
-import { makeFakeHost } from '../support/fake-host.js';
+import { TEST_AGENT_TIMING } from '../support/agent.js';
+import { irqHost, quietCoresHost, quietCoresPolicy } from '../support/irq-host.js';
 
 const ETH0_PCI = 'sys/devices/pci0000:04/0000:04:00.0/0000:05:04.0';
 const irqFile = (root: string, n: number, f = 'smp_affinity_list') =>
@@ -96,35 +95,8 @@ describe('IRQ observation across agent rounds', () => {
 
 describe('the agent keeps quiet cores across a driver reload', () => {
   it('places the NIC on its new IRQ numbers in the round after the reload, and logs the rescan', async () => {
-    const root = makeFakeHost('qemu-2s-smt2', [
-      'init.scope',
-      'system.slice',
-      'user.slice',
-      'kafka.slice',
-      'hadoop-yarn',
-    ]);
-    cpSync(path.resolve(import.meta.dirname, '../fixtures/irq/qemu-2s-smt2'), root, {
-      recursive: true,
-      verbatimSymlinks: true,
-      force: true,
-    });
-    for (const n of readdirSync(path.join(root, 'proc/irq')).filter((n) => /^\d+$/.test(n)))
-      writeFileSync(irqFile(root, Number(n), 'effective_affinity_list'), '\n');
-    const policyPath = path.join(
-      mkdirSync(path.join(tmpdir(), `isolate-irqmemo-${process.pid}-${Date.now()}`), { recursive: true })!,
-      'policy.yaml',
-    );
-    writeFileSync(
-      policyPath,
-      `apiVersion: isolate/v1
-kind: HostPolicy
-strict: true
-quiet: { irqs: true }
-workloads:
-  - { name: kafka, class: exclusive, cores: 1, near: [nic:eth0], match: { cgroup: /kafka.slice } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`,
-    );
+    const root = quietCoresHost();
+    const policyPath = quietCoresPolicy('{ irqs: true }');
     const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
     const stop = new AbortController();
     const cap = setTimeout(() => stop.abort('cap'), 60_000);
@@ -132,10 +104,7 @@ workloads:
     await runAgent({
       root,
       policyPath,
-      intervalMs: 20,
-      raidIntervalMs: 600_000,
-      checkIntervalMs: 600_000,
-      maxBackoffMs: 200,
+      ...TEST_AGENT_TIMING,
       stop: stop.signal,
       log: (_l, msg, fields) => logs.push({ msg, ...(fields ? { fields } : {}) }),
       afterRound: (r) => {

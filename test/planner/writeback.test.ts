@@ -2,7 +2,7 @@
 // cgroup may dirty more than Kafka's slowest disk writes in a few seconds (bounded by its memory.high
 // through cgroup writeback; by the host's memory without one or on cgroup v1), and wbt_lat_usec per
 // disk. Pure rules first, then `isolate plan` on the R630 fixture root with the sysctls written.
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +13,8 @@ import type { VmDirty, WbtState } from '../../src/model/writeback.js';
 import { DIRTY_SECONDS, writebackNotes } from '../../src/planner/writeback.js';
 import { readVmDirty, readWbt } from '../../src/topology/writeback.js';
 import { isolate } from '../cli/run.js';
+import { r630DisksRoot } from '../support/fake-host.js';
+import { KAFKA_DATA2_POLICY, writePolicy } from '../support/policies.js';
 
 const GiB = 1024 ** 3;
 const disk = (name: string, rotational: boolean | null, scheduler = 'mq-deadline'): WholeDisk => ({
@@ -165,12 +167,7 @@ describe('writeback throttling', () => {
 
 describe('isolate plan', () => {
   it("shows the notes for the R630's Kafka disks", () => {
-    const FIXTURES = join(import.meta.dirname, '../fixtures');
-    const root = mkdtempSync(join(tmpdir(), 'isolate-wb-plan-'));
-    cpSync(join(FIXTURES, 'sysfs/intel-2s-ht-split/sys/devices/system'), join(root, 'sys/devices/system'), {
-      recursive: true,
-    });
-    cpSync(join(FIXTURES, 'disks/r630-kafka'), root, { recursive: true, verbatimSymlinks: true });
+    const root = r630DisksRoot();
     mkdirSync(join(root, 'proc/sys/vm'), { recursive: true });
     for (const [f, v] of [
       ['dirty_ratio', '20'],
@@ -179,16 +176,7 @@ describe('isolate plan', () => {
       ['dirty_background_bytes', '0'],
     ])
       writeFileSync(join(root, 'proc/sys/vm', f!), `${v}\n`);
-    const policy = join(mkdtempSync(join(tmpdir(), 'isolate-wb-policy-')), 'policy.yaml');
-    writeFileSync(
-      policy,
-      `apiVersion: isolate/v1
-kind: HostPolicy
-workloads:
-  - { name: kafka, class: exclusive, cores: 2, match: { cgroup: /kafka.slice }, disks: { paths: [/data2/kafka-logs] } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`,
-    );
+    const policy = writePolicy(KAFKA_DATA2_POLICY, 'isolate-wb-policy-');
     const r = isolate(['plan', '--dry-run', '--root', root, '--policy', policy]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(

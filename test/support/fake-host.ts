@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/sysfs');
+const OVERLAYS = join(import.meta.dirname, '../fixtures');
 
 /** Top-level and nested groups of the hosts the example policies describe. */
 export const DEFAULT_GROUPS = [
@@ -28,25 +29,27 @@ export const DEFAULT_GROUPS = [
 const CONTROLLERS = 'cpuset cpu io memory pids';
 const ENABLED = 'cpuset cpu memory';
 
+/** A group's interface files with the kernel's defaults, controllers `ENABLED` delegated to it. */
+export const GROUP_FILES: Readonly<Record<string, string>> = {
+  'cgroup.controllers': ENABLED,
+  'cgroup.subtree_control': '',
+  'cgroup.procs': '',
+  'cgroup.events': 'populated 0\nfrozen 0',
+  'cpuset.cpus': '',
+  'cpuset.mems': '',
+  'cpuset.cpus.partition': 'member',
+  'cpu.weight': '100',
+  'cpu.idle': '0',
+  'memory.current': '0',
+  'memory.min': '0',
+  'memory.low': '0',
+  'memory.high': 'max',
+  'memory.max': 'max',
+};
+
 function group(dir: string): void {
   mkdirSync(dir, { recursive: true });
-  const files: Record<string, string> = {
-    'cgroup.controllers': ENABLED,
-    'cgroup.subtree_control': '',
-    'cgroup.procs': '',
-    'cgroup.events': 'populated 0\nfrozen 0',
-    'cpuset.cpus': '',
-    'cpuset.mems': '',
-    'cpuset.cpus.partition': 'member',
-    'cpu.weight': '100',
-    'cpu.idle': '0',
-    'memory.current': '0',
-    'memory.min': '0',
-    'memory.low': '0',
-    'memory.high': 'max',
-    'memory.max': 'max',
-  };
-  for (const [name, value] of Object.entries(files)) writeFileSync(join(dir, name), `${value}\n`);
+  for (const [name, value] of Object.entries(GROUP_FILES)) writeFileSync(join(dir, name), `${value}\n`);
 }
 
 export function makeFakeHost(
@@ -67,4 +70,18 @@ export function makeFakeHost(
   for (const g of groups.filter((g) => groups.some((o) => o.startsWith(`${g}/`))))
     writeFileSync(join(cg, g, 'cgroup.subtree_control'), `${ENABLED}\n`);
   return root;
+}
+
+/** Lays an overlay from test/fixtures (`disks/r630-kafka`, `irq/qemu-2s-smt2`) over a host root: its files win. */
+export function overlayFixture(root: string, overlay: string): string {
+  cpSync(join(OVERLAYS, overlay), root, { recursive: true, verbatimSymlinks: true, force: true });
+  return root;
+}
+
+/** The Dell R630 of test/fixtures/disks/r630-kafka: its CPU tree and its Kafka disks (block devices, mounts), no cgroups. */
+export function r630DisksRoot(root = mkdtempSync(join(tmpdir(), 'isolate-r630-'))): string {
+  cpSync(join(FIXTURES, 'intel-2s-ht-split/sys/devices/system'), join(root, 'sys/devices/system'), {
+    recursive: true,
+  });
+  return overlayFixture(root, 'disks/r630-kafka');
 }

@@ -4,15 +4,15 @@
 // whole call with it) and rewrites the runtime drop-in with the whole list; show prints one line per
 // entry, skipping unlimited caps. A stand-in `busctl` takes SetUnitProperties for the latency list as
 // systemd 252 did in the guest (the list replaced whole). Real systemd and the kernel: test/vm/kafka-disks.
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyChanges, rollbackLast } from '../../src/apply/engine.js';
 import type { Change, SystemdChange } from '../../src/model/plan.js';
 import { ioUnitChanges } from '../../src/planner/io.js';
-import { ioFileMissing, SystemdExecutor } from '../../src/systemd/executor.js';
+import { ioFileMissing } from '../../src/systemd/executor.js';
+import { fakeSystemctl, TmpRootSystemd } from '../support/fake-systemctl.js';
 
 const FAKE = String.raw`#!/bin/bash
 echo "$*" >> "$FAKE_LOG"
@@ -105,25 +105,18 @@ done
 exit 0
 `;
 
-class TmpRootSystemd extends SystemdExecutor {
-  override async ready(): Promise<void> {}
-}
-
 let root: string;
-let savedPath: string | undefined;
+let restore: () => Promise<void>;
 const state = (unit: string, p: string) =>
   readFile(path.join(root, 'state', unit, p), 'utf8').catch(() => null);
 const sd = (target: string, setting: string, from: string, to: string): Change =>
   ({ backend: 'systemd', target, setting, from, to }) as SystemdChange;
 
 beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), 'isolate-sdio-'));
-  const bin = path.join(root, 'bin');
-  await mkdir(bin);
-  await writeFile(path.join(bin, 'systemctl'), FAKE);
-  await chmod(path.join(bin, 'systemctl'), 0o755);
-  await writeFile(path.join(bin, 'busctl'), FAKE_BUSCTL);
-  await chmod(path.join(bin, 'busctl'), 0o755);
+  ({ root, restore } = await fakeSystemctl(FAKE, 'isolate-sdio-'));
+  // systemd 252 refuses clearing the latency list through systemctl; isolate goes through D-Bus.
+  await writeFile(path.join(root, 'bin', 'busctl'), FAKE_BUSCTL);
+  await chmod(path.join(root, 'bin', 'busctl'), 0o755);
   // The operator's own entries: a target on another disk, a cap Flink already had on Kafka's disk.
   await mkdir(path.join(root, 'state/kafka.slice'), { recursive: true });
   await mkdir(path.join(root, 'state/yarn.slice'), { recursive: true });
@@ -137,20 +130,9 @@ beforeEach(async () => {
     '8:16 rbps=max wbps=1048576 riops=max wiops=max\n',
   );
   await writeFile(path.join(root, 'sys/fs/cgroup/kafka.slice/io.bfq.weight'), 'default 100\n8:16 100\n');
-  savedPath = process.env.PATH;
-  Object.assign(process.env, {
-    PATH: `${bin}:${savedPath}`,
-    FAKE_ROOT: root,
-    FAKE_STATE: path.join(root, 'state'),
-    FAKE_LOG: path.join(root, 'systemctl.log'),
-  });
 });
 
-afterEach(async () => {
-  process.env.PATH = savedPath;
-  for (const k of ['FAKE_ROOT', 'FAKE_STATE', 'FAKE_LOG']) delete process.env[k];
-  await rm(root, { recursive: true, force: true });
-});
+afterEach(() => restore());
 
 describe('systemd io properties: one device entry each', () => {
   it('the planner diffs the unit entry for the device, by the name systemctl show prints', () => {

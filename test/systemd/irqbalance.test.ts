@@ -4,15 +4,14 @@
 // its own, and a restart giving irqbalance a new PID whose environment is what those files say.
 // Every call is logged, so reloads and restarts are counted. Real systemd: the quiet-cores guest.
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyChanges, rollbackLast } from '../../src/apply/engine.js';
 import { readJournal } from '../../src/apply/journal.js';
 import { IRQBALANCE_DROP_IN, IRQBALANCE_ENV_FILE } from '../../src/model/irqbalance.js';
 import type { Change, SystemdChange } from '../../src/model/plan.js';
-import { SystemdExecutor } from '../../src/systemd/executor.js';
+import { fakeSystemctl, TmpRootSystemd } from '../support/fake-systemctl.js';
 
 const FAKE = String.raw`#!/bin/bash
 echo "$*" >> "$FAKE_LOG"
@@ -45,11 +44,6 @@ esac
 echo "fake systemctl: unexpected $*" >&2; exit 1
 `;
 
-/** The real executor; only ready() is bypassed: it demands root "/" and this machine's systemd is off limits. */
-class TmpRootSystemd extends SystemdExecutor {
-  override async ready(): Promise<void> {}
-}
-
 const OPERATOR = 'IRQBALANCE_ARGS="--interval=5"\n';
 const V1 = 'IRQBALANCE_BANNED_CPULIST=6-7\nIRQBALANCE_ARGS="--interval=5 --banirq=33 --banirq=34"';
 const V2 = 'IRQBALANCE_BANNED_CPULIST=6-7\nIRQBALANCE_ARGS="--interval=5 --banirq=51 --banirq=52"';
@@ -64,7 +58,7 @@ const ban = (from: string, to: string): Change =>
 
 let root: string;
 let log: string;
-let savedPath: string | undefined;
+let restore: () => Promise<void>;
 const calls = async () => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
 const count = async (verb: string) => (await calls()).filter((c) => c.startsWith(verb)).length;
 const environ = async () => {
@@ -80,12 +74,7 @@ const environ = async () => {
 const executors = () => ({ systemd: new TmpRootSystemd(root) });
 
 beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), 'isolate-irqb-'));
-  const bin = path.join(root, 'bin');
-  await mkdir(bin);
-  await writeFile(path.join(bin, 'systemctl'), FAKE);
-  await chmod(path.join(bin, 'systemctl'), 0o755);
-  log = path.join(root, 'systemctl.log');
+  ({ root, log, restore } = await fakeSystemctl(FAKE, 'isolate-irqb-'));
   await mkdir(path.join(root, 'etc/default'), { recursive: true });
   await mkdir(path.join(root, 'etc/systemd/system'), { recursive: true });
   await writeFile(path.join(root, 'etc/default/irqbalance'), OPERATOR);
@@ -93,15 +82,9 @@ beforeEach(async () => {
   await writeFile(path.join(root, 'mainpid'), '800\n');
   await mkdir(path.join(root, 'proc/800'), { recursive: true });
   await writeFile(path.join(root, 'proc/800/environ'), 'IRQBALANCE_ARGS=--interval=5\0');
-  savedPath = process.env.PATH;
-  Object.assign(process.env, { PATH: `${bin}:${savedPath}`, FAKE_ROOT: root, FAKE_LOG: log });
 });
 
-afterEach(async () => {
-  process.env.PATH = savedPath;
-  for (const k of ['FAKE_ROOT', 'FAKE_LOG']) delete process.env[k];
-  await rm(root, { recursive: true, force: true });
-});
+afterEach(() => restore());
 
 describe("irqbalance's ban: applied, kept, rolled back", () => {
   it('writes both files, reloads once, restarts irqbalance once and checks the new process runs with the ban', async () => {

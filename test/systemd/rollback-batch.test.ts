@@ -2,17 +2,16 @@
 // production spawns it) that models what matters here: `show` reports the drop-ins systemd loaded at
 // its last daemon-reload (plus runtime set-property values at once), and every call is logged, so the
 // number of daemon-reloads a rollback costs is counted, not assumed. Real systemd: test/vm/systemd-strict.
-import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApplyFailedError, applyChanges, EXIT, rollbackLast } from '../../src/apply/engine.js';
 import { readJournal } from '../../src/apply/journal.js';
 import type { ChangeExecutor } from '../../src/apply/executor.js';
 import type { Change, RaidSetting, SystemdChange } from '../../src/model/plan.js';
-import { SystemdExecutor } from '../../src/systemd/executor.js';
+import { fakeSystemctl, TmpRootSystemd } from '../support/fake-systemctl.js';
 
 // S holds what systemd loaded at its last reload; `show` answers from it, defaults as systemd 252 prints them.
 const FAKE = String.raw`#!/bin/bash
@@ -71,14 +70,9 @@ esac
 echo "fake systemctl: unexpected $*" >&2; exit 1
 `;
 
-/** The real executor; only ready() is bypassed: it demands root "/" and this machine's systemd is off limits. */
-class TmpRootSystemd extends SystemdExecutor {
-  override async ready(): Promise<void> {}
-}
-
 let root: string;
 let log: string;
-let savedPath: string | undefined;
+let restore: () => Promise<void>;
 const calls = async () => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
 const reloads = async () => (await calls()).filter((c) => c === 'daemon-reload').length;
 const show = async (unit: string, p: string) => {
@@ -117,12 +111,7 @@ const OPERATOR_FILES = [
 ];
 
 beforeEach(async () => {
-  root = await mkdtemp(path.join(tmpdir(), 'isolate-sdrb-'));
-  const bin = path.join(root, 'bin');
-  await mkdir(bin);
-  await writeFile(path.join(bin, 'systemctl'), FAKE);
-  await chmod(path.join(bin, 'systemctl'), 0o755);
-  log = path.join(root, 'systemctl.log');
+  ({ root, log, restore } = await fakeSystemctl(FAKE, 'isolate-sdrb-'));
   // The operator's own drop-in and runtime property, loaded before isolate runs.
   const etc = path.join(root, 'etc/systemd/system/kafka.service.d');
   const run = path.join(root, 'run/systemd/system.control/kafka.service.d');
@@ -133,20 +122,9 @@ beforeEach(async () => {
   await mkdir(path.join(root, 'state/etc'), { recursive: true });
   await cp(path.join(root, 'etc/systemd/system'), path.join(root, 'state/etc'), { recursive: true });
   await cp(path.join(root, 'run/systemd/system.control'), path.join(root, 'state/run'), { recursive: true });
-  savedPath = process.env.PATH;
-  Object.assign(process.env, {
-    PATH: `${bin}:${savedPath}`,
-    FAKE_ROOT: root,
-    FAKE_STATE: path.join(root, 'state'),
-    FAKE_LOG: log,
-  });
 });
 
-afterEach(async () => {
-  process.env.PATH = savedPath;
-  for (const k of ['FAKE_ROOT', 'FAKE_STATE', 'FAKE_LOG']) delete process.env[k];
-  await rm(root, { recursive: true, force: true });
-});
+afterEach(() => restore());
 
 async function applyStrict(): Promise<void> {
   const r = await applyChanges({ root, changes: STRICT, executors: { systemd: new TmpRootSystemd(root) } });

@@ -83,12 +83,18 @@ echo "timing batch-fill $(( $(date +%s) - t0 ))s"
 window unisolated kafka yarn-batch
 dump before
 
-cp /etc/isolate/policy-off.yaml /etc/isolate/policy.yaml
-run plan-cpu isolate plan
-run apply-cpu isolate apply --yes
-sleep 1
-dump cpu
-window cpu kafka yarn-batch
+# policy_arm NAME POLICY: apply policy-POLICY.yaml (steps plan-NAME, apply-NAME), what the units and
+# the kernel then hold (dump NAME), and the arm's window.
+policy_arm() {
+  cp /etc/isolate/policy-$2.yaml /etc/isolate/policy.yaml
+  run plan-$1 isolate plan
+  run apply-$1 isolate apply --yes
+  sleep 1
+  dump $1
+  window $1 kafka yarn-batch
+}
+
+policy_arm cpu off
 
 cp /etc/isolate/policy-weights.yaml /etc/isolate/policy.yaml
 run plan isolate plan
@@ -98,12 +104,7 @@ dump applied
 run plan-again isolate plan
 window isolated kafka yarn-batch
 
-cp /etc/isolate/policy-capped.yaml /etc/isolate/policy.yaml
-run plan-capped isolate plan
-run apply-capped isolate apply --yes
-sleep 1
-dump capped
-window capped kafka yarn-batch
+policy_arm capped capped
 
 run rollback isolate rollback
 sleep 1
