@@ -6,6 +6,7 @@ import path from 'node:path';
 import { cgroupMount, cgroupUnder, exists, listDirs, readTrimSync } from '../cgroup/fsutil.js';
 import type { CgroupMounts } from '../cgroup/layout.js';
 import { matchProcesses, type ProcessMatcher } from '../cgroup/processes.js';
+import { BLKIO_FILES } from '../model/io.js';
 import type { ObservedV1, ObservedV1Group } from '../model/observed.js';
 import type { Match } from '../model/policy.js';
 
@@ -26,11 +27,7 @@ export const OTHER_FILES = [
   'memory.usage_in_bytes',
   'cpu.shares',
   // blkio (Kafka's disks, docs/disks.md): BFQ weights and throttles per device, a line each.
-  'blkio.bfq.weight_device',
-  'blkio.throttle.read_bps_device',
-  'blkio.throttle.write_bps_device',
-  'blkio.throttle.read_iops_device',
-  'blkio.throttle.write_iops_device',
+  ...BLKIO_FILES,
 ] as const;
 
 export interface V1ObserveRequest {

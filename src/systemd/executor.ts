@@ -178,6 +178,14 @@ export class SystemdExecutor implements ChangeExecutor {
   /** Each unit's ControlGroup as the last read saw it (notInForce's cgroup, without another show). */
   private readonly cgroupOf = new Map<string, string>();
 
+  /** One property of a unit, with what says whether it is loaded and where its cgroup is. */
+  private async showUnit(unit: string, property: string): Promise<Record<string, string> | undefined> {
+    const [props] = parseShow(
+      await systemctl(['show', '-p', property, '-p', 'LoadState', '-p', 'ControlGroup', '--', unit]),
+    );
+    return props;
+  }
+
   private remember(unit: string, props: Record<string, string> | undefined): void {
     if (props?.LoadState === 'loaded' && props.ControlGroup !== undefined)
       this.cgroupOf.set(unit, props.ControlGroup);
@@ -186,19 +194,7 @@ export class SystemdExecutor implements ChangeExecutor {
 
   async read(change: Change): Promise<string | null> {
     if (change.setting === IRQBALANCE_SETTING) return this.readIrqbalance();
-    const [props] = parseShow(
-      await systemctl([
-        'show',
-        '-p',
-        propertyOf(change.setting),
-        '-p',
-        'LoadState',
-        '-p',
-        'ControlGroup',
-        '--',
-        change.target,
-      ]),
-    );
+    const props = await this.showUnit(change.target, propertyOf(change.setting));
     this.remember(change.target, props);
     return liveValue(props, change);
   }
@@ -556,19 +552,7 @@ export class SystemdExecutor implements ChangeExecutor {
       await set(previous);
       return {};
     }
-    const [props] = parseShow(
-      await systemctl([
-        'show',
-        '-p',
-        IO_PROPERTY_SHOWN[setting],
-        '-p',
-        'LoadState',
-        '-p',
-        'ControlGroup',
-        '--',
-        change.target,
-      ]),
-    );
+    const props = await this.showUnit(change.target, IO_PROPERTY_SHOWN[setting]);
     if (props?.LoadState !== 'loaded') return {};
     this.remember(change.target, props);
     if (setting !== 'IODeviceWeight') await set(`${dev} infinity`);
