@@ -14,7 +14,11 @@ export function benchBinary(name: BenchProgram): string {
   const src = join(REPO_ROOT, 'bench/isolation', `${name}.c`);
   // bench.h is #included by every program: a change there must rebuild them too.
   const header = join(REPO_ROOT, 'bench/isolation/bench.h');
-  const key = createHash('sha256').update(readFileSync(src)).update(readFileSync(header)).digest('hex').slice(0, 12);
+  const key = createHash('sha256')
+    .update(readFileSync(src))
+    .update(readFileSync(header))
+    .digest('hex')
+    .slice(0, 12);
   const dir = join(VM_CACHE, 'bench');
   const out = join(dir, `${name}-${key}`);
   if (existsSync(out)) return out;
