@@ -9,7 +9,7 @@ import { allocate } from '../../src/planner/allocate.js';
 import { parsePolicy } from '../../src/policy/load.js';
 import { readTopology } from '../../src/topology/read.js';
 import { freshHost } from '../support/observed.js';
-import { synthTopology } from '../support/synthetic.js';
+import { type SynthSpec, synthTopology } from '../support/synthetic.js';
 
 const tree = (name: string) => readTopology(join(import.meta.dirname, '../fixtures/sysfs', name));
 
@@ -39,6 +39,16 @@ interface Case {
   reserved?: string;
   warning?: RegExp;
 }
+
+/** One package split into two nodes of four SMT2 cores, siblings N and N+8 (sub-NUMA clustering). */
+const ONE_PACKAGE_TWO_NODES: SynthSpec = {
+  packages: 1,
+  nodesPerPackage: 2,
+  coresPerNode: 4,
+  threads: [2],
+  siblings: 'split',
+  l3PerNode: 1,
+};
 
 const CASES: Case[] = [
   {
@@ -127,30 +137,14 @@ workloads:
   },
   {
     name: 'N/N+half siblings: whole cores on the node with most free cores (node 0 holds the reserved one)',
-    topology: () =>
-      synthTopology({
-        packages: 1,
-        nodesPerPackage: 2,
-        coresPerNode: 4,
-        threads: [2],
-        siblings: 'split',
-        l3PerNode: 1,
-      }),
+    topology: () => synthTopology(ONE_PACKAGE_TWO_NODES),
     body: KAFKA(1, 3),
     want: { kafka: { cpus: '4-6,12-14', nodes: [1] } },
     reserved: '0,8',
   },
   {
     name: 'reserved per node: each node of a package keeps its own lowest core (sub-NUMA clustering)',
-    topology: () =>
-      synthTopology({
-        packages: 1,
-        nodesPerPackage: 2,
-        coresPerNode: 4,
-        threads: [2],
-        siblings: 'split',
-        l3PerNode: 1,
-      }),
+    topology: () => synthTopology(ONE_PACKAGE_TWO_NODES),
     body: KAFKA(1, 3).replace('reserved: { cores: 1 }', 'reserved: { cores: 1, per: node }'),
     // Per package this host reserves 0,8 only (the case above); per node, node 1 keeps core 4 (4,12)
     // and Kafka's 3 cores are the rest of node 0, which now has as many free cores as node 1.
@@ -190,14 +184,7 @@ describe('allocate: node choice and fill order', () => {
   });
 
   it('refuses reserving every core of a node, per node, naming the largest count that fits', () => {
-    const t = synthTopology({
-      packages: 1,
-      nodesPerPackage: 2,
-      coresPerNode: 4,
-      threads: [2],
-      siblings: 'split',
-      l3PerNode: 1,
-    });
+    const t = synthTopology(ONE_PACKAGE_TWO_NODES);
     const body = KAFKA(4, 1).replace('reserved: { cores: 4 }', 'reserved: { cores: 4, per: node }');
     expect(() => allocate(t, policy(body), undefined, [])).toThrow(
       /reserves 4 cores per node, but the largest node has 4 cores.*set reserved\.cores to at most 3/,
