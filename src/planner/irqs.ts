@@ -51,6 +51,17 @@ function capped(items: string[]): string {
 
 const irqName = irqLabel;
 
+/** An IRQ's affinity to `want`, its note naming the IRQ and saying why. */
+const affinityChange = (irq: ObservedIrq, want: CpuSet, why: string, workload?: string): Change =>
+  change(
+    irqTarget(irq.irq),
+    'smp_affinity_list',
+    irq.affinity!.toString(),
+    want.toString(),
+    `IRQ ${irqName(irq)}: ${why}`,
+    workload,
+  );
+
 /** The changes that keep interrupts, packet steering and unbound kernel work off the exclusive CPUs. */
 export function irqChanges(
   topology: Topology,
@@ -226,16 +237,7 @@ function irqAffinities(
       perNic.set(nic.nic.name, k + 1);
       const want = nic.spread ? CpuSet.of([nic.spread[k % nic.spread.length]!]) : nic.cpus;
       if (!irq.affinity.equals(want)) {
-        out.push(
-          change(
-            irqTarget(irq.irq),
-            'smp_affinity_list',
-            irq.affinity.toString(),
-            want.toString(),
-            `IRQ ${irqName(irq)}: ${nic.why}`,
-            nic.workload.name,
-          ),
-        );
+        out.push(affinityChange(irq, want, nic.why, nic.workload.name));
       }
       continue;
     }
@@ -256,15 +258,7 @@ function irqAffinities(
       want = fallback;
       why = `off the exclusive CPUs ${exclusive}, to ${hk ? hk.why : `the CPUs outside them, ${fallback}`} (its mask held no other online CPU)`;
     }
-    out.push(
-      change(
-        irqTarget(irq.irq),
-        'smp_affinity_list',
-        irq.affinity.toString(),
-        want.toString(),
-        `IRQ ${irqName(irq)}: ${why}`,
-      ),
-    );
+    out.push(affinityChange(irq, want, why));
   }
   if (managed.length > 0) {
     const on = managed.reduce((acc, i) => acc.union(i.affinity!.intersect(exclusive)), CpuSet.EMPTY);
