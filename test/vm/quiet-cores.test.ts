@@ -112,8 +112,10 @@ affinities() { local d; for d in /proc/irq/[0-9]*; do echo "$(basename $d) $(cat
 counts() { sec "$1-interrupts"; cat /proc/interrupts; endsec "$1-interrupts"; sec "$1-softirqs"; cat /proc/softirqs; endsec "$1-softirqs"; }
 # Kafka's CPUs (6-7) and its NIC's housekeeping CPUs (4-5), as the plan says (the test checks).
 EXCL=" 6 7 "
-# IRQs the kernel refused to move at A's apply (EIO: the timer): left where they are, not judged.
-refused() { REFUSED=" $(grep -o 'skipped: /proc/irq/[0-9]*' /root/apply.txt | grep -o '[0-9]*$' | tr '\n' ' ') "; }
+# IRQs the kernel refused to move at A's apply (EIO), and those the plan leaves because their handler
+# pinned them (IRQF_NOBALANCING: the timer): left where they are, not judged.
+pinned() { grep -o 'IRQs [^"]* are pinned by their handler' /var/lib/isolate/plan.json | grep -oE '(IRQs |, )[0-9]+ (' | grep -oE '[0-9]+'; }
+refused() { REFUSED=" $( (grep -o 'skipped: /proc/irq/[0-9]*' /root/apply.txt | grep -o '[0-9]*$'; pinned) | tr '\n' ' ') "; }
 cpus() { local p out=""; for p in \${1//,/ }; do if [[ $p == *-* ]]; then out+=" $(seq -s' ' \${p%-*} \${p#*-})"; else out+=" $p"; fi; done; echo "$out"; }
 # The PCI function of a NIC (virtio's netdev hangs off virtioN, one level below it).
 pci_of() { local d=$(readlink -f /sys/class/net/$1/device); [ -d $d/msi_irqs ] || d=$(dirname $d); echo $d; }
@@ -328,6 +330,7 @@ interface PlanJsonView {
     note: string;
   }[];
   warnings: string[];
+  notes?: string[];
 }
 
 describe('quiet cores on a real kernel: multiqueue virtio-net + vmxnet3, irqbalance, traffic, rollback', () => {
@@ -376,6 +379,11 @@ describe('quiet cores on a real kernel: multiqueue virtio-net + vmxnet3, irqbala
     const refused = new Set(
       [...s('apply').matchAll(/^\s*skipped: \/proc\/irq\/(\d+) /gm)].map((m) => Number(m[1])),
     );
+    // IRQs the plan leaves because their handler pinned them (IRQF_NOBALANCING: the timer).
+    for (const note of plan().notes ?? []) {
+      const list = /^IRQs (.*) are pinned by their handler/.exec(note)?.[1] ?? '';
+      for (const m of list.matchAll(/(?:^|, )(\d+) \(/g)) refused.add(Number(m[1]));
+    }
     const to = new Map<number, { cpus: CpuSet; note: string }>();
     for (const c of plan().changes) {
       const n = Number(c.target.replace('/proc/irq/', ''));
