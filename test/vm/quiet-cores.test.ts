@@ -114,7 +114,7 @@ counts() { sec "$1-interrupts"; cat /proc/interrupts; endsec "$1-interrupts"; se
 EXCL=" 6 7 "
 # IRQs the kernel refused to move at A's apply (EIO), and those the plan leaves because their handler
 # pinned them (IRQF_NOBALANCING: the timer): left where they are, not judged.
-pinned() { grep -o 'IRQs [^"]* are pinned by their handler' /var/lib/isolate/plan.json | grep -oE '(IRQs |, )[0-9]+ (' | grep -oE '[0-9]+'; }
+pinned() { grep -o 'IRQs [^"]* are pinned by their handler' /var/lib/isolate/plan.json | grep -oE '(IRQs |, )[0-9]+ \\(' | grep -oE '[0-9]+'; }
 refused() { REFUSED=" $( (grep -o 'skipped: /proc/irq/[0-9]*' /root/apply.txt | grep -o '[0-9]*$'; pinned) | tr '\n' ' ') "; }
 cpus() { local p out=""; for p in \${1//,/ }; do if [[ $p == *-* ]]; then out+=" $(seq -s' ' \${p%-*} \${p#*-})"; else out+=" $p"; fi; done; echo "$out"; }
 # The PCI function of a NIC (virtio's netdev hangs off virtioN, one level below it).
