@@ -505,10 +505,25 @@ describe('quiet cores on a real kernel: multiqueue virtio-net + vmxnet3, irqbala
     // irqbalance ran (banned) from apply to before the rollback and may move the IRQs isolate left
     // alone: those differences are its own, listed; everything isolate wrote must be as before.
     const touched = new Set(plan().changes.map((c) => c.target));
+    // What isolate found, and journaled, when it planned each IRQ: irqbalance (unbanned until the
+    // apply) may have moved an IRQ between the "before" snapshot and the plan, and rollback restores
+    // the value isolate replaced, not the snapshot's.
+    const found = new Map(
+      plan()
+        .changes.filter((c) => c.backend === 'irq' && c.setting === 'smp_affinity_list')
+        .map((c) => [c.target, c.from]),
+    );
     const diff = snapDiff(need('before'), need('after'));
+    const afterLists = new Map(
+      [...need('after').matchAll(/^(\/proc\/irq\/\d+)\/smp_affinity_list=(.*)$/gm)].map((m) => [
+        m[1]!,
+        m[2]!,
+      ]),
+    );
     const irqbalanceMoved = diff.filter((d) => {
       const m = /^(\/proc\/irq\/\d+)\/smp_affinity(_list)?:/.exec(d);
-      return m !== null && !touched.has(m[1]!);
+      if (m === null) return false;
+      return !touched.has(m[1]!) || afterLists.get(m[1]!) === found.get(m[1]!);
     });
     console.log(
       `quiet-cores rollback: ${diff.length - irqbalanceMoved.length} differences; moved by irqbalance meanwhile: ${irqbalanceMoved.join('; ') || 'none'}`,
