@@ -35,9 +35,10 @@ export function armsEnv(p: Params, env: Record<string, string>): string {
 }
 
 export function policyFiles(p: Params): Record<string, string> {
+  const quiet = p.where.kind === 'guest' || p.hostWide;
   return {
-    'policy-loose.yaml': benchPolicy({ strict: false, cores: p.cores }),
-    'policy-strict.yaml': benchPolicy({ strict: true, cores: p.cores }),
+    'policy-loose.yaml': benchPolicy({ strict: false, cores: p.cores, quiet }),
+    'policy-strict.yaml': benchPolicy({ strict: true, cores: p.cores, quiet }),
   };
 }
 

@@ -62,18 +62,35 @@ export async function checkHost(f: HostFacts): Promise<HostCheck> {
     problems.push(`${p} already exists: another run is going on, or one was killed; remove it first`);
   const journal = join(f.root, 'var/lib/isolate/journal.json');
   if (f.benches.includes('cpu') && existsSync(journal)) {
-    let state = 'unreadable';
-    try {
-      state = String(JSON.parse(readFileSync(journal, 'utf8')).state);
-    } catch {
-      // keep "unreadable"
-    }
+    const state = journalState(journal);
     if (state !== 'rolled-back')
       problems.push(
         `isolate's journal (${journal}) is "${state}": this host runs isolate for real; the bench's apply and rollback would replace that state`,
       );
   }
   return { problems, hierarchies };
+}
+
+function journalState(journal: string): string {
+  try {
+    return String(JSON.parse(readFileSync(journal, 'utf8')).state);
+  } catch {
+    return 'unreadable';
+  }
+}
+
+/**
+ * Removes isolate's state directory that this run created, but only once its journal says rolled back:
+ * a journal still applied (a failed rollback) is the only way back for the host, so it stays and is named.
+ */
+export function removeRunState(stateDir: string): void {
+  const journal = join(stateDir, 'journal.json');
+  const state = existsSync(journal) ? journalState(journal) : 'rolled-back';
+  if (state === 'rolled-back') rmSync(stateDir, { recursive: true, force: true });
+  else
+    process.stderr.write(
+      `bench: isolate's journal ${journal} is "${state}", left in place: run \`isolate rollback\`, then remove ${stateDir}\n`,
+    );
 }
 
 /** Every reason not to run here; empty when the host is fit. */
@@ -190,6 +207,10 @@ export async function runHostArms(p: Params & { where: { kind: 'host' } }): Prom
   problems.push(...(target?.problems ?? []));
   if (problems.length > 0) throw new Error(`refusing to run on this host:\n  ${problems.join('\n  ')}`);
   const work = mkdtempSync(join(tmpdir(), 'isolate-bench-'));
+  // The CPU arms' apply and rollback leave isolate's journal behind; a host that had no isolate state
+  // before the run has none after it.
+  const stateDir = '/var/lib/isolate';
+  const hadState = existsSync(stateDir);
   try {
     for (const [name, text] of Object.entries(policyFiles(p))) writeFileSync(join(work, name), text);
     const cpuDir = h.cpu?.dir ?? h.io!.dir;
@@ -214,6 +235,7 @@ export async function runHostArms(p: Params & { where: { kind: 'host' } }): Prom
     return { ...(await runShell(script)), layout: h.layout, ...(io ? { io } : {}) };
   } finally {
     rmSync(work, { recursive: true, force: true });
+    if (!hadState) removeRunState(stateDir);
   }
 }
 

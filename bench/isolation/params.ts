@@ -56,7 +56,9 @@ export const USAGE = `usage: npm run bench:isolation -- (--guest [--accel auto|k
         [--io-latency-target-ms N]]
   --io-dir (a real host only) runs the I/O bench on the disk under DIR: a directory, never a device.
   Real-host arms default to alone,unisolated,isolated: the strict arm moves every process on the host
-  into isolate's housekeeping cgroup and needs --host-wide.`;
+  into isolate's housekeeping cgroup and needs --host-wide. Without --host-wide the isolated arm also
+  leaves the host's IRQs, packet steering and workqueues alone (quiet: off); isolate's state directory
+  (/var/lib/isolate) is removed afterwards when the run created it.`;
 
 /** Defaults depend on where it runs: an emulated guest manages a few hundred requests a second. */
 export function parseParams(argv: string[], defaultOut: string): Params {

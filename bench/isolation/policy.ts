@@ -6,12 +6,16 @@
 export const PROBE_CGROUP = '/isolate-bench-probe';
 export const BATCH_CGROUP = '/isolate-bench-batch';
 
-export function benchPolicy(opts: { strict: boolean; cores: number }): string {
+/**
+ * `quiet` (IRQs, packet steering, workqueues) changes the whole host, not the bench's cgroups: off on a
+ * real host unless the operator allowed host-wide changes (--host-wide); on in a guest, as by default.
+ */
+export function benchPolicy(opts: { strict: boolean; cores: number; quiet: boolean }): string {
   return `apiVersion: isolate/v1
 kind: HostPolicy
 reserved: { cores: 1 }
 strict: ${opts.strict}
-workloads:
+${opts.quiet ? '' : 'quiet: { irqs: false, workqueues: false }\n'}workloads:
   - name: bench-probe
     class: exclusive
     cores: ${opts.cores}

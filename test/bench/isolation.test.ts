@@ -1,14 +1,15 @@
 // The isolation benchmark's host-side logic: percentiles, ratios, the verdict, the plot, arguments,
 // accelerator choice, the real-host refusals and cgroup layouts (unified, hybrid, legacy fixture trees),
 // and the I/O bench's disk, io settings and report. No guest is booted here (see test/vm/isolation-smoke).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chooseAccel } from '../../bench/isolation/accel.js';
 import { type Histogram, percentiles, spectrum, valueAt } from '../../bench/isolation/histogram.js';
 import { benchDirs, benchHierarchies } from '../../bench/isolation/hierarchies.js';
-import { hostProblems, ioEnv, ioTarget } from '../../bench/isolation/host.js';
+import { policyFiles } from '../../bench/isolation/guest.js';
+import { hostProblems, ioEnv, ioTarget, removeRunState } from '../../bench/isolation/host.js';
 import { buildIoReport, formatIoText, parseBatchCounters } from '../../bench/isolation/io-report.js';
 import { ioPlan, ioPlanShell } from '../../bench/isolation/io-settings.js';
 import { parseCap, parseParams } from '../../bench/isolation/params.js';
@@ -214,12 +215,44 @@ describe('arguments', () => {
 describe('the bench policies', () => {
   it('are valid isolate policies: probe exclusive, batch batch, strict as asked', () => {
     for (const strict of [false, true]) {
-      const p = parsePolicy(benchPolicy({ strict, cores: 2 }), 'bench');
+      const p = parsePolicy(benchPolicy({ strict, cores: 2, quiet: true }), 'bench');
       expect(p.strict).toBe(strict);
       expect(p.workloads.map((w) => [w.name, w.class])).toEqual([
         ['bench-probe', 'exclusive'],
         ['bench-batch', 'batch'],
       ]);
+    }
+  });
+  it("leave a real host's IRQs and workqueues alone unless --host-wide; a guest keeps quiet cores on", () => {
+    const quiet = (args: string[]) =>
+      Object.values(policyFiles(parseParams(args, 'o'))).map((text) => parsePolicy(text, 'bench').quiet);
+    const host = ['--host-cgroup-root', '/sys/fs/cgroup'];
+    expect(quiet(host)).toEqual([
+      { irqs: false, workqueues: false },
+      { irqs: false, workqueues: false },
+    ]);
+    for (const q of [...quiet([...host, '--host-wide']), ...quiet(['--guest'])]) {
+      expect(q.irqs).toBe(true);
+      expect(q.workqueues).not.toBe(false);
+    }
+  });
+});
+
+describe("the run's isolate state", () => {
+  it('is removed once rolled back, and kept (the way back) when the rollback did not finish', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-state-'));
+    try {
+      const state = join(dir, 'var/lib/isolate');
+      mkdirSync(state, { recursive: true });
+      writeFileSync(join(state, 'journal.json'), '{"state":"rolled-back"}');
+      removeRunState(state);
+      expect(existsSync(state)).toBe(false);
+      mkdirSync(state, { recursive: true });
+      writeFileSync(join(state, 'journal.json'), '{"state":"applied"}');
+      removeRunState(state);
+      expect(existsSync(join(state, 'journal.json'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
