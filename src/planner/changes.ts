@@ -312,7 +312,12 @@ export function cgroupChanges(
     if (d.cpuWeight !== undefined || d.cpuIdle !== undefined) ctrls.push('cpu');
     // io.latency acts only with io enabled in every ancestor; weights and caps need it in the parent.
     if (d.io?.length) ctrls.push('io');
-    for (const p of ['/', ...ancestors(d.path)]) {
+    // The root is -.slice: systemd enables controllers there for its units (and for a delegated unit's
+    // subtree) as it does in every slice, and keeps its own record of what it enabled. A write of
+    // isolate's there, undone by rollback, would take away a controller systemd believes is on, and its
+    // next property would not reach the kernel. The root is isolate's only for cgroups outside units.
+    const inUnit = [...ancestors(d.path), d.path].some((p) => unitFor(p) !== null);
+    for (const p of inUnit ? ancestors(d.path) : ['/', ...ancestors(d.path)]) {
       const set = need.get(p) ?? new Set<string>();
       for (const c of ctrls) set.add(c);
       need.set(p, set);

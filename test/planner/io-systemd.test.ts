@@ -96,3 +96,48 @@ describe('io through systemd for a unit, cgroupfs for a plain cgroup', () => {
     expect(io(plan.changes).filter((c) => c.startsWith('systemd'))).toEqual([]);
   });
 });
+
+describe("the root's controllers on a systemd host", () => {
+  // The failure this guards: an apply right after a rollback had AllowedCPUs= held by systemd but not in
+  // force ("cpuset.cpus does not exist"), because the rollback had taken cpuset off the root behind
+  // systemd's back, and systemd, believing it still on, did not enable it again.
+  const unitsOnly = parsePolicy(
+    `apiVersion: isolate/v1
+kind: HostPolicy
+workloads:
+  - { name: kafka, class: exclusive, cores: 2, match: { systemdUnit: kafka.service }, disks: { paths: [/data1/kafka-logs] } }
+  - { name: yarn, class: batch, match: { systemdUnit: batch.slice } }
+`,
+    'p.yaml',
+  );
+  const unitsHost = (rootControllers: string[]) => {
+    const o = host();
+    o.cgroup.rootSubtreeControl = rootControllers;
+    for (const p of ['/system.slice', '/system.slice/kafka.service', '/batch.slice'])
+      o.cgroup.groups[p] = { ...o.cgroup.groups['/kafka.slice']!, path: p };
+    o.systemd!.units = Object.fromEntries(
+      ['kafka.service', 'system.slice', 'batch.slice'].map((u) => [
+        u,
+        { Id: u, LoadState: 'loaded', AllowedCPUs: '' },
+      ]),
+    );
+    return o;
+  };
+
+  it('are systemd’s when every workload is a unit: no cgroupfs write of the root, whatever it enables now', () => {
+    for (const root of [['memory', 'pids'], []]) {
+      const plan = planHost(topology, unitsOnly, unitsHost(root));
+      expect(plan.changes.filter((c) => c.backend === 'cgroupfs' && c.target === '/')).toEqual([]);
+      expect(plan.changes.map((c) => `${c.target} ${c.setting}`)).toEqual(
+        expect.arrayContaining(['kafka.service AllowedCPUs', 'batch.slice AllowedCPUs']),
+      );
+    }
+  });
+
+  it('are isolate’s for a cgroup outside any unit, and only the controllers that cgroup needs', () => {
+    const plan = planHost(topology, policy, host());
+    expect(
+      plan.changes.filter((c) => c.target === '/').map((c) => `${c.setting}: ${c.from} -> ${c.to}`),
+    ).toEqual(['cgroup.subtree_control: cpuset cpu memory -> cpu cpuset io memory']);
+  });
+});
