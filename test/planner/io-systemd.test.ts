@@ -114,7 +114,7 @@ workloads:
     const o = host();
     o.cgroup.rootSubtreeControl = rootControllers;
     for (const p of ['/system.slice', '/system.slice/kafka.service', '/batch.slice'])
-      o.cgroup.groups[p] = { ...o.cgroup.groups['/kafka.slice']!, path: p };
+      o.cgroup.groups[p] = { ...o.cgroup.groups['/kafka.slice']! };
     o.systemd!.units = Object.fromEntries(
       ['kafka.service', 'system.slice', 'batch.slice'].map((u) => [
         u,
