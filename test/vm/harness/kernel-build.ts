@@ -7,7 +7,8 @@
  * Cached under .vm-cache/kernel-build/<key>, the key being the source package's version, the
  * fragment's bytes and BUILD_FORMAT: the same inputs are built once per cache. The build runs in a
  * directory of its own and its result is renamed into place only when complete, so an interrupted or
- * failed build leaves nothing that reads as a kernel.
+ * failed build leaves nothing that reads as a kernel (and its directory is removed by a later run
+ * once it is hours old).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,13 +17,15 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { aptInstall, type KernelInfo, VmPrereqError } from './ensure.js';
 import { REPO_ROOT, VM_CACHE } from './paths.js';
@@ -90,6 +93,7 @@ async function buildOrReuse(fragmentPath: string): Promise<BuiltKernel> {
   if (done) return done;
 
   mkdirSync(base, { recursive: true });
+  removeStaleBuilds(base);
   // The source tree (1.3 GB unpacked) and the objects live here only while building.
   const work = mkdtempSync(join(base, `build-${key}-`));
   try {
@@ -124,7 +128,13 @@ async function buildOrReuse(fragmentPath: string): Promise<BuiltKernel> {
     writeFileSync(
       join(out, 'info.json'),
       JSON.stringify(
-        { release, source: `${SOURCE_PACKAGE} ${source}`, fragment: fragmentPath, buildSeconds, jobs },
+        {
+          release,
+          source: `${SOURCE_PACKAGE} ${source}`,
+          fragment: relative(REPO_ROOT, fragmentPath),
+          buildSeconds,
+          jobs,
+        },
         null,
         2,
       ),
@@ -141,6 +151,17 @@ async function buildOrReuse(fragmentPath: string): Promise<BuiltKernel> {
   const built = readBuilt(dir);
   if (!built) throw new VmPrereqError(`kernel build into ${dir} left no kernel`);
   return built;
+}
+
+/** A build takes minutes; a build directory hours old is what a killed run left (1-2 GB each). */
+const STALE_BUILD_MS = 6 * 3600_000;
+
+function removeStaleBuilds(base: string): void {
+  for (const name of readdirSync(base)) {
+    if (!name.startsWith('build-')) continue;
+    const p = join(base, name);
+    if (Date.now() - statSync(p).mtimeMs > STALE_BUILD_MS) rmSync(p, { recursive: true, force: true });
+  }
 }
 
 /** The installed source package's version, or null. */
