@@ -18,11 +18,11 @@
 // why, and keep the cap. Last, isolate's cgroupfs path: Kafka matched by a cgroup systemd does not own
 // gets its target written into io.latency by isolate itself, and one rollback takes it out.
 // CI asserts that the arms ran (both sides made progress), what the guest reports of the disk, the
-// settings read back from the kernel files and `systemctl show`, an empty second plan, `check` and the
-// agent seeing the target, and that one rollback restores every io file of every cgroup and every unit
-// property byte for byte. Latencies are
-// printed (and kept in the console log), not asserted: under TCG on a shared 2-core host they are the
-// host's load as much as the guest's.
+// settings read back from the kernel files and `systemctl show`, an empty second plan, `check`, `plan`
+// and the agent seeing a target taken out of the kernel behind systemd's back (and the agent putting it
+// back), and that one rollback restores every io file of every cgroup and every unit property byte for
+// byte. Latencies are printed (and kept in the console log), not asserted: under TCG on a shared 2-core
+// host they are the host's load as much as the guest's.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { parseShow } from '../../src/systemd/systemctl.js';
