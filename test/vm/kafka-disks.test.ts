@@ -336,6 +336,10 @@ describe('Kafka’s disks on a real kernel with io.latency: a throttled HDD shar
     expect(snapDiff(s('before-io'), s('rb-io'))).toEqual([]);
     expect(Object.keys(units('before')).sort()).toEqual([...SHOWN_UNITS].sort());
     expect(units('rb')).toEqual(units('before'));
+    // The target's list emptied again: systemd 252's systemctl cannot send that (latency-clear), so
+    // rollback went through the D-Bus call, and the kernel's files followed (the io snapshot above).
+    expect(units('capped')['kafka.service']!.IODeviceLatencyTargetUSec).toBe(`${DEV} 25ms`);
+    expect(units('rb')['kafka.service']!.IODeviceLatencyTargetUSec).toBe('');
     expect(s('units-state').trim().split('\n')).toEqual(['active', 'active']);
   });
 

@@ -73,7 +73,8 @@ export function ensureIoLatencyKernel(): Promise<BuiltKernel> {
   return pending;
 }
 
-async function buildOrReuse(fragmentPath: string): Promise<BuiltKernel> {
+/** The kernel a fragment gives (tinyconfig + the fragment), from the cache or built now. */
+export async function buildOrReuse(fragmentPath: string): Promise<BuiltKernel> {
   const missing = BUILD_TOOLS.filter(([f]) => !existsSync(f)).map(([, pkg]) => pkg);
   const version = sourceVersion();
   if (version === null) missing.push(SOURCE_PACKAGE);
