@@ -21,7 +21,7 @@ import {
 } from '../model/systemd.js';
 import { byText } from '../model/order.js';
 import { ioLineOf, ioSatisfies } from '../model/io.js';
-import { ioSiblingWarnings, ioUnitChanges, ioWantsOf, type IoWant } from './io.js';
+import { ioSiblingWarnings, ioUnitChanges, ioUnitNotInForce, ioWantsOf, type IoWant } from './io.js';
 
 type Role = 'exclusive' | 'batch' | 'fence';
 
@@ -419,8 +419,11 @@ export function cgroupChanges(
     for (const w of d.io ?? []) {
       const unit = unitFor(d.path);
       if (unit) {
-        for (const c of ioUnitChanges(unit, w, sd!.units[unit]!))
-          changes.push({ ...c, workload: d.workload });
+        const props = sd!.units[unit]!;
+        const planned = ioUnitChanges(unit, w, props);
+        const again =
+          planned.length === 0 ? ioUnitNotInForce(unit, w, props, d.path, group(d.path)?.values[w.file]) : [];
+        for (const c of [...planned, ...again]) changes.push({ ...c, workload: d.workload });
         continue;
       }
       if (d.absent) continue;

@@ -95,6 +95,27 @@ describe('io through systemd for a unit, cgroupfs for a plain cgroup', () => {
     );
     expect(io(plan.changes).filter((c) => c.startsWith('systemd'))).toEqual([]);
   });
+
+  it('an entry systemd holds that the unit’s io.latency lacks (written behind its back) is not in force: set again, with why', () => {
+    const o = host({
+      IODeviceLatencyTargetUSec: '/dev/block/8:16 25ms\n/dev/block/259:0 2ms',
+      IODeviceWeight: '/dev/block/8:16 1000',
+    });
+    // What the kernel printed after `echo "8:16 target=max" > io.latency` (seen in the kafka-disks guest).
+    o.cgroup.groups['/kafka.slice']!.values['io.latency'] = '259:0 target=2000';
+    const again = planHost(topology, policy, o).changes.filter(
+      (c) => c.backend === 'systemd' && c.setting.startsWith('IO'),
+    );
+    expect(io(again)).toEqual([
+      'systemd kafka.slice IODeviceLatencyTargetSec: /dev/block/8:16 25ms -> /dev/block/8:16 25ms',
+    ]);
+    expect(again[0]!.note).toBe(
+      'sdb: systemd holds IODeviceLatencyTargetSec=/dev/block/8:16 25ms but /kafka.slice/io.latency has no target for 8:16: not in force; set again',
+    );
+    // In force, as the kernel prints both targets: nothing.
+    o.cgroup.groups['/kafka.slice']!.values['io.latency'] = '8:16 target=25000\n259:0 target=2000';
+    expect(io(planHost(topology, policy, o).changes).filter((c) => c.startsWith('systemd'))).toEqual([]);
+  });
 });
 
 describe("the root's controllers on a systemd host", () => {

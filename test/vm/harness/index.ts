@@ -1,4 +1,5 @@
 export { ensureVmPrereqs, type KernelInfo, type VmPrereqs, VmPrereqError } from './ensure.js';
+export { type BuiltKernel, ensureIoLatencyKernel } from './kernel-build.js';
 export { GUEST_PROJECT_DIR } from './initramfs.js';
 export { LAYOUTS, type LayoutName, type VmLayout } from './layouts.js';
 export {

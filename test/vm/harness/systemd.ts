@@ -4,12 +4,12 @@
  * `=====BEGIN name=====` / `=====END name=====` on the serial console, then `=====EXIT n=====`,
  * then the guest powers itself off.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { appendFile, copyFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpioWriter } from './cpio.js';
-import { aptInstall, ensureVmPrereqs } from './ensure.js';
+import { aptInstall, ensureVmPrereqs, type KernelInfo } from './ensure.js';
 import { moduleFiles, projectArchive } from './initramfs.js';
 import type { VmLayout } from './layouts.js';
 import { guestPathIn, type RootfsInfo, systemdRootfs } from './rootfs.js';
@@ -62,6 +62,12 @@ export interface RunInSystemdVmOptions {
   hostNetns?: string;
   /** Wall-clock limit per boot; default 420 s (boot to multi-user alone is ~20-40 s of TCG). */
   timeoutMs?: number;
+  /**
+   * The kernel to boot instead of Debian's cloud kernel (ensureVmPrereqs), e.g. kernel-build.ts's
+   * io.latency kernel. Its `config`, when given, is the guest's /boot/config-RELEASE, as a host with
+   * that kernel installed has it. `kernelModules` are looked up in its modulesDir.
+   */
+  kernel?: KernelInfo & { config?: string };
 }
 
 export interface SystemdVmResult extends VmResult {
@@ -173,7 +179,7 @@ export function runInSystemdVm(opts: RunInSystemdVmOptions): Promise<SystemdVmRe
 }
 
 async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
-  const pre = ensureVmPrereqs();
+  const pre = opts.kernel ? { ...ensureVmPrereqs(), kernel: opts.kernel } : ensureVmPrereqs();
   if (opts.hostNetns && !existsSync('/usr/sbin/ip')) aptInstall(['iproute2']);
   const rootfs = await systemdRootfs(opts.rootfsPackages);
   const at = (p: string) => guestPathIn(rootfs, p);
@@ -182,7 +188,10 @@ async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
 
   const cfg = guestConfig(rootfs, opts.keepUnits ?? []);
   const layer = new CpioWriter();
-  const files = { ...cfg.files, ...opts.files, '/harness/scenario.sh': opts.script };
+  const boot = opts.kernel?.config
+    ? { [`/boot/config-${opts.kernel.release}`]: readFileSync(opts.kernel.config, 'utf8') }
+    : {};
+  const files = { ...cfg.files, ...boot, ...opts.files, '/harness/scenario.sh': opts.script };
   for (const [p, d] of Object.entries(files)) layer.file(at(p), d, guestFileMode(p, d));
   for (const [p, t] of Object.entries({ ...cfg.symlinks, ...opts.symlinks })) layer.symlink(at(p), t);
   if (opts.kernelModules?.length) {

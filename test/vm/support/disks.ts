@@ -17,6 +17,7 @@ import { moduleFiles } from '../harness/initramfs.js';
 import { LIB, staticCBinary } from './guest.js';
 import { type Scenario, vmScenario } from './scenario.js';
 import type { SystemdVmResult } from '../harness/index.js';
+import type { BuiltKernel } from '../harness/kernel-build.js';
 
 const UNITS = '/etc/systemd/system';
 /** Seconds of one measurement window: short for CI, ISOLATE_IOVM_WINDOW_S=60 (or more) for the numbers. */
@@ -73,6 +74,7 @@ mkdir -p /dev/block
 for d in /sys/class/block/*; do ln -sf ../$(basename $d) /dev/block/$(cat $d/dev); done
 ls -l /dev/block
 endsec modules
+DEVNO=$(cat /sys/block/vda/dev)
 
 # What the kernel makes of the throttled virtio disk, before anything is changed.
 sec disk
@@ -156,12 +158,14 @@ export function parseStats(text: string): Window {
 
 /**
  * Registers the boot of one throttled-disk guest (vmScenario) running `arms` after the setup, with
- * `files` (policies, ...) added; the disk's backing file is removed after the block's tests.
+ * `files` (policies, ...) added; the disk's backing file is removed after the block's tests. `kernel`:
+ * the built kernel to boot (kernel-build.ts) instead of Debian's cloud kernel.
  */
 export function diskScenario(
   name: string,
   arms: string,
   files: Record<string, string> = {},
+  kernel?: () => Promise<BuiltKernel>,
 ): Scenario<SystemdVmResult> {
   let dir = '';
   afterAll(() => {
@@ -169,9 +173,11 @@ export function diskScenario(
   });
   return vmScenario(
     name,
-    () => {
+    async () => {
       const pre = ensureVmPrereqs();
-      const mods = moduleFiles(pre, ['virtio_pci', 'virtio_blk', 'bfq']);
+      const built = kernel ? await kernel() : undefined;
+      // A built kernel has the disk's drivers and BFQ built in.
+      const mods = built ? { files: {}, script: '' } : moduleFiles(pre, ['virtio_pci', 'virtio_blk', 'bfq']);
       dir = mkdtempSync(join(tmpdir(), 'isolate-kafka-disks-'));
       const img = join(dir, 'data1.img');
       // Sparse: only what the guest writes takes space on this host.
@@ -181,6 +187,7 @@ export function diskScenario(
       return {
         systemd: true as const,
         layout: LAYOUTS.noSmt,
+        ...(built ? { kernel: built } : {}),
         script: `${setup(mods.script)}\n${arms}\nexit 0\n`,
         extraQemuArgs: [
           '-drive',
