@@ -145,6 +145,16 @@ sleep 1
 dump rb
 sec units-state; systemctl is-active kafka.service yarn-batch.service; endsec units-state
 
+# An apply right after the rollback: it once failed (AllowedCPUs= held but not in force) because the
+# rollback had taken cpuset off the root while systemd counted it on. Then one more rollback, and a
+# daemon-reload, at which systemd drops what it left enabled at the root itself.
+run apply-after-rb isolate apply --yes
+sec after-rb-cpus; cat $CG/system.slice/kafka.service/cpuset.cpus 2>&1; endsec after-rb-cpus
+run rollback-after-rb isolate rollback
+systemctl daemon-reload
+sleep 1
+dump reloaded
+
 # systemd 252 refuses an empty IODeviceLatencyTargetSec=; the D-Bus call isolate clears the list with
 # instead (src/systemd/systemctl.ts, the same argv).
 sec latency-clear
@@ -333,7 +343,12 @@ describe('Kafka’s disks on a real kernel with io.latency: a throttled HDD shar
 
   it('rollback restores every io file of every cgroup and every unit property byte for byte', () => {
     expect(rc('rollback'), s('rollback')).toBe(0);
-    expect(snapDiff(s('before-io'), s('rb-io'))).toEqual([]);
+    // isolate writes no controller of the root when every workload is a unit: the root is systemd's
+    // (-.slice). systemd may keep cpuset there after the rollback (its own -cpuset fails with EBUSY while
+    // system.slice still has it); that, and nothing else, may differ until its next reload (below).
+    const left = snapDiff(s('before-io'), s('rb-io'));
+    for (const d of left) expect(d).toMatch(/^\.\/cgroup\.subtree_control: (.*); → cpuset \1;$/);
+    expect(io('before').get('./cgroup.subtree_control')).not.toMatch(/cpuset/);
     expect(Object.keys(units('before')).sort()).toEqual([...SHOWN_UNITS].sort());
     expect(units('rb')).toEqual(units('before'));
     // The target's list emptied again: systemd 252's systemctl cannot send that (latency-clear), so
@@ -342,6 +357,14 @@ describe('Kafka’s disks on a real kernel with io.latency: a throttled HDD shar
     // systemctl show prints no line for an empty list.
     expect(units('rb')['kafka.service']!.IODeviceLatencyTargetUSec).toBeUndefined();
     expect(s('units-state').trim().split('\n')).toEqual(['active', 'active']);
+  });
+
+  it('an apply right after the rollback puts Kafka on its core (systemd enables cpuset itself), and after one more rollback and a daemon-reload every io file and property is as before', () => {
+    expect(rc('apply-after-rb'), s('apply-after-rb')).toBe(0);
+    expect(s('after-rb-cpus').trim()).toMatch(/^\d+(-\d+)?$/);
+    expect(rc('rollback-after-rb'), s('rollback-after-rb')).toBe(0);
+    expect(snapDiff(s('before-io'), s('reloaded-io'))).toEqual([]);
+    expect(units('reloaded')).toEqual(units('before'));
   });
 
   it('isolate’s cgroupfs path: a cgroup systemd does not own gets its target in io.latency from isolate, and one rollback takes every io file back', () => {
