@@ -137,6 +137,13 @@ export function writebackNotes(
       notes.push(
         `wbt ${name}: ${s.file} is 0: writeback throttling is off${disk.scheduler === 'bfq' ? ' (BFQ turns it off)' : ''}, so only the io settings (io.latency, io.weight) pace buffered writeback against ${owners}'s I/O`,
       );
+    else if (disk.scheduler === 'bfq')
+      // BFQ switches writeback throttling off when it takes a queue (wbt_disable_default), but 6.1's
+      // sysfs still prints the default latency (seen in the kafka-disks guest; later kernels print 0).
+      // A write of the file turns it back on, which sysfs cannot show.
+      notes.push(
+        `wbt ${name}: ${s.file} reads ${s.usec}, but BFQ turns writeback throttling off on its disks (kernels before 6.2 still print the default there), so only the io settings (io.latency, io.weight) pace buffered writeback against ${owners}'s I/O, unless someone wrote ${s.file} since BFQ was chosen`,
+      );
     else
       notes.push(
         `wbt ${name}: ${s.file} is ${s.usec} (${(s.usec / 1000).toFixed(s.usec % 1000 ? 1 : 0)} ms): writeback throttling cuts back every cgroup's buffered writeback alike, ${owners}'s log flushes included, whenever reads or syncs on ${name} take longer; it acts before io.latency and io.weight see the I/O (BFQ and iocost turn it off on their disks; writing 0 turns it off by hand)`,
