@@ -142,7 +142,7 @@ export function writebackNotes(
       // sysfs still prints the default latency (seen in the kafka-disks guest; later kernels print 0).
       // A write of the file turns it back on, which sysfs cannot show.
       notes.push(
-        `wbt ${name}: ${s.file} reads ${s.usec}, but BFQ turns writeback throttling off on its disks (kernels before 6.2 still print the default there), so only the io settings (io.latency, io.weight) pace buffered writeback against ${owners}'s I/O, unless someone wrote ${s.file} since BFQ was chosen`,
+        `wbt ${name}: ${s.file} reads ${s.usec}, but BFQ turns writeback throttling off on its disks (6.1's sysfs still prints the default there), so only the io settings (io.latency, io.weight) pace buffered writeback against ${owners}'s I/O, unless someone wrote ${s.file} since BFQ was chosen`,
       );
     else
       notes.push(

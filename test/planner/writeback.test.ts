@@ -137,7 +137,7 @@ describe('writeback throttling', () => {
       'wbt sdc: no /sys/block/sdc/queue/wbt_lat_usec (this kernel has no writeback throttling)',
       'wbt sdd: /sys/block/sdd/queue/wbt_lat_usec could not be read (EACCES (permission denied)): whether writeback throttling acts is unknown',
       // 6.1 under BFQ: the file keeps the default though BFQ switched throttling off.
-      "wbt sde: /sys/block/sde/queue/wbt_lat_usec reads 75000, but BFQ turns writeback throttling off on its disks (kernels before 6.2 still print the default there), so only the io settings (io.latency, io.weight) pace buffered writeback against kafka's I/O, unless someone wrote /sys/block/sde/queue/wbt_lat_usec since BFQ was chosen",
+      "wbt sde: /sys/block/sde/queue/wbt_lat_usec reads 75000, but BFQ turns writeback throttling off on its disks (6.1's sysfs still prints the default there), so only the io settings (io.latency, io.weight) pace buffered writeback against kafka's I/O, unless someone wrote /sys/block/sde/queue/wbt_lat_usec since BFQ was chosen",
     ]);
   });
 
