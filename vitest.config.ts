@@ -21,7 +21,11 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           globalSetup: ['test/support/build.ts'],
           exclude: ['test/vm/**'],
-          testTimeout: 30_000,
+          // A deadline that only catches a hang: on a loaded 2-core machine (CI building guest artifacts
+          // beside the unit files) a test that spawns the CLI or a vendor-tool simulator a dozen times
+          // can take tens of seconds. How fast things are is bench/'s to measure, never a test's.
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
           // Unit files first, then the guests, never both at once: with unit workers on the two cores
           // beside it, a TCG guest (8 vCPU threads) ran its files 30-100 % slower — in all ~400 s
           // more (1,761 s in CI against 1,359 s alone), longer than the whole unit project takes.

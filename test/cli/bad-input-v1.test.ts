@@ -25,7 +25,7 @@ workloads:
 const roots: string[] = [];
 afterAll(() => {
   for (const r of roots) rmSync(r, { recursive: true, force: true });
-}, 60_000);
+}, 180_000);
 // Nothing is ever written, so one host per layout serves every case (copying sysfs is the slow part).
 const hosts: Partial<Record<'legacy' | 'hybrid', string>> = {};
 const hostFor = (layout: 'legacy' | 'hybrid') => {

@@ -110,7 +110,7 @@ describe('node_exporter reads the agent’s textfile', () => {
     expect(served, logged).not.toBe('');
     // A second scrape: the collision is logged at every scrape, not at start.
     served = (await scrape(port)) ?? '';
-  }, 60_000);
+  }, 180_000);
 
   afterAll(() => {
     exporter?.kill('SIGTERM');

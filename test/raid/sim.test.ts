@@ -224,9 +224,8 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
         },
       },
     });
-    const started = Date.now();
+    // The tool's own timeout stopped it (the message below), not the test's.
     const obs = await observeRaid({ root: host.root, timeoutMs: 1500 });
-    expect(Date.now() - started).toBeLessThan(8000);
     expect(obs.controllers).toEqual([]);
     expect(obs.findings.map((f) => f.message).join('\n')).toMatch(
       /storcli64 \/call show all J nolog timed out after 2s.*nothing will be changed/,
@@ -246,7 +245,8 @@ describe.skipIf(!HAVE_FIXTURES)('storcli/perccli simulator', () => {
       },
     });
     const { changes } = await planOn(WB);
-    const err = await applyRaidChange(changes[0]!, { root: host.root, timeoutMs: 1500 }).catch(
+    // 4 s: time for the simulator to start and log the call it hangs in, however busy the machine.
+    const err = await applyRaidChange(changes[0]!, { root: host.root, timeoutMs: 4000 }).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(UserError);

@@ -15,7 +15,7 @@ let dir = '';
 beforeAll(async () => {
   worker = await bundleLockWorker();
   dir = mkdtempSync(join(tmpdir(), 'isolate-lock-unit-'));
-}, 60_000);
+}, 180_000);
 afterAll(() => {
   rmSync(dirname(worker), { recursive: true, force: true });
   rmSync(dir, { recursive: true, force: true });

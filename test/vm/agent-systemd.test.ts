@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { LAYOUTS } from './harness/index.js';
-import { parseState, SECTIONS, TASKS, waited, waitforShell } from './support/guest.js';
+import { parseState, SECTIONS, TASKS, held, waitforShell } from './support/guest.js';
 import { standinPolicy } from './support/policy.js';
 import { vmScenario } from './support/scenario.js';
 import { KAFKA_UP } from './support/systemd-guest.js';
@@ -65,12 +65,14 @@ kill -9 $AG
 sec restart-agent; waitfor '[ "$(systemctl show -P MainPID isolate.service)" != "$AG" ] && [ "$(systemctl show -P MainPID isolate.service)" != 0 ] && [ "$(systemctl is-active isolate.service)" = active ]'; echo "nrestarts=$(systemctl show -P NRestarts isolate.service)"; endsec restart-agent
 sleep 2
 threads after-kill
-# A converged host for 10 s: rounds go on, systemd is not asked again (ops/systemd-memo.ts).
+# A converged host for four rounds: rounds go on, systemd is not asked again (ops/systemd-memo.ts).
 scrape() { exec 3<>/dev/tcp/127.0.0.1/9464 && printf 'GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && cat <&3; exec 3>&-; }
 metric() { scrape | awk -v m="$1" '$1 == m {print $2}'; }
 sec quiet
-echo "rounds-before=$(metric 'isolate_reconciles_total{outcome="ok"}')"; echo "asked-before=$(metric isolate_systemd_queries_total)"
-sleep 10
+R0=$(metric 'isolate_reconciles_total{outcome="ok"}')
+echo "rounds-before=$R0"; echo "asked-before=$(metric isolate_systemd_queries_total)"
+# Four rounds, however long the machine's load makes them (the deadline only catches "never").
+waitfor '[ "$(metric '"'"'isolate_reconciles_total{outcome="ok"}'"'"')" -ge $((R0 + 4)) ]'
 echo "rounds-after=$(metric 'isolate_reconciles_total{outcome="ok"}')"; echo "asked-after=$(metric isolate_systemd_queries_total)"
 endsec quiet
 # The same value set again through systemd: no cgroup file changes, but set-property's drop-in is
@@ -119,7 +121,7 @@ describe('isolate.service (the agent) under systemd 252', () => {
 
   it('starts as a Type=notify service and sets kafka.service properties before Kafka runs', () => {
     expect(s('start'), s('status')).toMatch(/rc=0\s+active=active/);
-    expect(waited(s('props'))).toBeLessThan(300);
+    expect(held(s('props'))).toBe(true);
     expect(s('dropins')).toMatch(/50-AllowedCPUs\.conf/);
     expect(s('dropins')).toMatch(/50-AllowedMemoryNodes\.conf/);
   });
@@ -143,15 +145,16 @@ describe('isolate.service (the agent) under systemd 252', () => {
     fenced(phase);
   });
 
-  it('a wrong cpuset.cpus written by hand into /hadoop-yarn is corrected within two intervals', () => {
-    // Wall clock in the guest from the write to the first read that finds the fence back, at a 1 s
-    // interval (0.65-0.98 s in four runs under TCG, 2026-12-04); a read every 0.1 s or so.
-    const ms = Number(/^ms=(\d+)$/m.exec(s('drift'))?.[1] ?? Number.NaN);
-    expect(ms, s('drift')).toBeLessThanOrEqual(2000);
+  it('a wrong cpuset.cpus written by hand into /hadoop-yarn is corrected by the agent', () => {
+    // That it is corrected, not how soon: the guest is emulated on a shared 2-core machine, where a
+    // round takes what the machine's load gives it. The latency budget (drift p99 <= 2 intervals) is
+    // bench/agent-latency.mjs's. The wall clock in the guest is printed for the record.
+    expect(held(s('drift')), s('drift')).toBe(true);
+    console.log(`agent-systemd: drift corrected in ${/^ms=(\d+)$/m.exec(s('drift'))?.[1]} ms (interval 1 s)`);
   });
 
   it('kill -9 of the agent: systemd restarts it and the host stays converged; check passes', () => {
-    expect(waited(s('restart-agent')), s('restart-agent')).toBeLessThan(300);
+    expect(held(s('restart-agent')), s('restart-agent')).toBe(true);
     expect(s('restart-agent')).toMatch(/nrestarts=[1-9]/);
     fenced('after-kill');
     expect(s('check'), s('check')).toMatch(/rc=0/);
@@ -160,7 +163,8 @@ describe('isolate.service (the agent) under systemd 252', () => {
   it('on a converged host the rounds go on without asking systemd (at most every 5 minutes)', () => {
     const { kv } = parseState(s('quiet'));
     const n = (k: string) => Number(kv.get(k));
-    // At a 1 s interval, under TCG: several rounds in 10 s, each one spawned systemctl before.
+    // At a 1 s interval: four rounds (each one spawned systemctl before), however long they took.
+    expect(held(s('quiet')), s('quiet')).toBe(true);
     expect(n('rounds-after') - n('rounds-before'), s('quiet')).toBeGreaterThanOrEqual(4);
     expect(n('asked-before'), s('quiet')).toBeGreaterThan(0);
     expect(n('asked-after') - n('asked-before'), s('quiet')).toBeLessThanOrEqual(1);

@@ -11,7 +11,7 @@ import {
   parseThreads,
   pidsMatching,
   snapLines,
-  waited,
+  held,
   waitforShell,
 } from './support/guest.js';
 import { standinPolicy } from './support/policy.js';
@@ -99,7 +99,7 @@ describe('isolate agent on a real kernel', () => {
   });
 
   it('converges the host: Kafka on one whole core as a partition root, YARN off it', () => {
-    expect(waited(s('converge')), s('log')).toBeLessThan(300);
+    expect(held(s('converge')), s('log')).toBe(true);
     const snap = snapLines(s('converged-snap'));
     const k = CpuSet.parse(snap.get('./isolate-kafka/cpuset.cpus') ?? '');
     expect(['2-3', '6-7']).toContain(k.toString());
@@ -111,14 +111,14 @@ describe('isolate agent on a real kernel', () => {
     ['corrects a hand-written cpuset', 'drift-cpus'],
     ['corrects a switched-off partition', 'drift-partition'],
     ['fences a cgroup removed and made anew at the same path', 'recreated'],
-  ])('%s within two intervals', (_what, section) => {
-    expect(waited(s(section)), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+  ])("%s (how soon is bench/agent-latency.mjs's: drift p99 <= 2 intervals)", (_what, section) => {
+    expect(held(s(section)), s('log').slice(-3000)).toBe(true);
   });
 
-  it('sets a cpu.weight again within two intervals after the cpu controller was switched off and on', () => {
-    expect(waited(s('weight-before')), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+  it('sets a cpu.weight again after the cpu controller was switched off and on', () => {
+    expect(held(s('weight-before')), s('log').slice(-3000)).toBe(true);
     expect(s('cpu-off').trim(), s('log').slice(-3000)).toBe('0');
-    expect(waited(s('weight-restored')), s('log').slice(-3000)).toBeLessThanOrEqual(20);
+    expect(held(s('weight-restored')), s('log').slice(-3000)).toBe(true);
     // Then left alone: the same count of cpu.weight corrections 3 s (3 rounds) apart.
     expect(s('weight-fixes-1').trim()).toMatch(/cpu\.weight.* \d+$/);
     expect(s('weight-fixes-2').trim()).toBe(s('weight-fixes-1').trim());
@@ -130,8 +130,8 @@ describe('isolate agent on a real kernel', () => {
     expect(left.map((l) => l.replace(/.*\//, ''))).toEqual(['isolate-rename-probe']);
   });
 
-  it('places a newly started Kafka process within three intervals (one, plus /proc scans that are slow under TCG)', () => {
-    expect(waited(s('new-kafka')), `${s('new-kafka')}\n${s('log').slice(-3000)}`).toBeLessThanOrEqual(30);
+  it("places a newly started Kafka process (how soon is bench/agent-latency.mjs's: placement p99 <= 1 interval)", () => {
+    expect(held(s('new-kafka')), `${s('new-kafka')}\n${s('log').slice(-3000)}`).toBe(true);
   });
 
   it('keeps every Kafka thread on its core and every YARN thread, new containers included, off it', () => {

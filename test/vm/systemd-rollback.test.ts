@@ -18,7 +18,7 @@
 import { describe, expect, it } from 'vitest';
 import { LAYOUTS } from './harness/index.js';
 import { parseShow } from '../../src/systemd/systemctl.js';
-import { LIB, waited, waitforShell } from './support/guest.js';
+import { LIB, held, waitforShell } from './support/guest.js';
 import { standinPolicy } from './support/policy.js';
 import { vmScenario } from './support/scenario.js';
 import { KAFKA_UP } from './support/systemd-guest.js';
@@ -240,7 +240,7 @@ describe('strict: true under systemd 252 without a delegated unit: the window be
     expect([...cpus('b-reload-kafka')]).toEqual([fenced]);
     // The anchor stopped by hand: Kafka on every CPU at once, then fenced again by the agent.
     expect(s('b-unrealised')).toMatch(/^right-after=0-7$/m);
-    expect(waited(s('b-unrealised')), s('b-unrealised')).toBeLessThan(100);
+    expect(held(s('b-unrealised')), s('b-unrealised')).toBe(true);
     expect(s('b-unrealised')).toMatch(new RegExp(`^after=${fenced} want=${fenced}$`, 'm'));
     // The agent started the anchor again, and set what systemd held but had not in force again
     // (systemd rewrote the CPUs itself once the anchor ran; the memory nodes it left empty).
@@ -256,10 +256,10 @@ describe('strict: true under systemd 252 without a delegated unit: the window be
       fixes.find((f) => f.target === 'kafka.service' && /not in force/.test(f.note ?? '')),
       s('b-unrealised'),
     ).toBeDefined();
-    expect(waited(s('b-restart')), s('b-restart')).toBeLessThan(300);
+    expect(held(s('b-restart')), s('b-restart')).toBe(true);
     expect(s('b-restart-kafka')).toMatch(/^cgroup=\/kafka\.slice\/kafka\.service$/m);
     expect([...cpus('b-restart-kafka')]).toEqual([fenced]);
-    expect(waited(s('b-fixed')), s('b-fixed')).toBeLessThan(300);
+    expect(held(s('b-fixed')), s('b-fixed')).toBe(true);
     expect([...cpus('b-kafka')]).toEqual([fenced]);
     const corrected = Number(s('b-agent').trim().split('\n').at(-1));
     expect(corrected).toBeGreaterThanOrEqual(3);

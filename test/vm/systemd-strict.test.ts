@@ -38,7 +38,7 @@ import {
   parsePairs,
   parseState,
   parseThreads,
-  waited,
+  held,
   waitforShell,
 } from './support/guest.js';
 import { standinPolicy } from './support/policy.js';
@@ -295,9 +295,8 @@ describe('strict: true under systemd 252: Kafka in its own slice, a partition ro
   it('the agent restores a partition reset to member by hand (verified every interval)', () => {
     expect(s('agent-start'), s('status')).toMatch(/active=active/);
     expect(s('reset')).toMatch(/right-after=member/);
-    const reset = waited(s('reset'));
-    // 1 s interval; a round spawns systemctl under TCG, so allow three intervals.
-    expect(reset, s('status')).toBeLessThanOrEqual(30);
+    // That it is restored, not how soon (bench/agent-latency.mjs measures the agent's latency).
+    expect(held(s('reset')), s('status')).toBe(true);
     expect(s('reset')).toMatch(/after=root/);
     const events = s('journal')
       .trim()

@@ -34,11 +34,11 @@ printf '=====BEGIN boot=====\\n%s\\n=====END boot=====\\n\\n=====EXIT 0=====\\n'
 
 describe('boot deadline', () => {
   it('stops a guest that prints nothing after SeaBIOS at the deadline, not at the run timeout', async () => {
-    const t0 = Date.now();
     const err = await spawnQemu(fakeQemu([1]), [], 60_000, 1_000).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VmTimeoutError);
+    // The boot deadline's own message (the run's timeout says "timed out after 60000 ms"): which
+    // deadline stopped it, not a wall-clock bound.
     expect(String(err)).toMatch(/did not boot within 1000 ms .*Booting from ROM/s);
-    expect(Date.now() - t0).toBeLessThan(30_000);
   });
 
   it('lets a guest that reached its scenario run past the boot deadline', async () => {
