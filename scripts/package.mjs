@@ -198,6 +198,47 @@ function makeDeb(exe, work) {
   return deb;
 }
 
+const RPMBUILD = '/usr/bin/rpmbuild';
+
+/**
+ * null when rpmbuild is there, or was installed now; otherwise why the .rpm cannot be built. As the VM
+ * harness installs qemu: Debian's `rpm` package through apt-get when we are root (a fresh Debian has
+ * none); a newcomer who is not root gets the .deb and one line saying what to install, not a failure.
+ */
+function rpmbuildMissing() {
+  if (existsSync(RPMBUILD)) return null;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !existsSync('/usr/bin/apt-get')) {
+    return `${RPMBUILD} is missing and we cannot install it here (run: sudo apt-get install rpm)`;
+  }
+  log(`${RPMBUILD} missing: apt-get install rpm`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () =>
+    execFileSync(
+      'apt-get',
+      ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', 'rpm'],
+      {
+        env,
+        stdio: 'pipe',
+      },
+    );
+  try {
+    install();
+  } catch {
+    try {
+      // A fresh machine's package lists may be missing or stale.
+      execFileSync('apt-get', ['update'], { env, stdio: 'pipe' });
+      install();
+    } catch (e) {
+      return `apt-get install rpm failed: ${String(e.stderr ?? e.message)
+        .trim()
+        .split('\n')
+        .at(-1)}`;
+    }
+  }
+  return existsSync(RPMBUILD) ? null : `${RPMBUILD} still missing after apt-get install rpm`;
+}
+
 /**
  * The .rpm of the same tree, built with rpmbuild from packaging/rpm/isolate.spec (Debian's `rpm`
  * package builds it: no RHEL-family machine is needed). Units go where RHEL keeps them
@@ -205,9 +246,6 @@ function makeDeb(exe, work) {
  * packaging/rpm/{post,preun,postun}, pasted into the spec so `rpm -qp --scripts` shows those files.
  */
 function makeRpm(exe, work) {
-  if (!existsSync('/usr/bin/rpmbuild')) {
-    throw new Error('package: /usr/bin/rpmbuild missing: apt-get install rpm (or --no-rpm for no .rpm)');
-  }
   const version = pkg.version;
   const tree = join(work, 'rpm-tree');
   layout(tree, 'usr/lib/systemd/system', exe);
@@ -274,6 +312,13 @@ if (withDeb) {
   log(`${deb} (${(statSync(deb).size / 2 ** 20).toFixed(1)} MiB)`);
 }
 if (withRpm) {
-  const rpm = makeRpm(exe, work);
-  log(`${rpm} (${(statSync(rpm).size / 2 ** 20).toFixed(1)} MiB)`);
+  const missing = rpmbuildMissing();
+  if (missing) {
+    log(
+      `isolate-${pkg.version}-1.x86_64.rpm skipped: ${missing} (the .deb and the executable are built; --no-rpm says so up front)`,
+    );
+  } else {
+    const rpm = makeRpm(exe, work);
+    log(`${rpm} (${(statSync(rpm).size / 2 ** 20).toFixed(1)} MiB)`);
+  }
 }
