@@ -38,6 +38,8 @@ export default defineConfig({
           name: 'vm',
           include: ['test/vm/**/*.test.ts'],
           globalSetup: ['test/support/build.ts'],
+          // Waits for the guests' background preparation `npm test` starts (test/vm/harness/prepare.ts).
+          setupFiles: ['test/vm/support/wait-prepare.ts'],
           testTimeout: 900_000,
           hookTimeout: 1_800_000,
           // One qemu guest at a time: the machine has two cores and TCG is CPU-bound.

@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { aptGet } from './apt.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const CACHE = process.env.ISOLATE_DEB_CACHE ?? join(REPO, '.cache/deb');
@@ -31,7 +32,7 @@ function candidateVersion(pkg: string): string {
   if (!version || version === '(none)') {
     if (!isRoot())
       throw new Error(`apt knows no version of ${pkg} and we are not root to run apt-get update: run it`);
-    run('apt-get', ['update']);
+    aptGet(['update']);
     version = read();
   }
   if (!version || version === '(none)')

@@ -1,30 +1,55 @@
 /**
  * Debian tools a test needs (ansible-playbook, lintian, ...): installed with apt-get when missing and
  * we are root, as CI is; otherwise the test fails naming the packages. Never skips.
+ *
+ * Every apt-get the suite runs (these tools, the VM harness's qemu, kernel source and build tools,
+ * javac, gcc) goes through aptGet: the suite's own callers queue on one lock (flock(1)), since two unit
+ * workers and the background guest preparation (test/vm/harness/prepare.ts) may each install at once
+ * and a second apt-get fails at once on dpkg's lock; DPkg::Lock::Timeout covers anything else holding it
+ * (a CI image still finishing its own apt run).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+
+const LOCK = '/run/lock/isolate-test-apt.lock';
+/** How long a caller waits for another's install (the guest preparation installs ~500 MB cold). */
+const WAIT_S = 1800;
+
+function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+/** `apt-get ARGS`, one at a time across the suite's processes; returns its stdout. */
+export function aptGet(args: string[]): string {
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const apt = ['apt-get', '-o', `DPkg::Lock::Timeout=${WAIT_S}`, ...args];
+  const argv = existsSync('/usr/bin/flock') ? ['/usr/bin/flock', '-w', String(WAIT_S), LOCK, ...apt] : apt;
+  return execFileSync(argv[0]!, argv.slice(1), { env, stdio: 'pipe', encoding: 'utf8' });
+}
+
+/** `apt-get install` of PKGS, with one `apt-get update` and a second try when the lists are stale or empty. */
+export function aptGetInstall(pkgs: string[]): void {
+  const install = () => aptGet(['install', '-y', '--no-install-recommends', ...pkgs]);
+  try {
+    install();
+  } catch {
+    // Usually a stale or empty package list (fresh containers ship without one).
+    aptGet(['update']);
+    install();
+  }
+}
 
 /** `tools` maps an absolute path to the Debian package that installs it. */
 export function ensureDebianTools(tools: Record<string, string>): void {
   const missing = Object.entries(tools).filter(([path]) => !existsSync(path));
   if (missing.length === 0) return;
   const pkgs = [...new Set(missing.map(([, pkg]) => pkg))];
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
+  if (!isRoot()) {
     throw new Error(
       `${missing.map(([p]) => p).join(', ')} missing and we are not root to install them. Run: sudo apt-get install -y ${pkgs.join(' ')}`,
     );
   }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () =>
-    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...pkgs], { env, stdio: 'pipe' });
-  try {
-    install();
-  } catch {
-    // Usually a stale or empty package list (fresh containers ship without one).
-    execFileSync('apt-get', ['update'], { env, stdio: 'pipe' });
-    install();
-  }
+  aptGetInstall(pkgs);
   const still = missing.filter(([path]) => !existsSync(path));
   if (still.length > 0)
     throw new Error(`${still.map(([p]) => p).join(', ')} still missing after apt-get install`);

@@ -43,6 +43,7 @@ import { stringify } from 'yaml';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { LAYOUTS } from './harness/index.js';
 import { LIB, snapDiff } from './support/guest.js';
+import { QUIET_CORES_ROOTFS_PACKAGES } from './support/rootfs-variants.js';
 import { vmScenario } from './support/scenario.js';
 
 /** The traffic window, seconds. */
@@ -337,7 +338,7 @@ describe('quiet cores on a real kernel: multiqueue virtio-net + vmxnet3, irqbala
   const vm = vmScenario('quiet-cores', {
     systemd: true,
     layout: LAYOUTS.twoSocketSmt2,
-    rootfsPackages: ['irqbalance', 'iproute2', 'iputils-ping', 'kmod'],
+    rootfsPackages: QUIET_CORES_ROOTFS_PACKAGES,
     kernelModules: ['virtio_pci', 'virtio_net', 'vmxnet3'],
     hostNetns: HOST_NETNS,
     extraQemuArgs: QEMU_NICS,

@@ -24,11 +24,9 @@ import { CpuSet } from '../../src/model/cpuset.js';
 import { LAYOUTS, systemdRootfs } from './harness/index.js';
 import { REPO_ROOT } from './harness/paths.js';
 import { parseState, SECTIONS, TASKS, held, waitforShell } from './support/guest.js';
+import { ROLE_ROOTFS_PACKAGES } from './support/rootfs-variants.js';
 import { vmScenario } from './support/scenario.js';
 import { expectDocSample } from '../support/doc-samples.js';
-
-// ansible-core runs the playbook; its apt module installs a .deb through python3-apt.
-const ROOTFS_PACKAGES = ['ansible-core', 'python3-apt'];
 
 const PLAYBOOK = `---
 - name: Install isolate on this guest and converge it
@@ -343,7 +341,7 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
           execa(process.execPath, ['scripts/package.mjs', '--out', out, '--fast-deb', '--no-rpm'], {
             cwd: REPO_ROOT,
           }),
-          systemdRootfs(ROOTFS_PACKAGES),
+          systemdRootfs(ROLE_ROOTFS_PACKAGES),
         ]);
         await nextVersion(
           join(out, 'isolate_0.1.0_amd64.deb'),
@@ -373,7 +371,7 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
             memMiB: 3072,
           },
           includeProject: false,
-          rootfsPackages: ROOTFS_PACKAGES,
+          rootfsPackages: ROLE_ROOTFS_PACKAGES,
           script: SCRIPT,
           // Sleeping stand-ins: spinning ones would take the host CPU that TCG needs for ansible-playbook.
           standins: { kafkaAtBoot: true, kafkaThreads: 6, kafkaBusy: false },

@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { aptGet, aptGetInstall } from '../../support/apt.js';
 import { VM_CACHE } from './paths.js';
 
 export interface KernelInfo {
@@ -79,24 +80,10 @@ export function aptInstall(pkgs: string[]): void {
         `Run: sudo apt-get install -y ${pkgs.join(' ')}`,
     );
   }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () =>
-    execFileSync(
-      'apt-get',
-      // Parallel test runs (or a CI image still finishing its own apt run) hold the dpkg lock for a while.
-      ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...pkgs],
-      { env, stdio: 'pipe' },
-    );
   try {
-    install();
-  } catch {
-    // Usually a stale or empty package list (fresh containers ship without one).
-    execFileSync('apt-get', ['update'], { env, stdio: 'pipe' });
-    try {
-      install();
-    } catch (e) {
-      throw new VmPrereqError(`apt-get install ${pkgs.join(' ')} failed: ${errText(e)}`);
-    }
+    aptGetInstall(pkgs);
+  } catch (e) {
+    throw new VmPrereqError(`apt-get install ${pkgs.join(' ')} failed: ${errText(e)}`);
   }
 }
 
@@ -178,7 +165,7 @@ function resolveVersionedKernel(): string {
     if (!isRoot()) {
       throw new VmPrereqError(`apt-cache knows no ${META_PACKAGE}; run apt-get update as root`);
     }
-    execFileSync('apt-get', ['update'], { stdio: 'pipe' });
+    aptGet(['update']);
     out = query();
   }
   const m = /Depends: (linux-image-\S+-cloud-amd64)/.exec(out);

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CpuSet } from '../../../src/model/cpuset.js';
+import { aptInstall } from '../harness/ensure.js';
 import { REPO_ROOT, VM_CACHE } from '../harness/paths.js';
 
 /** Keep a scenario's whole console for debugging when ISOLATE_VM_CONSOLE_DIR is set. */
@@ -35,10 +36,7 @@ export function staticCBinary(name: string): Buffer {
       execFileSync('gcc', ['-static', '-O2', '-pthread', '-o', tmp, src], { stdio: 'pipe' });
     } catch (e) {
       if (process.getuid?.() === 0) {
-        execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'gcc', 'libc6-dev'], {
-          stdio: 'pipe',
-          env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-        });
+        aptInstall(['gcc', 'libc6-dev']);
         execFileSync('gcc', ['-static', '-O2', '-pthread', '-o', tmp, src], { stdio: 'pipe' });
       } else {
         throw new Error(`cannot build the VM helper ${name} (gcc -static): ${(e as Error).message}`);
