@@ -6,7 +6,7 @@
 // defaults set Kafka a latency target; a second, short boot on Debian's cloud kernel keeps the proof
 // that a kernel without io.latency gets none planned, and an explicit one refused.
 //
-// Arms, each one measurement window (ISOLATE_IOVM_WINDOW_S seconds, default 15 for CI; 60 or more for
+// Arms, each one measurement window (ISOLATE_IOVM_WINDOW_S seconds, default 8 for CI; 60 or more for
 // the numbers in docs/performance.md):
 //   alone       Kafka only;
 //   unisolated  the batch job beside it;

@@ -53,6 +53,8 @@ export interface VmResult {
   exitStatus: number | null;
   /** Wall time from spawning qemu until it exited. */
   durationMs: number;
+  /** From qemu's start to the boot's end (READY_MARKER, just before the scenario); null if never seen. */
+  bootMs: number | null;
   /** Full qemu argv as run (the -initrd file is a temporary that is gone by now). */
   qemuArgs: string[];
 }
@@ -185,6 +187,7 @@ export function spawnQemu(
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let ready = false;
+    let readyAt: number | null = null;
     let tail = '';
     child.stdout.on('data', (b: Buffer) => {
       out.push(b);
@@ -193,6 +196,7 @@ export function spawnQemu(
       const seen = tail + b.toString('latin1');
       if (seen.includes(READY_MARKER)) {
         ready = true;
+        readyAt = Date.now();
         clearTimeout(bootTimer);
       }
       tail = seen.slice(-READY_MARKER.length);
@@ -245,6 +249,7 @@ export function spawnQemu(
         sections: parseSections(consoleText),
         exitStatus,
         durationMs,
+        bootMs: readyAt === null ? null : readyAt - started,
         qemuArgs: args,
       });
     });

@@ -20,8 +20,12 @@ import type { SystemdVmResult } from '../harness/index.js';
 import type { BuiltKernel } from '../harness/kernel-build.js';
 
 const UNITS = '/etc/systemd/system';
-/** Seconds of one measurement window: short for CI, ISOLATE_IOVM_WINDOW_S=60 (or more) for the numbers. */
-export const WINDOW_S = Number(process.env.ISOLATE_IOVM_WINDOW_S ?? 15);
+/**
+ * Seconds of one measurement window: short for CI, which asserts only that each arm ran (both sides made
+ * progress), never its latencies (8 s: five arms of 15 s were a minute of CI, issue 59);
+ * ISOLATE_IOVM_WINDOW_S=60 (or more) for the numbers in docs/performance.md.
+ */
+export const WINDOW_S = Number(process.env.ISOLATE_IOVM_WINDOW_S ?? 8);
 // A 7200 rpm drive: ~150 random IOPS; its sequential rate is more, but Kafka's and the batch's mixed
 // small I/O never reaches it.
 export const IOPS = 150;
