@@ -27,7 +27,10 @@ if (process.env.ISOLATE_VM_PREPARE === '0') {
 } else {
   mkdirSync(cache, { recursive: true });
   const out = openSync(join(cache, 'prepare.log'), 'a');
-  const child = spawn(vite, [join(repo, 'test/vm/harness/prepare.ts')], {
+  // At nice 10 (make, mmdebstrap and dpkg inherit it): the unit files keep the CPU they need and the
+  // builds take what they leave; the downloads, most of a cold start, wait on the network either way.
+  // nice(1) execs the command, so the PID written below is vite-node's.
+  const child = spawn('nice', ['-n', '10', vite, join(repo, 'test/vm/harness/prepare.ts')], {
     cwd: repo,
     detached: true,
     stdio: ['ignore', out, out],
