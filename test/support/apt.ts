@@ -11,7 +11,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const LOCK = '/run/lock/isolate-test-apt.lock';
+// A fixed path, not os.tmpdir(): the vitest workers' TMPDIR is the run's own directory (support/build.ts).
+const LOCK = existsSync('/run/lock') ? '/run/lock/isolate-test-apt.lock' : '/tmp/isolate-test-apt.lock';
 /** How long a caller waits for another's install (the guest preparation installs ~500 MB cold). */
 const WAIT_S = 1800;
 
