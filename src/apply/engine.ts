@@ -232,13 +232,12 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
       seq++;
       const aborted = abortReason(opts.signal);
       if (aborted) await failAndUndo(new StepError(`interrupted by ${aborted}`), i, change);
-      const identity = identityOf(root, change);
       const entry: JournalEntry = {
         seq,
         change,
         previous: live,
         status: 'pending',
-        ...(identity ? { identity } : {}),
+        ...identityOf(root, change),
       };
       journal.entries.push(entry);
       await writeJournal(root, journal);

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { ioDeviceOf, isIoFile, isIoProperty } from '../model/io.js';
 import type { Change } from '../model/plan.js';
-import { ReadRefused, readTextFile } from '../sys/read.js';
+import { readTextFile } from '../sys/read.js';
 
 /** The parts of a change that say which object it changed. */
 export interface ChangeObject {
@@ -65,12 +65,12 @@ const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 /** Small sysfs/proc attributes: a boot id is 37 bytes, a WWID a few hundred. */
 const ATTR_MAX_BYTES = 4096;
 
+/** A small attribute's text; null when it cannot be read, for any reason (the caller says unknown). */
 function readAttr(file: string): string | null {
   try {
     return readTextFile(file, { maxBytes: ATTR_MAX_BYTES }).trim();
-  } catch (err) {
-    if (err instanceof ReadRefused) return null;
-    throw err;
+  } catch {
+    return null;
   }
 }
 
@@ -99,10 +99,10 @@ export function readDeviceIdentity(root: string, majMin: string): string {
   return UNKNOWN;
 }
 
-/** The identity to journal with a change: a device's for a per-device entry, none for the rest. */
-export function identityOf(root: string, c: Change): string | undefined {
+/** The identity to journal with a change (an entry's fields): a device's for a per-device entry, none for the rest. */
+export function identityOf(root: string, c: Change): { identity?: string } {
   const majMin = majMinOf(c);
-  return majMin === null ? undefined : readDeviceIdentity(root, majMin);
+  return majMin === null ? {} : { identity: readDeviceIdentity(root, majMin) };
 }
 
 /** Whether a journal written in boot `then` was written in boot `now`: true, false or unknown. */

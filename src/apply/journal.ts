@@ -163,7 +163,6 @@ async function readJournalFile(file: string, what: 'journal' | 'baseline'): Prom
   return fromFormat1(j as Journal, file, what);
 }
 
-
 /**
  * A format-1 file read as format 2: the entries are the same, the boot is unknown. A folded one
  * (a baseline, or the journal a rollback made of one) may have lost entries, see legacyCaveat.
