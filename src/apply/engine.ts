@@ -24,6 +24,7 @@ import {
   writeBaseline,
   writeJournal,
 } from './journal.js';
+import { identityOf, readBootId, rebootSkipReason } from './identity.js';
 import { acquireLock, type Lock } from './lock.js';
 
 /** Exit codes of apply/rollback (0 = done). */
@@ -166,7 +167,7 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
 
     // Keep the last journal for forensics; a new apply starts a new one.
     await archiveJournal(root);
-    const journal = newJournal(opts.context);
+    const journal = newJournal(opts.context, readBootId(root));
     await writeJournal(root, journal);
     log('info', 'apply started', { journal: journal.id, changes: changes.length, toWrite: todo.length });
 
@@ -231,7 +232,13 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
       seq++;
       const aborted = abortReason(opts.signal);
       if (aborted) await failAndUndo(new StepError(`interrupted by ${aborted}`), i, change);
-      const entry: JournalEntry = { seq, change, previous: live, status: 'pending' };
+      const entry: JournalEntry = {
+        seq,
+        change,
+        previous: live,
+        status: 'pending',
+        ...identityOf(root, change),
+      };
       journal.entries.push(entry);
       await writeJournal(root, journal);
       try {
@@ -427,7 +434,8 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
   j.state = 'rolling-back';
   await writeJournal(root, j);
   const ctx = { entries: j.entries };
-  const notes: string[] = [];
+  const notes: string[] = [...(j.caveats ?? [])];
+  const boot = readBootId(root);
   let undone = 0;
   let failed = false;
   const staged = new Map<ChangeExecutor, { e: JournalEntry; note?: string }[]>();
@@ -444,6 +452,16 @@ async function undoJournal(root: string, j: Journal, execs: Executors, log: LogF
   };
 
   const undoOne = async (e: JournalEntry) => {
+    // After a reboot a PID/TID or MAJ:MIN may name another object: such an entry is skipped, said.
+    const skip = rebootSkipReason(root, e.change, { boot: e.boot ?? j.boot, identity: e.identity }, boot);
+    if (skip) {
+      e.status = 'skipped';
+      e.note = skip;
+      notes.push(skip);
+      log('warn', 'undo skipped', { step: e.seq, ...changeFields(e.change), reason: skip });
+      await writeJournal(root, j);
+      return;
+    }
     try {
       const exec = executorOf(execs, e.change);
       const r = await exec.undo(e.change, e.previous, ctx);

@@ -23,6 +23,7 @@ import {
 } from '../model/shape.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { writeFileAtomic } from '../sys/write.js';
+import { changeObject, objectKey, readBootId, sameBoot, UNKNOWN } from './identity.js';
 
 /** Every state a journal is written in: the type is read off this list, so the check in readJournalFile knows them all. */
 const JOURNAL_STATES = [
@@ -59,6 +60,13 @@ export interface JournalEntry {
    * `check` tells a JVM started after its CPUs changed from one started before (model/jvm.ts).
    */
   at?: string;
+  /**
+   * The boot the write was made in (a boot_id, or "unknown"), set when the entry is folded into a
+   * baseline, whose entries come from many journals; absent: the journal's own `boot`.
+   */
+  boot?: string;
+  /** A per-device entry: the device's identity when it was written (`wwid:…`, `serial:…`, "unknown"). */
+  identity?: string;
 }
 
 /**
@@ -66,10 +74,17 @@ export interface JournalEntry {
  * change would make an older isolate misread the file (a new state, a field that changes how an
  * entry is undone); an older isolate then refuses the file instead of guessing.
  */
-export const JOURNAL_FORMAT = 1 as const;
+export const JOURNAL_FORMAT = 2 as const;
+
+/**
+ * Formats this isolate reads. 1: entries keyed without the object a value names (a device's line,
+ * a thread, a v1 hierarchy), no boot stamp; read as format 2 (see legacyCaveat).
+ */
+const JOURNAL_FORMATS_READ = [1, JOURNAL_FORMAT] as const;
 
 export interface Journal {
-  version: typeof JOURNAL_FORMAT;
+  /** JOURNAL_FORMAT for every journal this isolate writes or has read (older formats are converted). */
+  version: (typeof JOURNAL_FORMATS_READ)[number];
   id: string;
   /** isolate's PID during the apply. */
   pid: number;
@@ -80,6 +95,10 @@ export interface Journal {
   context?: Record<string, unknown>;
   /** Set when an apply failed: the failing step. */
   error?: string;
+  /** The boot it was written in (`/proc/sys/kernel/random/boot_id`), "unknown" when unreadable; absent in format 1. */
+  boot?: string;
+  /** What a rollback of it cannot restore, said as a note by every rollback (an old baseline's loss). */
+  caveats?: string[];
   entries: JournalEntry[];
 }
 
@@ -141,13 +160,59 @@ async function readJournalFile(file: string, what: 'journal' | 'baseline'): Prom
   // names the file an undone journal is moved to, a change's target is where root writes.
   const wrong = JOURNAL(j, 'journal');
   if (wrong) throw unreadable(wrong);
-  return j as Journal;
+  return fromFormat1(j as Journal, file, what);
+}
+
+/**
+ * A format-1 file read as format 2: the entries are the same, the boot is unknown. A folded one
+ * (a baseline, or the journal a rollback made of one) may have lost entries, see legacyCaveat.
+ */
+function fromFormat1(j: Journal, file: string, what: string): Journal {
+  if (j.version === JOURNAL_FORMAT) return j;
+  const caveat = legacyCaveat(j, file, what);
+  return { ...j, version: JOURNAL_FORMAT, ...(caveat ? { caveats: [...(j.caveats ?? []), caveat] } : {}) };
+}
+
+/**
+ * Format 1 folded entries by backend, target and setting: of a per-device io file or property one
+ * device survived, of a v1 `tasks` file one thread, of a path in several v1 hierarchies one
+ * hierarchy. What was dropped is nowhere in the file, so it cannot be repaired; but only a file
+ * that holds such an entry can have lost one. Such a file is read, not refused: refusing it would
+ * stop every apply and rollback on the host (the agent reads the baseline every round) and restore
+ * nothing, and no isolate could restore the dropped values from it either. The rollback restores what
+ * it holds and names, in a note, each setting whose other devices/threads/hierarchies may still
+ * carry isolate's values, for the operator to check by hand.
+ */
+function legacyCaveat(j: Journal, file: string, what: string): string | null {
+  if (what !== 'baseline' && !j.id.startsWith('baseline-')) return null; // one apply's journal: never folded
+  const lossy = new Set<string>();
+  for (const e of j.entries) {
+    const o = changeObject(e.change);
+    if (o.device !== undefined || o.task?.kind === 'thread' || o.hierarchy !== '') {
+      lossy.add(`${o.target}${o.hierarchy ? ` (${o.hierarchy})` : ''} ${o.setting}`);
+    }
+  }
+  if (lossy.size === 0) return null;
+  return `${what} ${file} was folded by an older isolate (journal format 1), which kept one device, thread or v1 hierarchy per setting: rollback restores the ones it lists; check the others of ${[...lossy].sort().join(', ')} by hand`;
+}
+
+/**
+ * Whether `j` was written in the boot the host is in now (the host's boot_id under `root`): true,
+ * false, or "unknown" when either boot is unknown (format 1, an unreadable boot_id).
+ */
+export function writtenInThisBoot(root: string, j: Pick<Journal, 'boot'>): boolean | 'unknown' {
+  return sameBoot(j.boot, readBootId(root));
 }
 
 /** The schema of a journal (and of the baseline, which has the same shape): see Journal above. */
+const BOOT = matching(
+  /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|unknown)$/,
+  'a boot_id or "unknown"',
+  36,
+);
 const JOURNAL: Check = object(
   {
-    version: oneOf([JOURNAL_FORMAT]),
+    version: oneOf(JOURNAL_FORMATS_READ),
     id: matching(/^[A-Za-z0-9-]{1,200}$/, 'a journal id (letters, digits, "-")', 200),
     pid: int(1, 2 ** 22),
     startedAt: timestamp,
@@ -156,11 +221,11 @@ const JOURNAL: Check = object(
     entries: arrayOf(
       object(
         { seq: int(1, 10_000_000), change, previous: nullable(str()), status: oneOf(ENTRY_STATUSES) },
-        { note: str(4096), at: timestamp },
+        { note: str(4096), at: timestamp, boot: BOOT, identity: str(300) },
       ),
     ),
   },
-  { context: object({}, { executorOptions }), error: str() },
+  { context: object({}, { executorOptions }), error: str(), boot: BOOT, caveats: arrayOf(str(8192)) },
 );
 
 export async function writeJournal(root: string, j: Journal): Promise<void> {
@@ -188,11 +253,19 @@ export async function writeBaseline(root: string, j: Journal): Promise<void> {
   await writeFileAtomic(baselinePath(root), `${JSON.stringify(j, null, 1)}\n`, { createParents: true });
 }
 
-/** One setting of one thing: a later change of it keeps the first one's `previous`. */
-function entryKey(c: Change): string {
-  // A process move is one per PID (its target is the destination cgroup).
-  return [c.backend, c.target, c.setting, c.setting === 'cgroup.procs' ? c.to : ''].join('\0');
+/**
+ * One setting of one object: a later change of it keeps the first one's `previous`. The object is
+ * the change's (identity.ts: a device's line, a PID/TID, a v1 hierarchy), and for a PID/TID or a
+ * MAJ:MIN, which name another object after a reboot, the boot the entry was written in too.
+ */
+function entryKey(e: JournalEntry, j: Journal): string {
+  const o = changeObject(e.change);
+  const bootBound = o.task !== undefined || o.device !== undefined;
+  return bootBound ? `${objectKey(e.change)}\0${e.boot ?? j.boot ?? UNKNOWN}` : objectKey(e.change);
 }
+
+/** A move of a process or thread (cgroup.procs, v1 tasks): its PID/TID is `to`. */
+const isTaskMove = (c: Change) => c.setting === 'cgroup.procs' || c.setting === 'tasks';
 
 /**
  * Fold a journal's completed entries into a baseline (a new one when there is none): keys already
@@ -205,23 +278,38 @@ export function foldJournal(
   j: Journal,
   pidAlive: (pid: number) => boolean,
 ): Journal {
-  const out: Journal = baseline ?? { ...newJournal(j.context), id: `baseline-${j.id}`, state: 'applied' };
+  const out: Journal = baseline ?? {
+    ...newJournal(j.context, j.boot ?? UNKNOWN),
+    id: `baseline-${j.id}`,
+    state: 'applied',
+  };
   if (j.context) out.context = { ...(out.context ?? {}), ...j.context };
-  const keys = new Map(out.entries.map((e) => [entryKey(e.change), e]));
+  if (j.caveats) out.caveats = [...new Set([...(out.caveats ?? []), ...j.caveats])];
+  // Every entry keeps the boot it was written in: the baseline's own stamp is its latest fold's.
+  for (const e of out.entries) e.boot ??= out.boot ?? UNKNOWN;
+  out.boot = j.boot ?? UNKNOWN;
+  out.version = JOURNAL_FORMAT;
+  const keys = new Map(out.entries.map((e) => [entryKey(e, out), e]));
   for (const e of j.entries) {
     if (e.status !== 'done') continue;
-    const had = keys.get(entryKey(e.change));
+    const added = { ...e, boot: e.boot ?? j.boot ?? UNKNOWN, seq: out.entries.length + 1 };
+    const had = keys.get(entryKey(added, out));
     if (had) {
       // The first `previous` is what rollback restores; the last write is when the value changed.
       if (e.at) had.at = e.at;
       continue;
     }
-    const added = { ...e, seq: out.entries.length + 1 };
-    keys.set(entryKey(e.change), added);
+    keys.set(entryKey(added, out), added);
     out.entries.push(added);
   }
+  // A process of this boot that is gone is nothing to move back (and a reused PID must never be
+  // moved by an old entry); one of another boot is kept, for the rollback to name as skipped.
   out.entries = out.entries.filter(
-    (e) => e.change.setting !== 'cgroup.procs' || e.status !== 'done' || pidAlive(Number(e.change.to)),
+    (e) =>
+      e.change.setting !== 'cgroup.procs' ||
+      e.status !== 'done' ||
+      sameBoot(e.boot, out.boot ?? UNKNOWN) === false ||
+      pidAlive(Number(e.change.to)),
   );
   out.entries.forEach((e, i) => {
     e.seq = i + 1;
@@ -230,10 +318,12 @@ export function foldJournal(
   return out;
 }
 
-export function newJournal(context?: Record<string, unknown>): Journal {
+/** A new journal, stamped with the boot it is written in (readBootId; "unknown" when not given). */
+export function newJournal(context?: Record<string, unknown>, boot: string = UNKNOWN): Journal {
   const now = new Date().toISOString();
   return {
     version: JOURNAL_FORMAT,
+    boot,
     id: `${now.replace(/[-:.]/g, '')}-${process.pid}`,
     pid: process.pid,
     startedAt: now,
@@ -281,7 +371,7 @@ export function cpuChangeOf(
     for (const e of j?.entries ?? []) {
       const c = e.change;
       const cpus = c.workload === workload && CPU_SETTINGS.has(c.setting);
-      const moved = (c.setting === 'cgroup.procs' || c.setting === 'tasks') && c.to === String(pid);
+      const moved = isTaskMove(c) && c.to === String(pid);
       if (e.status !== 'done' || !(cpus || moved)) continue;
       // A write that left the count as it was (the same list in another spelling) changed no pool's size.
       const was = cpus ? (cpuCount(e.previous) ?? online ?? null) : null;

@@ -445,7 +445,7 @@ describe('journal', () => {
     const m = new MemExec();
     await applyChanges({ root, changes: [ch('a', 'x', null, '1')], executors: { raid: m } });
     const j = JSON.parse(await readFile(journalPath(root), 'utf8'));
-    expect(j.version).toBe(1);
+    expect(j.version).toBe(2);
   });
 
   it('every field is checked against its schema before any is used', async () => {

@@ -163,7 +163,7 @@ describe('a state file from a newer format is refused, naming the file, its vers
       const err = await readJournal(h.root).catch((e: unknown) => e);
       expect(err).not.toBeInstanceOf(NewerFormatError);
       expect((err as Error).message).toMatch(
-        /journal .* is unreadable \(journal\.version: .* is not one of 1\)/,
+        /journal .* is unreadable \(journal\.version: .* is not one of 1, 2\)/,
       );
     }
   });
