@@ -6,7 +6,7 @@ import { ReadRefused, readTextFile } from '../sys/read.js';
 import { parseIo } from './io.js';
 import { parseRaidPolicy } from './raid.js';
 import { allowOnly, boolean, exact, type Obj, object, oneOf } from './validate.js';
-import { NIC_NAME } from '../model/irq.js';
+import { isNicName } from '../model/irq.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { parseRate, parseWindow } from './rate.js';
@@ -264,7 +264,7 @@ function parseIrqs(value: unknown, path: FieldPath, errors: FieldErrors): NonNul
     );
   }
   const nics = v.nics.map((n, i) => {
-    if (typeof n !== 'string' || !NIC_NAME.test(n)) {
+    if (typeof n !== 'string' || !isNicName(n)) {
       errors.fail([...path, 'nics', i], `expected a network interface name (e.g. eth0); got ${describe(n)}`);
     }
     return n;
