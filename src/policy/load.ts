@@ -408,8 +408,10 @@ function parseNear(value: unknown, path: FieldPath, errors: FieldErrors): Device
   if (!Array.isArray(value))
     errors.fail(path, `expected a list like [nic:eth0, disk:sda]; got ${describe(value)}`);
   return value.map((v, i) => {
-    const m = typeof v === 'string' ? /^(nic|disk|scsi):([A-Za-z0-9_.:@-]+)$/.exec(v) : null;
-    if (!m) {
+    const m = typeof v === 'string' ? /^(nic|disk|scsi):(.+)$/s.exec(v) : null;
+    // A NIC: any name the kernel allows (ethü); a disk or SCSI host: the kernel's own ASCII names.
+    const named = m && (m[1] === 'nic' ? isNicName(m[2]!) : /^[A-Za-z0-9_.:@-]+$/.test(m[2]!));
+    if (!m || !named) {
       errors.fail(
         [...path, i],
         `expected nic:NAME, disk:NAME or scsi:hostN (e.g. nic:eth0); got ${describe(v)}`,

@@ -48,7 +48,10 @@ function renumber36(root: string): void {
   const f = path.join(root, 'proc/interrupts');
   writeFileSync(
     f,
-    readFileSync(f, 'utf8').replace(/( 36:.*)PCI-MSI 2623491-edge\s+virtio2-input\.1/, '$1PCI-MSI 2625541-edge      nvme0q5'),
+    readFileSync(f, 'utf8').replace(
+      /( 36:.*)PCI-MSI 2623491-edge\s+virtio2-input\.1/,
+      '$1PCI-MSI 2625541-edge      nvme0q5',
+    ),
   );
   const pci = path.join(root, 'sys/bus/pci/devices');
   rmSync(path.join(pci, '0000:05:04.0/msi_irqs/36'));
@@ -88,7 +91,9 @@ describe('an IRQ number another device has since the apply', () => {
     );
     // The NVMe queue keeps its own affinity; every other IRQ is restored.
     expect(read(root, 'proc/irq/36/smp_affinity_list')).toBe(written);
-    expect(read(root, 'proc/irq/37/smp_affinity_list')).toBe(changes.find((c) => c.target === '/proc/irq/37')!.from);
+    expect(read(root, 'proc/irq/37/smp_affinity_list')).toBe(
+      changes.find((c) => c.target === '/proc/irq/37')!.from,
+    );
     expect((await readJournal(root))?.state).toBe('rolled-back');
     expect(await rollbackLast({ root, executors })).toMatchObject({ nothing: true, undone: 0 });
   });
@@ -148,9 +153,30 @@ describe('NIC names the kernel allows', () => {
       expect(isNicName(ok), ok).toBe(true);
     }
     // 'ü' is two bytes: 8 of them are 16, over IFNAMSIZ less its NUL.
-    for (const bad of ['', '.', '..', 'a/b', 'a:b', 'a b', 'a\tb', 'a\0b', 'ü'.repeat(8), 'x'.repeat(16), '\ud800']) {
+    for (const bad of [
+      '',
+      '.',
+      '..',
+      'a/b',
+      'a:b',
+      'a b',
+      'a\tb',
+      'a\0b',
+      'ü'.repeat(8),
+      'x'.repeat(16),
+      '\ud800',
+    ]) {
       expect(isNicName(bad), JSON.stringify(bad)).toBe(false);
     }
+  });
+
+  it('a policy may name one (near: nic:ethü, irqs.nics), and a name the kernel refuses is refused', () => {
+    const policy = (nic: string) =>
+      `apiVersion: isolate/v1\nkind: HostPolicy\nworkloads:\n  - { name: kafka, class: exclusive, cores: 1, near: ["nic:${nic}"], irqs: { nics: ["${nic}"] }, match: { cgroup: /kafka } }\n`;
+    const p = parsePolicy(policy('ethü'), 'p.yaml');
+    expect(p.workloads[0]!.near).toEqual([{ kind: 'nic', name: 'ethü' }]);
+    expect(p.workloads[0]!.irqs?.nics).toEqual(['ethü']);
+    expect(() => parsePolicy(policy('eth 0'), 'p.yaml')).toThrow(/expected nic:NAME/);
   });
 
   it('a UTF-8 name (ethü): its RPS leaves the exclusive CPUs and rollback restores it', async () => {
