@@ -23,7 +23,7 @@ import {
 import type { Change } from '../model/plan.js';
 import { readBoundedIfPresent, readLiveSync, UnreadableError } from '../sys/read.js';
 import { parseCounts, splitActions } from './counts.js';
-import { liveIrqOwner, liveNicOwner } from './owner.js';
+import { liveIrqOwners, liveNicOwner } from './owner.js';
 import { WriteRefused, writeKernelFile } from '../sys/write.js';
 import path from 'node:path';
 
@@ -56,6 +56,12 @@ const meaning = (change: Change, code: string | undefined): string | undefined =
 const UNDO_REFUSALS = new Set(['EIO', 'ENOENT', 'ENODEV', 'EINVAL']);
 
 const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/**
+ * How long one read of every IRQ's owner serves the writes after it: a table of megabytes is not
+ * parsed again per IRQ, and a number handed on later than this is still caught by the next read.
+ */
+const OWNERS_FRESH_MS = 1000;
 
 /** How long a just-written affinity may take to show in effective_affinity_list before it counts as not taken. */
 const EFFECTIVE_WAIT_MS = 200;
@@ -196,8 +202,18 @@ export class IrqExecutor implements ChangeExecutor {
     if (!was) return null;
     const name = change.target.split('/')[change.setting === 'smp_affinity_list' ? 3 : 4] ?? '';
     const now =
-      change.setting === 'smp_affinity_list' ? liveIrqOwner(this.root, name) : liveNicOwner(this.root, name);
+      change.setting === 'smp_affinity_list' ? this.irqOwners()(name) : liveNicOwner(this.root, name);
     return sameOwner(was, now) ? null : { was, now };
+  }
+
+  /** IRQ owners read for the changes of one moment; re-read when older than OWNERS_FRESH_MS. */
+  private owners: { at: number; of: (irq: string) => IrqOwner } | null = null;
+
+  private irqOwners(): (irq: string) => IrqOwner {
+    const now = Date.now();
+    if (!this.owners || now - this.owners.at > OWNERS_FRESH_MS)
+      this.owners = { at: now, of: liveIrqOwners(this.root) };
+    return this.owners.of;
   }
 
   /** The object a change's target names, as a note says it: `IRQ 36`, `NIC eth0's rx-0`. */

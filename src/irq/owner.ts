@@ -11,10 +11,11 @@ import { nicDevice, readPciFunctions } from './observe.js';
 const INTERRUPTS = { maxBytes: 64 * 1024 * 1024 };
 
 /**
- * The owner of IRQ `irq` now: its /proc/interrupts row (no row: no handler) and its PCI function.
- * Throws UnreadableError when /proc/interrupts cannot be read: the owner is then unknown, not none.
+ * The owner of every IRQ number now: its /proc/interrupts row (no row: no handler) and its PCI
+ * function, read once for a batch of changes (a 1024-CPU host's table runs to tens of megabytes).
+ * Throws UnreadableError when /proc/interrupts cannot be read: owners are then unknown, not none.
  */
-export function liveIrqOwner(root: string, irq: string): IrqOwner {
+export function liveIrqOwners(root: string): (irq: string) => IrqOwner {
   const file = path.join(root, 'proc/interrupts');
   let text: string | null;
   try {
@@ -23,9 +24,12 @@ export function liveIrqOwner(root: string, irq: string): IrqOwner {
     throw new UnreadableError(file, err instanceof ReadRefused ? err.code : 'EIO');
   }
   if (text === null) throw new UnreadableError(file, 'ENOENT');
-  const row = parseCounts(text).rows.find((r) => r.id === irq);
-  const { chip, actions } = row ? splitActions(row.rest) : { chip: '', actions: [] };
-  return { actions, chip, pci: readPciFunctions(root).byIrq.get(Number(irq)) ?? null };
+  const rows = new Map(parseCounts(text).rows.map((r) => [r.id, splitActions(r.rest)]));
+  const pci = readPciFunctions(root).byIrq;
+  return (irq) => {
+    const { chip, actions } = rows.get(irq) ?? { chip: '', actions: [] };
+    return { actions, chip, pci: pci.get(Number(irq)) ?? null };
+  };
 }
 
 /** The owner of NIC `name` now (its PCI function), as the planner records a queue's. */
