@@ -11,10 +11,19 @@ import {
 } from '../apply/executor.js';
 import { sameCpuList } from '../model/cpuset.js';
 import { changeSubject } from '../model/describe.js';
-import { IRQ_REFUSED, irqTargetProblem, parseCpusOrNull, sameMask } from '../model/irq.js';
+import {
+  describeOwner,
+  IRQ_REFUSED,
+  type IrqOwner,
+  irqTargetProblem,
+  parseCpusOrNull,
+  sameMask,
+  sameOwner,
+} from '../model/irq.js';
 import type { Change } from '../model/plan.js';
 import { readBoundedIfPresent, readLiveSync, UnreadableError } from '../sys/read.js';
 import { parseCounts, splitActions } from './counts.js';
+import { liveIrqOwners, liveNicOwner } from './owner.js';
 import { WriteRefused, writeKernelFile } from '../sys/write.js';
 import path from 'node:path';
 
@@ -26,11 +35,33 @@ const MEANING: Record<string, string> = {
   ENOENT: 'it no longer exists (the driver was unloaded or the device removed since the plan)',
   EACCES: 'permission denied (isolate must run as root)',
   EPERM:
-    "operation not permitted (isolate must run as root with CAP_NET_ADMIN, which a NIC queue's RPS/XPS mask needs — check the unit's CapabilityBoundingSet= — outside a container that hides /proc/irq)",
+    "operation not permitted (isolate must run as root with CAP_NET_ADMIN, which a NIC queue's RPS/XPS mask needs — check the unit's CapabilityBoundingSet=)",
+  EROFS: 'the file system is read-only here (a container runtime mounts /proc/irq and /sys read-only)',
   ENOMEM: 'the kernel could not allocate the map',
 };
 
+/** /proc/irq is not a capability's to grant: EPERM there is a read-only or hidden /proc/irq. */
+const IRQ_EPERM =
+  "operation not permitted: /proc/irq is read-only or hidden where isolate runs (inside a container, or a security policy that masks it); an IRQ's affinity is set from the host itself, as root";
+
+const meaning = (change: Change, code: string | undefined): string | undefined =>
+  code === 'EPERM' && change.setting === 'smp_affinity_list' ? IRQ_EPERM : code && MEANING[code];
+
+/**
+ * What the kernel answers on an undo that no retry changes: the IRQ is kernel-managed now (EIO),
+ * gone (ENOENT, ENODEV), or the old value names no CPU it takes any more (EINVAL). Said in a note,
+ * never a failure: one such entry must not leave the host unable to roll back, nor block every
+ * later apply. EACCES, EPERM and EROFS stay failures: running isolate where it may write fixes them.
+ */
+const UNDO_REFUSALS = new Set(['EIO', 'ENOENT', 'ENODEV', 'EINVAL']);
+
 const errCode = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/**
+ * How long one read of every IRQ's owner serves the writes after it: a table of megabytes is not
+ * parsed again per IRQ, and a number handed on later than this is still caught by the next read.
+ */
+const OWNERS_FRESH_MS = 1000;
 
 /** How long a just-written affinity may take to show in effective_affinity_list before it counts as not taken. */
 const EFFECTIVE_WAIT_MS = 200;
@@ -155,14 +186,58 @@ export class IrqExecutor implements ChangeExecutor {
       if (err instanceof StepError) throw err;
       const code = errCode(err);
       throw new StepError(
-        `${what}: writing "${value}" to ${this.file(change)} failed: ${code ?? String(err)} (${(code && MEANING[code]) ?? 'unexpected error'})`,
+        `${what}: writing "${value}" to ${this.file(change)} failed: ${code ?? String(err)} (${meaning(change, code) ?? 'unexpected error'})`,
         code,
       );
     }
   }
 
+  /**
+   * The object at the change's target now, when it is not the one the change names (`owner`): an
+   * IRQ number another device got, a NIC name another NIC has. Null: the same, or nothing to check.
+   * Throws UnreadableError when the owner now cannot be read (unknown, not "changed").
+   */
+  private ownerChange(change: Change): { was: IrqOwner; now: IrqOwner } | null {
+    const was = change.backend === 'irq' ? change.owner : undefined;
+    if (!was) return null;
+    const name = change.target.split('/')[change.setting === 'smp_affinity_list' ? 3 : 4] ?? '';
+    const now =
+      change.setting === 'smp_affinity_list' ? this.irqOwners()(name) : liveNicOwner(this.root, name);
+    return sameOwner(was, now) ? null : { was, now };
+  }
+
+  /** IRQ owners read for the changes of one moment; re-read when older than OWNERS_FRESH_MS. */
+  private owners: { at: number; of: (irq: string) => IrqOwner } | null = null;
+
+  private irqOwners(): (irq: string) => IrqOwner {
+    const now = Date.now();
+    if (!this.owners || now - this.owners.at > OWNERS_FRESH_MS)
+      this.owners = { at: now, of: liveIrqOwners(this.root) };
+    return this.owners.of;
+  }
+
+  /** The object a change's target names, as a note says it: `IRQ 36`, `NIC eth0's rx-0`. */
+  private objectOf(change: Change): string {
+    const parts = change.target.split('/');
+    return change.setting === 'smp_affinity_list' ? `IRQ ${parts[3]}` : `NIC ${parts[4]}'s ${parts[6]}`;
+  }
+
   async apply(change: Change, _previous: string | null): Promise<WriteResult> {
     const what = changeSubject(change);
+    let moved: { was: IrqOwner; now: IrqOwner } | null;
+    try {
+      moved = this.ownerChange(change);
+    } catch (err) {
+      if (err instanceof UnreadableError)
+        throw new StepError(`${what}: ${err.message} (who holds ${this.objectOf(change)} now is unknown)`);
+      throw err;
+    }
+    // A stale plan: the number or name is another device's now. Writing would move that device.
+    if (moved) {
+      return {
+        skipped: `${this.objectOf(change)} is not the one the plan was made for: planned for ${describeOwner(moved.was)}, now ${describeOwner(moved.now)}; not written (the next plan places it)`,
+      };
+    }
     // Only a move (the IRQ now delivered outside the new mask) can be deferred: count its interrupts then.
     const fired =
       change.setting === 'smp_affinity_list' && this.deliveredOutside(change, change.to)
@@ -200,14 +275,39 @@ export class IrqExecutor implements ChangeExecutor {
     const what = `undo ${changeSubject(change)}`;
     const live = readLiveSync(this.file(change));
     if (live === null) return { note: `${change.target} ${MEANING.ENOENT}; nothing to restore` };
+    const moved = this.ownerSinceApply(change, previous);
+    if (moved) return { note: moved };
     // Byte for byte: a mask keeps the width and spelling the kernel printed.
     if (live === previous) return {};
-    await this.write(change, previous, what);
-    const now = readLiveSync(this.file(change));
-    if (!this.same(change, now, previous)) {
-      throw new StepError(`${what}: read back "${now ?? '(missing)'}" after restoring "${previous}"`);
+    try {
+      await this.write(change, previous, what);
+    } catch (err) {
+      if (err instanceof StepError && err.code && UNDO_REFUSALS.has(err.code))
+        return { note: `${err.message}; not restored, and not tried again` };
+      throw err;
     }
+    const now = readLiveSync(this.file(change));
+    // The kernel took the write and holds something else (it narrows masks by isolcpus=): its call.
+    if (!this.same(change, now, previous))
+      return { note: `${what}: the kernel holds "${now ?? '(missing)'}" after "${previous}" was restored` };
     return {};
+  }
+
+  /** Why an entry is not undone because its object is another's now; null: undo it. */
+  private ownerSinceApply(change: Change, previous: string): string | null {
+    let moved: { was: IrqOwner; now: IrqOwner } | null;
+    try {
+      moved = this.ownerChange(change);
+    } catch (err) {
+      if (!(err instanceof UnreadableError)) throw err;
+      return `${this.objectOf(change)}: ${err.message}; who holds it now is unknown, so "${previous}" was not restored`;
+    }
+    if (!moved) return null;
+    const renamed =
+      change.setting === 'smp_affinity_list'
+        ? 'a driver reload, controller reset, ethtool -L, hot-plug or reboot renumbers IRQs'
+        : 'interfaces are named anew by a reboot, hot-plug or udev';
+    return `${this.objectOf(change)} is no longer the one isolate changed: it was ${describeOwner(moved.was)}, now ${describeOwner(moved.now)} (${renamed}); "${previous}" was not restored to it`;
   }
 }
 

@@ -6,8 +6,8 @@ import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { CpuSet } from '../model/cpuset.js';
 import {
+  isNicName,
   type ManagedBy,
-  NIC_NAME,
   type ObservedIrq,
   type ObservedIrqs,
   type ObservedNic,
@@ -181,7 +181,7 @@ function readInterrupts(root: string, say: (file: string, why: string) => void):
 }
 
 /** Which PCI function raises each IRQ (MSI/MSI-X vectors first, then the legacy line) and its driver. */
-function readPciFunctions(root: string): { byIrq: Map<number, string>; driver: Map<string, string> } {
+export function readPciFunctions(root: string): { byIrq: Map<number, string>; driver: Map<string, string> } {
   const byIrq = new Map<number, string>();
   const driver = new Map<string, string>();
   const base = path.join(root, 'sys/bus/pci/devices');
@@ -211,28 +211,9 @@ function readNics(
   const base = path.join(root, 'sys/class/net');
   const list: ObservedNic[] = [];
   const pciOf = new Map<string, string>();
-  for (const name of (entries(base) ?? []).sort()) {
-    if (!NIC_NAME.test(name)) {
-      say(path.join(base, name), 'not a NIC name isolate writes to; left alone');
-      continue;
-    }
-    const dev = path.join(base, name, 'device');
-    let real: string | null = null;
-    try {
-      real = realpathSync.native(dev);
-    } catch {}
-    let node: number | null = null;
-    // virtio: `device` is the virtio device; the PCI function (MSI vectors, numa_node) is its parent.
-    for (let dir = real, i = 0; dir && i < 4; dir = path.dirname(dir), i++) {
-      if (node === null) {
-        const n = readOpt(path.join(dir, 'numa_node')).value;
-        if (n !== null && /^-?\d{1,5}$/.test(n)) node = Number(n) < 0 ? -1 : Number(n);
-      }
-      if (PCI_ADDRESS.test(path.basename(dir))) {
-        pciOf.set(name, path.basename(dir));
-        break;
-      }
-    }
+  for (const name of nicNames(base, say)) {
+    const { real, node, pci } = nicDevice(base, name);
+    if (pci) pciOf.set(name, pci);
     const queues = (kind: 'rx' | 'tx'): ObservedQueue[] => {
       const dir = path.join(base, name, 'queues');
       const names = (entries(dir) ?? [])
@@ -250,6 +231,7 @@ function readNics(
     };
     list.push({
       name,
+      pci,
       physical: real !== null,
       node: node === null || node < 0 ? null : node,
       rx: queues('rx'),
@@ -257,6 +239,55 @@ function readNics(
     });
   }
   return { list, pciOf };
+}
+
+/**
+ * The interface names under /sys/class/net, sorted, read as the bytes the kernel holds: any name it
+ * allows is taken (`ethü`). One that is not UTF-8 cannot be written into a plan or journal: said,
+ * naming it, and its masks left as they are.
+ */
+function nicNames(base: string, say: (file: string, why: string) => void): string[] {
+  let raw: Buffer[];
+  try {
+    raw = readdirSync(base, { encoding: 'buffer' });
+  } catch {
+    return [];
+  }
+  const names: string[] = [];
+  for (const bytes of raw) {
+    const name = bytes.toString('utf8');
+    const shown = JSON.stringify(bytes.toString('latin1'));
+    if (!Buffer.from(name, 'utf8').equals(bytes)) {
+      say(
+        path.join(base, name),
+        `NIC ${shown}: its name is not UTF-8, which isolate's plans and journals cannot hold; its RPS/XPS masks are left as they are`,
+      );
+    } else if (!isNicName(name)) {
+      say(path.join(base, name), `NIC ${shown}: not a name the kernel gives an interface; left alone`);
+    } else names.push(name);
+  }
+  return names.sort();
+}
+
+/** A NIC's device directory, NUMA node and PCI function (null: none, as for lo, veth, a bridge). */
+export function nicDevice(
+  base: string,
+  name: string,
+): { real: string | null; node: number | null; pci: string | null } {
+  let real: string | null = null;
+  try {
+    real = realpathSync.native(path.join(base, name, 'device'));
+  } catch {}
+  let node: number | null = null;
+  // virtio: `device` is the virtio device; the PCI function (MSI vectors, numa_node) is its parent.
+  for (let dir = real, i = 0; dir && i < 4; dir = path.dirname(dir), i++) {
+    if (node === null) {
+      const n = readOpt(path.join(dir, 'numa_node')).value;
+      if (n !== null && /^-?\d{1,5}$/.test(n)) node = Number(n) < 0 ? -1 : Number(n);
+    }
+    if (PCI_ADDRESS.test(path.basename(dir))) return { real, node, pci: path.basename(dir) };
+  }
+  return { real, node, pci: null };
 }
 
 /** Kernel-managed: the IRQ debug file's state flags when debugfs is there, else the driver's vector names. */

@@ -48,6 +48,8 @@ export interface ObservedQueue {
 
 export interface ObservedNic {
   name: string;
+  /** The PCI function behind it (`0000:00:03.0`); null: none (lo, a bridge, veth); absent: not read. */
+  pci?: string | null;
   /** Has a `device` (a physical or virtio function), unlike lo, bridges, veth. */
   physical: boolean;
   /** NUMA node of its device; null for -1 or none. */
@@ -95,8 +97,22 @@ export const IRQ_DIR = '/proc/irq';
 
 export const WORKQUEUE_DIR = '/sys/devices/virtual/workqueue';
 
-/** A NIC name as the kernel allows one (IFNAMSIZ, no `/`, no whitespace), and never `.` or `..`. */
-export const NIC_NAME = /^(?!\.{1,2}$)[A-Za-z0-9_.:@-]{1,15}$/;
+/** Bytes the kernel refuses in a NIC name: '/', ':' and what its isspace() takes (lib/ctype.c: 0xa0 too). */
+const NIC_NAME_REFUSED = new Set([0x2f, 0x3a, 0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0xa0]);
+
+/**
+ * A NIC name as the kernel allows one (net/core/dev.c dev_valid_name): 1 to 15 bytes (IFNAMSIZ less
+ * its NUL), never `.` or `..`, no '/', ':', NUL or whitespace byte; anything else goes, UTF-8 (`ethü`)
+ * included. Counted in bytes, as the kernel counts, not in UTF-16 units; a string that is not well
+ * formed (a lone surrogate) has no UTF-8 bytes the kernel could hold.
+ */
+export function isNicName(name: string): boolean {
+  if (name === '.' || name === '..') return false;
+  const bytes = new TextEncoder().encode(name);
+  if (new TextDecoder().decode(bytes) !== name) return false;
+  if (bytes.length < 1 || bytes.length > 15) return false;
+  return !bytes.some((b) => b === 0 || NIC_NAME_REFUSED.has(b));
+}
 
 const IRQ_TARGET = /^\/proc\/irq\/(\d{1,7})$/;
 const QUEUE_TARGET = /^\/sys\/class\/net\/([^/]+)\/queues\/(rx|tx)-(\d{1,5})$/;
@@ -108,8 +124,7 @@ export function irqTargetProblem(target: string, setting: string): string | null
   }
   if (setting === 'rps_cpus' || setting === 'xps_cpus') {
     const m = QUEUE_TARGET.exec(target);
-    if (!m || !NIC_NAME.test(m[1]!))
-      return `${JSON.stringify(target)} is not /sys/class/net/DEV/queues/QUEUE`;
+    if (!m || !isNicName(m[1]!)) return `${JSON.stringify(target)} is not /sys/class/net/DEV/queues/QUEUE`;
     if ((setting === 'rps_cpus') !== (m[2] === 'rx'))
       return `${setting} belongs to ${setting === 'rps_cpus' ? 'an rx' : 'a tx'} queue, not ${m[2]}-${m[3]}`;
     return null;
@@ -177,3 +192,43 @@ export function irqLabel(i: Pick<ObservedIrq, 'irq' | 'actions'>): string {
 
 /** How a journal's skipped entry says the kernel refused to move an IRQ (EIO). */
 export const IRQ_REFUSED = 'the kernel refused to move IRQ';
+
+/**
+ * Whose an IRQ number or a NIC queue was when isolate planned its change: IRQ numbers are handed to
+ * another device by a driver reload, a controller reset, `ethtool -L`, hot-plug or a reboot, and a
+ * NIC name to another NIC. Carried in the change (plan and journal), so a write, and its undo, goes
+ * only to the object it was meant for.
+ */
+export interface IrqOwner {
+  /** An IRQ's handler names from `/proc/interrupts` (`virtio2-input.1`); empty: no handler. Absent for a NIC queue. */
+  actions?: string[];
+  /** An IRQ's chip, hardware IRQ and trigger words (`PCI-MSIX-0000:00:03.0 2-edge`). Absent for a NIC queue. */
+  chip?: string;
+  /** The PCI function raising the IRQ, or behind the NIC; null: none (a legacy line without one, lo, veth). */
+  pci: string | null;
+}
+
+/** The owner of an IRQ as observed. */
+export const irqOwner = (i: Pick<ObservedIrq, 'actions' | 'chip' | 'pci'>): IrqOwner => ({
+  actions: [...i.actions],
+  chip: i.chip,
+  pci: i.pci,
+});
+
+/** The same device: every part equal (a part one side lacks counts as different). */
+export function sameOwner(a: IrqOwner, b: IrqOwner): boolean {
+  return (
+    (a.actions ?? []).join('\0') === (b.actions ?? []).join('\0') &&
+    (a.actions === undefined) === (b.actions === undefined) &&
+    (a.chip ?? null) === (b.chip ?? null) &&
+    a.pci === b.pci
+  );
+}
+
+/** An owner in words: `virtio2-input.1 (PCI-MSIX-0000:00:03.0 2-edge, PCI 0000:00:03.0)`. */
+export function describeOwner(o: IrqOwner): string {
+  const pci = o.pci ? `PCI ${o.pci}` : 'no PCI function';
+  if (o.actions === undefined) return pci;
+  const who = o.actions.length ? o.actions.join(', ') : 'no handler';
+  return `${who} (${[o.chip || 'no chip', pci].join(', ')})`;
+}

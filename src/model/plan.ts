@@ -1,7 +1,7 @@
 import type { CpuSet } from './cpuset.js';
 import type { WorkloadDisks } from './disks.js';
 import type { RaidDiskTie } from './raid-disks.js';
-import type { IrqSetting } from './irq.js';
+import type { IrqOwner, IrqSetting } from './irq.js';
 
 export type ChangeBackend = 'cgroupfs' | 'systemd' | 'raid' | 'irq';
 
@@ -155,6 +155,12 @@ export interface RaidChange extends ChangeBase {
 export interface IrqChange extends ChangeBase {
   backend: 'irq';
   setting: IrqSetting;
+  /**
+   * Whose IRQ number or NIC queue it was at plan time: the write goes only to that owner, and the
+   * undo (journaled with the change) restores only while it still is. Absent: none to check (the
+   * workqueue, default_smp_affinity) or a plan or journal written before owners were recorded.
+   */
+  owner?: IrqOwner;
 }
 
 /**

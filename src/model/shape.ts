@@ -144,6 +144,12 @@ const irqTarget: Check = (v, at) => {
   return bad ? `${at}.target: ${bad}` : null;
 };
 
+/** Whose IRQ or NIC queue a change was planned for (IrqOwner): a PCI address, an IRQ's handlers and chip. */
+const irqOwner: Check = object(
+  { pci: nullable(matching(/^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/, 'a PCI address', 32)) },
+  { actions: arrayOf(str(256), 4096), chip: str(1024) },
+);
+
 /** One Change, in full: its backend's settings and target shape, `hierarchy` only for cgroup v1. */
 export const change: Check = (v, at) => {
   if (!isPlainObject(v)) return `${at}: expected an object, found ${show(v)}`;
@@ -161,6 +167,7 @@ export const change: Check = (v, at) => {
     {
       workload: str(256),
       note: str(4096),
+      ...(backend === 'irq' ? { owner: irqOwner } : {}),
       ...(backend === 'cgroupfs'
         ? {
             hierarchy: matching(/^[a-z0-9_=,]+$/, 'a cgroup v1 mount such as "cpuset" or "cpu,cpuacct"', 256),

@@ -5,8 +5,10 @@ import { CpuSet } from '../model/cpuset.js';
 import {
   formatMask,
   type IrqSetting,
+  type IrqOwner,
   irqLabel,
   IRQ_DIR,
+  irqOwner,
   irqTarget,
   managedIrqParam,
   type ObservedIrq,
@@ -41,7 +43,21 @@ const change = (
   to: string,
   note: string,
   workload?: string,
-): Change => ({ backend: 'irq', target, setting, from, to, note, ...(workload ? { workload } : {}) });
+  owner?: IrqOwner,
+): Change => ({
+  backend: 'irq',
+  target,
+  setting,
+  from,
+  to,
+  note,
+  ...(workload ? { workload } : {}),
+  ...(owner ? { owner } : {}),
+});
+
+/** A NIC queue's owner: the NIC's PCI function (a name alone may be another NIC's after a reboot). */
+const nicOwner = (nic: ObservedNic): IrqOwner | undefined =>
+  nic.pci === undefined ? undefined : { pci: nic.pci };
 
 function capped(items: string[]): string {
   return items.length <= LIST_CAP
@@ -60,6 +76,7 @@ const affinityChange = (irq: ObservedIrq, want: CpuSet, why: string, workload?: 
     want.toString(),
     `IRQ ${irqName(irq)}: ${why}`,
     workload,
+    irqOwner(irq),
   );
 
 /** The changes that keep interrupts, packet steering and unbound kernel work off the exclusive CPUs. */
@@ -289,7 +306,18 @@ function steering(observed: ObservedIrqs, exclusive: CpuSet, nics: Map<string, N
       const steer = (q: (typeof nic.rx)[number], setting: 'rps_cpus' | 'xps_cpus', want: CpuSet) => {
         const to = maskOrNull(want, q.mask);
         const why = `${setting === 'rps_cpus' ? 'RPS' : 'XPS'}: ${plan.why}`;
-        if (to) out.push(change(queueTarget(nic.name, q.name), setting, q.mask, to, why, plan.workload.name));
+        if (to)
+          out.push(
+            change(
+              queueTarget(nic.name, q.name),
+              setting,
+              q.mask,
+              to,
+              why,
+              plan.workload.name,
+              nicOwner(nic),
+            ),
+          );
       };
       for (const q of nic.rx) {
         if (q.cpus === null || q.cpus.equals(plan.cpus)) continue;
@@ -316,7 +344,7 @@ function steering(observed: ObservedIrqs, exclusive: CpuSet, nics: Map<string, N
       const why = want.isEmpty
         ? `RPS off the exclusive CPUs ${exclusive}: none of its CPUs is left, so packets are processed on the CPU their interrupt came on`
         : `RPS off the exclusive CPUs ${exclusive}`;
-      out.push(change(queueTarget(nic.name, q.name), 'rps_cpus', q.mask, to, why));
+      out.push(change(queueTarget(nic.name, q.name), 'rps_cpus', q.mask, to, why, undefined, nicOwner(nic)));
     }
   }
   return out;

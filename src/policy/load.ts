@@ -6,7 +6,7 @@ import { ReadRefused, readTextFile } from '../sys/read.js';
 import { parseIo } from './io.js';
 import { parseRaidPolicy } from './raid.js';
 import { allowOnly, boolean, exact, type Obj, object, oneOf } from './validate.js';
-import { NIC_NAME } from '../model/irq.js';
+import { isNicName } from '../model/irq.js';
 import { CpuSet } from '../model/cpuset.js';
 import { type FieldErrors, type FieldPath, formatPath } from '../model/field.js';
 import { parseRate, parseWindow } from './rate.js';
@@ -264,7 +264,7 @@ function parseIrqs(value: unknown, path: FieldPath, errors: FieldErrors): NonNul
     );
   }
   const nics = v.nics.map((n, i) => {
-    if (typeof n !== 'string' || !NIC_NAME.test(n)) {
+    if (typeof n !== 'string' || !isNicName(n)) {
       errors.fail([...path, 'nics', i], `expected a network interface name (e.g. eth0); got ${describe(n)}`);
     }
     return n;
@@ -408,8 +408,10 @@ function parseNear(value: unknown, path: FieldPath, errors: FieldErrors): Device
   if (!Array.isArray(value))
     errors.fail(path, `expected a list like [nic:eth0, disk:sda]; got ${describe(value)}`);
   return value.map((v, i) => {
-    const m = typeof v === 'string' ? /^(nic|disk|scsi):([A-Za-z0-9_.:@-]+)$/.exec(v) : null;
-    if (!m) {
+    const m = typeof v === 'string' ? /^(nic|disk|scsi):(.+)$/s.exec(v) : null;
+    // A NIC: any name the kernel allows (ethü); a disk or SCSI host: the kernel's own ASCII names.
+    const named = m && (m[1] === 'nic' ? isNicName(m[2]!) : /^[A-Za-z0-9_.:@-]+$/.test(m[2]!));
+    if (!m || !named) {
       errors.fail(
         [...path, i],
         `expected nic:NAME, disk:NAME or scsi:hostN (e.g. nic:eth0); got ${describe(v)}`,
