@@ -16,6 +16,8 @@ import {
 } from '../model/shape.js';
 import type { Topology } from '../model/topology.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
+import { describeUntrusted } from '../sys/trust.js';
+import { readTrustedText, TrustRefused } from '../sys/trusted-read.js';
 import { writeFileAtomic } from '../sys/write.js';
 import { sha256 } from './policy-source.js';
 
@@ -69,10 +71,17 @@ export function readAssignment(
   const file = assignmentPath(root);
   let data: unknown;
   try {
-    data = JSON.parse(readTextFile(file, { maxBytes: 1024 * 1024 }));
+    // Read from the object judged (sys/trusted-read.ts): a checkpoint another user could have written
+    // or swapped in would choose the cores root fences Kafka onto.
+    data = JSON.parse(readTrustedText(file, { maxBytes: 1024 * 1024 }).text);
   } catch (err) {
     if (err instanceof ReadRefused && err.code === 'ENOENT') return {};
-    const why = err instanceof ReadRefused ? err.reason : 'not valid JSON';
+    const why =
+      err instanceof ReadRefused
+        ? err.reason
+        : err instanceof TrustRefused
+          ? `refused, ${describeUntrusted(err.untrusted)}`
+          : 'not valid JSON';
     return {
       warning: `${file} cannot be read (${why}): the cores isolate assigned are unknown, so they are chosen from the live cpusets; the next apply writes it anew`,
     };

@@ -6,8 +6,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UserError } from '../model/errors.js';
 import type { Policy } from '../model/policy.js';
-import { parsePolicy, readPolicyText } from '../policy/load.js';
-import { describeUntrusted, untrustedPath } from '../sys/trust.js';
+import { POLICY_MAX_BYTES, parsePolicy, policyReadError } from '../policy/load.js';
+import { ReadRefused } from '../sys/read.js';
+import { readTrustedText, type TrustedText, TrustRefused } from '../sys/trusted-read.js';
+import { describeUntrusted, type Untrusted } from '../sys/trust.js';
 
 export interface PolicySource {
   /** Where the text came from (a file path, or the bundled default's path). */
@@ -73,14 +75,7 @@ export function bundledPolicy(): string {
 export type PolicyTrust = 'refuse' | { warn: (message: string) => void };
 
 export function readPolicySource(path: string, trust: PolicyTrust = 'refuse'): PolicySource {
-  // Read first, so a missing or unreadable file is said as the loader says it.
-  const text = readPolicyText(path);
-  const untrusted = untrustedPath(path);
-  if (untrusted) {
-    const why = `policy ${path}: ${describeUntrusted(untrusted)} — a policy decides where root puts every process, so only one that root alone can change is used`;
-    if (trust === 'refuse') throw new UserError(why);
-    trust.warn(`warning: ${why}; apply, the agent and check refuse it`);
-  }
+  const text = readJudgedPolicy(path, trust);
   let hash: string | undefined;
   let policy: Policy | undefined;
   // Hashed on first use (a saved plan, the journal, the agent's reload): `plan --dry-run` never needs
@@ -102,6 +97,28 @@ export function readPolicySource(path: string, trust: PolicyTrust = 'refuse'): P
     },
   });
   return source;
+}
+
+/**
+ * The policy file's text, read from the object that was judged (sys/trusted-read.ts): a link another
+ * user could swap, or a file swapped between the check and the read, is never what root applies. A
+ * missing or unreadable file is said as the loader says it.
+ */
+function readJudgedPolicy(path: string, trust: PolicyTrust): string {
+  const why = (u: Untrusted) =>
+    `policy ${path}: ${describeUntrusted(u)} — a policy decides where root puts every process, so only one that root alone can change is used`;
+  let read: TrustedText;
+  try {
+    read = readTrustedText(path, { maxBytes: POLICY_MAX_BYTES, allowUntrusted: trust !== 'refuse' });
+  } catch (err) {
+    if (err instanceof TrustRefused) throw new UserError(why(err.untrusted));
+    if (err instanceof ReadRefused) throw policyReadError(path, err);
+    throw err;
+  }
+  if (read.untrusted && trust !== 'refuse') {
+    trust.warn(`warning: ${why(read.untrusted)}; apply, the agent and check refuse it`);
+  }
+  return read.text;
 }
 
 /** The policy of a source: parsed by the source itself when it was read from a file, else now. */

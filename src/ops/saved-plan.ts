@@ -29,7 +29,8 @@ import {
 } from '../model/shape.js';
 import { fingerprintOf, type PlanJson, planToJson } from '../planner/json.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
-import { describeUntrusted, untrustedPath } from '../sys/trust.js';
+import { describeUntrusted } from '../sys/trust.js';
+import { readTrustedText, TrustRefused } from '../sys/trusted-read.js';
 import { writeFileAtomic } from '../sys/write.js';
 import type { BuiltPlan, ExecutorOptions } from './plan.js';
 import { type PolicySource, sha256 } from './policy-source.js';
@@ -119,15 +120,10 @@ const SAVED_PLAN: Check = object(
 
 /** A saved plan, every field checked; refused with the first field that is wrong. */
 export function readSavedPlan(file: string): SavedPlan {
-  const data = readJsonDocument(file, 'the saved plan', 'save one with "isolate plan"');
-  // Read first, so a missing file is said as such. A saved plan embeds a policy: one another user
-  // could have written is refused as such a policy file is.
-  const untrusted = untrustedPath(file);
-  if (untrusted) {
-    throw new UserError(
-      `--plan ${file}: refused, ${describeUntrusted(untrusted)} — a saved plan decides where root puts every process, so only one that root alone can change is applied`,
-    );
-  }
+  // Read from the object judged (sys/trusted-read.ts), so a missing file is said as such and a plan
+  // another user could have written or swapped in is refused as such a policy file is: a saved plan
+  // embeds a policy.
+  const data = readJsonDocument(file, 'the saved plan', 'save one with "isolate plan"', true);
   const bad = (what: string) =>
     new UserError(`--plan ${file}: ${what}; save a new plan with "isolate plan" and review it`);
   // Not a state to undo: the fix is the newer isolate, or a plan saved by this one.
@@ -150,11 +146,20 @@ export function readSavedPlan(file: string): SavedPlan {
   return saved;
 }
 
-/** A JSON document isolate wrote (a plan, a journal): bounded, UTF-8, parsed; a one-line refusal else. */
-export function readJsonDocument(file: string, what: string, fix: string): unknown {
+/**
+ * A JSON document isolate wrote (a plan, a journal): bounded, UTF-8, parsed; a one-line refusal else.
+ * `trusted`: one root acts on, read only from an object no other user could have written or swapped.
+ */
+export function readJsonDocument(file: string, what: string, fix: string, trusted = false): unknown {
   try {
-    return JSON.parse(readTextFile(file, { maxBytes: SAVED_PLAN_MAX_BYTES }));
+    const opts = { maxBytes: SAVED_PLAN_MAX_BYTES };
+    return JSON.parse(trusted ? readTrustedText(file, opts).text : readTextFile(file, opts));
   } catch (err) {
+    if (err instanceof TrustRefused) {
+      throw new UserError(
+        `--plan ${file}: refused, ${describeUntrusted(err.untrusted)} — a saved plan decides where root puts every process, so only one that root alone can change is applied`,
+      );
+    }
     const why =
       err instanceof ReadRefused
         ? err.reason

@@ -38,12 +38,17 @@ export function readPolicyText(file: string): string {
     return readTextFile(file, { maxBytes: POLICY_MAX_BYTES });
   } catch (err) {
     if (!(err instanceof ReadRefused)) throw err;
-    const fix =
-      err.code === 'EFBIG' || err.code === 'EENCODING'
-        ? 'a policy is a small UTF-8 YAML file'
-        : 'pass an existing policy file with --policy';
-    throw new UserError(`${file}: cannot read policy (${err.reason}); ${fix}`);
+    throw policyReadError(file, err);
   }
+}
+
+/** The one-line error for a policy file that could not be read. */
+export function policyReadError(file: string, err: ReadRefused): UserError {
+  const fix =
+    err.code === 'EFBIG' || err.code === 'EENCODING'
+      ? 'a policy is a small UTF-8 YAML file'
+      : 'pass an existing policy file with --policy';
+  return new UserError(`${file}: cannot read policy (${err.reason}); ${fix}`);
 }
 
 export function parsePolicy(text: string, source: string): Policy {

@@ -4,7 +4,7 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { procStatFields } from '../sys/read.js';
-import { describeUntrusted, untrustedPath } from '../sys/trust.js';
+import { describeUntrusted, judgePath, untrustedPath } from '../sys/trust.js';
 import { acquireHostLock } from './hostlock.js';
 
 export interface ToolResult {
@@ -121,13 +121,6 @@ export async function runTool(bin: string, args: readonly string[], opts: RunOpt
   const cwd = opts.cwd;
   return serialized(async () => {
     const call = describeCall(bin, args);
-    const untrusted = untrustedPath(bin);
-    if (untrusted) {
-      throw new ToolCallError(
-        `${call}: not run, refusing to execute as root: ${describeUntrusted(untrusted)}`,
-        false,
-      );
-    }
     const held = heldBack(bin, call, Date.now());
     if (held) throw held;
     // Another process's call may run for its whole timeout plus the kill delay.
@@ -142,7 +135,8 @@ export async function runTool(bin: string, args: readonly string[], opts: RunOpt
     // a second one meanwhile.
     let release: (() => Promise<void>) | null = lock;
     try {
-      const result = await execute(bin, args, call, timeoutMs, cwd, (pending) => {
+      const real = judgedTool(bin, call);
+      const result = await execute(bin, real, args, call, timeoutMs, cwd, (pending) => {
         release = null;
         pending.finally(() => lock());
       });
@@ -154,8 +148,30 @@ export async function runTool(bin: string, args: readonly string[], opts: RunOpt
   });
 }
 
+/**
+ * The tool's real path, judged once the host lock is held: the lock may take a whole call's timeout
+ * to come, and a path judged before it could be swapped meanwhile. Every component of the real path
+ * is then one no other user can change, so what is executed (that path, not the name) is what was
+ * judged.
+ */
+function judgedTool(bin: string, call: string): string {
+  const judged = judgePath(bin);
+  if (!judged.ok) {
+    throw new ToolCallError(
+      `${call}: not run, refusing to execute as root: ${describeUntrusted(judged.untrusted)}`,
+      false,
+    );
+  }
+  if (!judged.stat.isFile()) {
+    throw new ToolCallError(`${call}: not run, ${judged.real} is not a regular file`, false);
+  }
+  return judged.real;
+}
+
+/** Runs `real`, the judged real path of `bin` (which names the call in the hang bookkeeping). */
 async function execute(
   bin: string,
+  real: string,
   args: readonly string[],
   call: string,
   timeoutMs: number,
@@ -164,7 +180,9 @@ async function execute(
 ): Promise<ToolResult> {
   // execa is heavy; only RAID commands pay for it.
   const { execa } = await import('execa');
-  const sub = execa(bin, [...args], {
+  const sub = execa(real, [...args], {
+    // The tool sees the name it was called by (some behave by their argv[0]); the kernel runs `real`.
+    argv0: bin,
     reject: false,
     timeout: timeoutMs,
     forceKillAfterDelay: 2_000,

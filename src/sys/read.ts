@@ -40,7 +40,7 @@ const ERRNO_WORDS: Record<string, string> = {
   ELOOP: 'too many symbolic links',
 };
 
-function refusedFromErrno(err: unknown): ReadRefused {
+export function refusedFromErrno(err: unknown): ReadRefused {
   const e = err as NodeJS.ErrnoException;
   const code = e.code ?? 'EIO';
   return new ReadRefused(code, ERRNO_WORDS[code] ?? e.message);
@@ -111,35 +111,43 @@ function readRegular(file: string, st: Stats, opts: ReadOptions): Buffer {
   try {
     const fst = fstatSync(fd);
     if (!fst.isFile()) throw new ReadRefused('ENOTREG', `${fileKind(fst)}, not a regular file`);
-    // Reads alternate between SCRATCH's halves, so the chunk before is intact when another follows
-    // and is copied out only then: a file read in one chunk stays in SCRATCH.
-    const size = Math.min(opts.maxBytes + 1, SCRATCH.length / 2);
-    const chunks: Buffer[] = [];
-    let last: Buffer | undefined;
-    let total = 0;
-    for (let at = 0; ; at = size - at) {
-      let n: number;
-      try {
-        n = readSync(fd, SCRATCH, at, size, null);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') throw new ReadRefused('EAGAIN', 'would block');
-        throw refusedFromErrno(err);
-      }
-      if (n === 0) break;
-      total += n;
-      if (total > opts.maxBytes) {
-        throw new ReadRefused('EFBIG', `larger than ${sizeWords(opts.maxBytes)}`);
-      }
-      if (last) chunks.push(Buffer.from(last));
-      last = SCRATCH.subarray(at, at + n);
-    }
-    if (!last) return SCRATCH.subarray(0, 0);
-    if (chunks.length === 0) return last;
-    chunks.push(Buffer.from(last));
-    return Buffer.concat(chunks, total);
+    return readOpen(fd, opts);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The bytes of an open regular file, at most `maxBytes`, from where its offset is. A file read in one
+ * chunk comes back as a view of SCRATCH, valid until the next read.
+ */
+export function readOpen(fd: number, opts: ReadOptions): Buffer {
+  // Reads alternate between SCRATCH's halves, so the chunk before is intact when another follows
+  // and is copied out only then: a file read in one chunk stays in SCRATCH.
+  const size = Math.min(opts.maxBytes + 1, SCRATCH.length / 2);
+  const chunks: Buffer[] = [];
+  let last: Buffer | undefined;
+  let total = 0;
+  for (let at = 0; ; at = size - at) {
+    let n: number;
+    try {
+      n = readSync(fd, SCRATCH, at, size, null);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN') throw new ReadRefused('EAGAIN', 'would block');
+      throw refusedFromErrno(err);
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > opts.maxBytes) {
+      throw new ReadRefused('EFBIG', `larger than ${sizeWords(opts.maxBytes)}`);
+    }
+    if (last) chunks.push(Buffer.from(last));
+    last = SCRATCH.subarray(at, at + n);
+  }
+  if (!last) return SCRATCH.subarray(0, 0);
+  if (chunks.length === 0) return last;
+  chunks.push(Buffer.from(last));
+  return Buffer.concat(chunks, total);
 }
 
 /**
@@ -147,7 +155,11 @@ function readRegular(file: string, st: Stats, opts: ReadOptions): Buffer {
  * other encodings instead of feeding them to a parser whose errors would echo them back.
  */
 export function readTextFile(file: string, opts: ReadOptions): string {
-  const bytes = readBoundedBytes(file, opts);
+  return personText(readBoundedBytes(file, opts));
+}
+
+/** The text of bytes a person wrote (readTextFile): UTF-8 without NUL bytes, or ReadRefused. */
+export function personText(bytes: Buffer): string {
   if (
     bytes.length >= 2 &&
     ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))

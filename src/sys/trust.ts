@@ -20,6 +20,8 @@ export interface Untrusted {
   problem: string;
   /** The commands that fix it. */
   fix: string;
+  /** The errno when the component could not be examined at all (ENOENT, EACCES). */
+  code?: string;
 }
 
 /** Root, and the user isolate runs as (an unprivileged `isolate check` trusts its own files). */
@@ -44,12 +46,29 @@ export interface TrustOptions {
  * trust is never assumed from a failed look.
  */
 export function untrustedPath(file: string, opts: TrustOptions = {}): Untrusted | null {
+  const judged = judgePath(file, opts);
+  return judged.ok ? null : judged.untrusted;
+}
+
+/** A path judged: its real path (no symbolic link left in it) and what lstat said of it then. */
+export type Judged = { ok: true; real: string; stat: Stats } | { ok: false; untrusted: Untrusted };
+
+/**
+ * untrustedPath's walk, keeping what it found: the real path and the stat of the object judged, so a
+ * caller can open that path without following links and check it opened that very object. Once
+ * every component is judged, no other user can change any of them (see the header), so the real path
+ * stays what was judged.
+ */
+export function judgePath(file: string, opts: TrustOptions = {}): Judged {
   const owners = trustedOwners();
   const shared = !!opts.sharedDirectory;
   const pending = path.resolve(file).split('/').filter(Boolean);
+  const fail = (untrusted: Untrusted): Judged => ({ ok: false, untrusted });
   const top = examine('/', owners, pending.length === 0 && !shared);
-  if (top !== null) return 'problem' in top ? top : unusable('/', 'is a symbolic link');
+  if ('problem' in top) return fail(top);
+  if (top.isSymbolicLink()) return fail(unusable('/', 'is a symbolic link'));
   let current = '/';
+  let currentStat = top;
   let links = 0;
   while (pending.length > 0) {
     const name = pending.shift() as string;
@@ -57,34 +76,62 @@ export function untrustedPath(file: string, opts: TrustOptions = {}): Untrusted 
     // `current` is always a real, already-judged directory, so its parent was judged too.
     if (name === '..') {
       current = path.dirname(current);
+      const st = examine(current, owners, false);
+      if ('problem' in st) return fail(st);
+      currentStat = st;
       continue;
     }
     const next = path.join(current, name);
     const st = examine(next, owners, pending.length === 0 && !shared);
-    if (st === null) {
+    if ('problem' in st) return fail(st);
+    if (!st.isSymbolicLink()) {
       current = next;
+      currentStat = st;
       continue;
     }
-    if ('problem' in st) return st;
-    if (++links > MAX_LINKS) return unusable(next, 'has too many levels of symbolic links');
+    const swappable = linkSwappable(next, st, currentStat, owners);
+    if (swappable) return fail(swappable);
+    if (++links > MAX_LINKS) return fail(unusable(next, 'has too many levels of symbolic links'));
     // A symbolic link: walk on through its target, judging every directory it leads through.
     const target = readlinkSync(next);
     if (path.isAbsolute(target)) current = '/';
     pending.unshift(...target.split('/').filter(Boolean));
+    if (path.isAbsolute(target)) {
+      const root = examine('/', owners, false);
+      if ('problem' in root) return fail(root);
+      currentStat = root;
+    }
   }
-  return null;
+  return { ok: true, real: current, stat: currentStat };
 }
 
-/** null: trusted; the link's stat for a symbolic link (to be followed); else what is wrong. */
-function examine(p: string, owners: readonly number[], last: boolean): Untrusted | Stats | null {
+/**
+ * A symbolic link in a directory others may write (a sticky /tmp) is its owner's to replace at any
+ * moment: followed only when a trusted user owns it, as the kernel's protected_symlinks follows one
+ * there only for its owner or the directory's. Elsewhere only the directory's owner can replace it.
+ */
+function linkSwappable(link: string, st: Stats, dir: Stats, owners: readonly number[]): Untrusted | null {
+  if ((dir.mode & 0o022) === 0 || owners.includes(st.uid)) return null;
+  return {
+    path: link,
+    uid: st.uid,
+    mode: st.mode,
+    problem: `is a symbolic link owned by uid ${st.uid} in a directory others can write, so its owner can point it anywhere at any time`,
+    fix: `point --policy/--plan/--tool-path at the file it leads to, or have root own the link (ln -sfn TARGET ${link} as root)`,
+  };
+}
+
+/** The lstat of `p` when it is a symbolic link (to be followed) or trusted, else what is wrong. */
+function examine(p: string, owners: readonly number[], last: boolean): Untrusted | Stats {
   let st: Stats;
   try {
     st = lstatSync(p);
   } catch (err) {
-    return unusable(p, `cannot be examined (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
+    return { ...unusable(p, `cannot be examined (${code})`), code };
   }
   if (st.isSymbolicLink()) return st;
-  return verdict(p, st, owners, last);
+  return verdict(p, st, owners, last) ?? st;
 }
 
 function unusable(p: string, problem: string): Untrusted {

@@ -19,6 +19,7 @@ import type { DiskSource } from '../model/policy.js';
 import { ReadRefused, readBoundedIfPresent } from '../sys/read.js';
 import { type Mount, mountOf, parseMountinfo } from './mountinfo.js';
 import { kafkaLogDirs, parseProperties } from './properties.js';
+import { type HostView, hostView, sandboxedPath } from './hostview.js';
 import { resolveUnderRoot } from './rootpath.js';
 
 export interface DiskRequest {
@@ -68,9 +69,12 @@ class HostBlocks {
   private mounts: Mount[] | null | undefined;
   private mountsProblem: string | undefined;
   private sysReal: string | null | undefined;
+  /** Where data paths and server.properties are looked up: the host's mount namespace (hostview.ts). */
+  private readonly view: HostView;
 
   constructor(readonly root: string) {
     this.base = root.replace(/\/+$/, '');
+    this.view = hostView(root);
   }
 
   workload(req: DiskRequest): WorkloadDisks {
@@ -101,9 +105,10 @@ class HostBlocks {
     target: string,
     findings: Finding[],
     what: string,
+    prefix = this.base,
   ): string | null {
     try {
-      const text = readBoundedIfPresent(this.base + file, { maxBytes });
+      const text = readBoundedIfPresent(prefix + file, { maxBytes });
       if (text === null) {
         findings.push({ severity: 'unknown', target, message: `${this.show(file)} does not exist: ${what}` });
       }
@@ -124,7 +129,7 @@ class HostBlocks {
   }
 
   private kafkaDirs(file: string, target: string, findings: Finding[]): string[] {
-    const where = resolveUnderRoot(this.root, file);
+    const where = resolveUnderRoot(this.view.files, file);
     const what = `Kafka's log directories are unknown; check workloads disks.kafkaConfig`;
     if (!where.ok) {
       findings.push({
@@ -134,7 +139,7 @@ class HostBlocks {
       });
       return [];
     }
-    const text = this.read(where.path, PROPERTIES_MAX_BYTES, target, findings, what);
+    const text = this.read(where.path, PROPERTIES_MAX_BYTES, target, findings, what, this.view.files);
     if (text === null) return [];
     const { dirs, key, defaulted } = kafkaLogDirs(parseProperties(text));
     if (defaulted) {
@@ -164,7 +169,17 @@ class HostBlocks {
 
   private dir(path: string, target: string, findings: Finding[], disks: Map<string, WholeDisk>): DataDir {
     const out: DataDir = { path, layers: [], disks: [] };
-    const where = resolveUnderRoot(this.root, path);
+    const hidden = (p: string) => {
+      if (!this.view.problem || !sandboxedPath(p)) return false;
+      findings.push({
+        severity: 'unknown',
+        target,
+        message: `${path}: ${this.view.problem}; its disk is unknown`,
+      });
+      return true;
+    };
+    if (hidden(path)) return out;
+    const where = resolveUnderRoot(this.view.files, path);
     if (!where.ok) {
       const message =
         where.code === 'ENOENT'
@@ -174,6 +189,7 @@ class HostBlocks {
       return out;
     }
     if (where.path !== path) out.resolved = where.path;
+    if (hidden(where.path)) return out;
     const mounts = this.mountTable(target, findings);
     if (!mounts) return out;
     const m = mountOf(mounts, where.path);
@@ -181,7 +197,7 @@ class HostBlocks {
       findings.push({
         severity: 'unknown',
         target,
-        message: `${path}: no mount in ${this.show('/proc/self/mountinfo')} covers it; its disk is unknown`,
+        message: `${path}: no mount in ${this.show(this.view.mountinfo)} covers it; its disk is unknown`,
       });
       return out;
     }
@@ -199,7 +215,7 @@ class HostBlocks {
     if (this.mounts === undefined) {
       const scratch: Finding[] = [];
       const text = this.read(
-        '/proc/self/mountinfo',
+        this.view.mountinfo,
         MOUNTINFO_MAX_BYTES,
         target,
         scratch,

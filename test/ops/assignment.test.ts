@@ -2,7 +2,7 @@
 // checkpoint with a checksum, ops/assignment.ts), and a hand-made write into the workload's own
 // cpuset is drift to revert, not a choice to adopt. The assignment changes only when the policy or
 // the topology does, and the plan says why.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assignmentPath } from '../../src/ops/assignment.js';
@@ -68,6 +68,20 @@ describe("the agent plans from the cores it assigned, not from the workload's li
       /assignment\.json is not believed \(its checksum does not match its content\)/,
     );
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'a checkpoint another user could have written is not believed: the cores are chosen afresh, with the reason',
+    async () => {
+      const { root, policyPath } = converged();
+      await apply({ root, policyPath });
+      const file = assignmentPath(root);
+      chownSync(file, 1234, 1234);
+      const { plan } = await buildPlan({ root, policyPath });
+      expect(plan.warnings.join('\n')).toContain(
+        `${file} cannot be read (refused, ${file} is owned by uid 1234, not root (owner uid 1234, mode`,
+      );
+    },
+  );
 
   it('rollback forgets the assignment with the rest', async () => {
     const { root, policyPath } = converged();
