@@ -10,6 +10,7 @@ import {
   type JvmDetection,
   type JvmFacts,
   JVM_OPTION_VARIABLES,
+  javaFeatureVersion,
   jvmArgs,
   parseJvmFlags,
 } from '../model/jvm.js';
@@ -106,6 +107,22 @@ export function perfDataFileOf(maps: string | null, mounts: string | null): stri
   return fsType === 'tmpfs' || fsType === 'ramfs' ? null : file;
 }
 
+/**
+ * The feature version of a `java` launcher, from its runtime's `release` file: `<home>/bin/java`
+ * beside `<home>/release`; JDK 8's JRE launcher is `<jdk>/jre/bin/java` with `<jdk>/release`. null:
+ * no such file or no version in it (/proc/PID/exe is the resolved path, so /usr/bin/java's
+ * alternatives link does not hide the home).
+ */
+export function launcherVersion(root: string, exe: string): number | null {
+  const home = path.dirname(path.dirname(exe));
+  const homes = path.basename(home) === 'jre' ? [home, path.dirname(home)] : [home];
+  for (const h of homes) {
+    const v = javaFeatureVersion(readTrimSync(path.join(root, h, 'release')));
+    if (v !== null) return v;
+  }
+  return null;
+}
+
 /** The JVM options in the process's environment: only the variables a JVM reads options from. */
 function optionVariables(base: string): Record<string, string> {
   const env: Record<string, string> = {};
@@ -157,7 +174,8 @@ export function readJvm(root: string, pid: number, opts: ReadJvmOptions): JvmFac
     const comm = readTrimSync(`${base}/task/${t}/comm`);
     if (comm !== null) names.push(comm);
   }
-  const flags = parseJvmFlags(jvmArgs(cmdline, optionVariables(base)));
+  const version = found.how === 'launcher' ? launcherVersion(root, found.exe) : null;
+  const flags = parseJvmFlags(jvmArgs(cmdline, optionVariables(base), version));
   const perfOff = flags.perfDisableSharedMem === true || flags.usePerfData === false;
   return {
     pid,

@@ -36,7 +36,7 @@ export interface ObservedIrqbalance {
   version: string | null;
   /** ExecStart= passes $IRQBALANCE_ARGS (Debian's, Fedora's units do): --banirq reaches irqbalance. */
   passesArgs: boolean;
-  /** The operator's values from the unit's other EnvironmentFile=s, later files winning. */
+  /** The operator's values: the unit's Environment=, then its other EnvironmentFile=s over it (later files winning), as systemd applies them. */
   operator: Record<string, string>;
   /** Why an operator file could not be read (then nothing is planned: their values would be dropped). */
   problems: string[];

@@ -1,28 +1,45 @@
-// The JVM options drop-in (policy `jvm: { activeProcessorCount: auto }`): isolate appends
-// -XX:ActiveProcessorCount=N to the variable the unit's launcher reads JVM options from, merged with
-// the unit's own value, in a drop-in file of its own. The change's value is `NAME=VALUE` (the variable's
-// whole assignment), `''` while the unit does not set the variable. Pure: the planner, the executor
-// and saved plans read it alike.
-
+// The JVM options drop-in (policy `jvm: { activeProcessorCount: auto }`): isolate sets
+// JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=N in a drop-in file of its own. The change's value is
+// `JAVA_TOOL_OPTIONS=...` (the variable's whole assignment), `''` while the unit does not set it.
+// Pure: the planner, the executor and saved plans read it alike.
+//
+// Why JAVA_TOOL_OPTIONS and not the operator's variable (KAFKA_OPTS): Environment= assignments of one
+// name replace each other, the last file winning, so a drop-in that set KAFKA_OPTS had to copy the
+// operator's value, and that copy then overrode the unit's own assignment: an edit of KAFKA_OPTS made
+// later (heap, a JMX agent, a package upgrade) was lost at the next restart, and systemd showed only
+// isolate's copy. The JVM itself reads JAVA_TOOL_OPTIONS (every JVM from JDK 5, whatever launcher
+// starts it) before its command line, so an -XX:ActiveProcessorCount the operator puts on the command
+// line still wins, and nothing of the operator's is copied. A unit that sets JAVA_TOOL_OPTIONS itself
+// is left alone (the planner warns): isolate would have to copy it.
 /** The setting of a systemd change that carries the JVM options drop-in. */
 export const JVM_OPTIONS_SETTING = 'JvmOptions';
+
+/** The variable isolate's drop-in sets: read by the JVM itself, before its command line. */
+export const JVM_FLAG_VARIABLE = 'JAVA_TOOL_OPTIONS';
 
 /** One flag isolate owns in the variable; every other word is the operator's and stays as written. */
 const APC = /^-XX:ActiveProcessorCount=-?\d+$/;
 
+/** isolate's whole value of JAVA_TOOL_OPTIONS for `cpus` CPUs. */
+export function isolateJvmAssignment(cpus: number): string {
+  return `${JVM_FLAG_VARIABLE}=-XX:ActiveProcessorCount=${cpus}`;
+}
+
+/** A value of JAVA_TOOL_OPTIONS that is isolate's own (its drop-in's, for some CPU count). */
+export function isIsolateJvmValue(value: string): boolean {
+  return /^-XX:ActiveProcessorCount=\d+$/.test(value);
+}
+
+/** The -XX:ActiveProcessorCount a value sets (the last one), or null. */
+export function activeProcessorCountIn(value: string): number | null {
+  const words = value.split(/[ \t]+/).filter((w) => APC.test(w));
+  const last = words.at(-1);
+  return last === undefined ? null : Number(last.slice(last.indexOf('=') + 1));
+}
+
 /** Where isolate's JVM options drop-in lives. `50-` as the Slice= drop-in: an operator's later file wins. */
 export function jvmDropInPath(unit: string): string {
   return `/etc/systemd/system/${unit}.d/50-isolate-jvm.conf`;
-}
-
-/**
- * The variable's value with isolate's flag for `cpus` CPUs: the operator's words as they are, an
- * -XX:ActiveProcessorCount already there (isolate's, from an earlier allocation) replaced, the flag
- * last (the JVM reads its flags in order, later wins).
- */
-export function withActiveProcessorCount(value: string, cpus: number): string {
-  const words = value.split(/[ \t]+/).filter((w) => w !== '' && !APC.test(w));
-  return [...words, `-XX:ActiveProcessorCount=${cpus}`].join(' ');
 }
 
 /** `NAME=VALUE` → [NAME, VALUE]; null for anything else. */

@@ -121,6 +121,8 @@ export interface JvmJudgement {
   sizedFor: number | null;
   /** `sizedFor` is what the pools' thread counts prove, a lower bound (G1 starts workers lazily). */
   atLeast: boolean;
+  /** -XX:ActiveProcessorCount decided it (the threads prove no more than the flag's count). */
+  pinned: boolean;
   /** The facts the judgement rests on, each a short phrase for a finding or a plan note. */
   evidence: string[];
 }
@@ -129,53 +131,29 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const when = (s: number) => new Date(s * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 
 /**
- * Judge a JVM's pools against the CPUs it may use now. An explicit -XX:ActiveProcessorCount decides
- * alone. Otherwise a pool with more threads than the ergonomics give for today's CPUs proves it was
- * sized for more (a count is a lower bound, so fewer proves nothing); a start after isolate's last
- * change of its CPUs proves it was sized for them; a start before it, for the CPUs it had then.
+ * Judge a JVM's pools against the CPUs it may use now. An explicit -XX:ActiveProcessorCount says what
+ * the JVM sized for, unless its threads prove more: a pool with more threads than the ergonomics give
+ * for the flag's count (or today's CPUs) proves it was sized for more (a count is a lower bound, so
+ * fewer proves nothing), whatever a flag read from the command line or the environment claims (a
+ * flag can be misread, or not honoured by this launcher). Without the flag, a start after isolate's
+ * last change of its CPUs proves it was sized for them; a start before it, for the CPUs it had then.
  */
 export function judgeJvm(j: JvmFacts, change: CpuChange | null): JvmJudgement {
   const evidence: string[] = [];
   const now = j.cpus;
   const apc = j.flags.activeProcessorCount;
-  if (apc !== undefined) {
-    evidence.push(`-XX:ActiveProcessorCount=${apc}`);
+  if (apc !== undefined) evidence.push(`-XX:ActiveProcessorCount=${apc}`);
+  const atLeast = provenByThreads(j, apc ?? now, evidence);
+  // Evidence beats a claimed flag: pools larger than the flag would make are judged as if it were
+  // absent (it was misread, or this launcher did not honour it).
+  if (apc !== undefined && atLeast <= apc) {
     return {
       sizing: apc > now ? 'over' : apc < now ? 'under' : 'ok',
       sizedFor: apc,
       atLeast: false,
+      pinned: true,
       evidence,
     };
-  }
-
-  // What its threads prove: at least this many CPUs.
-  let atLeast = 0;
-  const pool = (seen: number, name: string, explicit: number | undefined, ergo: (n: number) => number) => {
-    if (explicit !== undefined) {
-      // Sized by hand: more than today's CPUs would get is the same problem, fixed in the flag.
-      if (explicit > ergo(now)) {
-        evidence.push(`${name}=${explicit} set by hand, ergonomics give ${ergo(now)} for ${now} CPUs`);
-        atLeast = Math.max(atLeast, fewestCpusFor(explicit, ergo));
-      }
-      return;
-    }
-    if (seen > ergo(now)) {
-      evidence.push(`${plural(seen, `${name} thread`)} (ergonomics give ${ergo(now)} for ${now} CPUs)`);
-      atLeast = Math.max(atLeast, fewestCpusFor(seen, ergo));
-    }
-  };
-  const parallel = j.flags.parallelGCThreads;
-  pool(j.threads.gc, 'GC worker', parallel, ergoParallelGcThreads);
-  pool(j.threads.conc, 'G1 concurrent', j.flags.concGCThreads, (n) =>
-    ergoConcGcThreads(parallel ?? ergoParallelGcThreads(n)),
-  );
-  const cic = j.flags.ciCompilerCount;
-  if (cic !== undefined) {
-    const ergo = (n: number) => ergoCompilerThreads(n).c1 + ergoCompilerThreads(n).c2;
-    pool(0, 'CICompilerCount', cic, ergo);
-  } else {
-    pool(j.threads.c1, 'C1 compiler', undefined, (n) => ergoCompilerThreads(n).c1);
-    pool(j.threads.c2, 'C2 compiler', undefined, (n) => ergoCompilerThreads(n).c2);
   }
 
   let fromTime: number | null = null;
@@ -194,15 +172,55 @@ export function judgeJvm(j: JvmFacts, change: CpuChange | null): JvmJudgement {
 
   if (atLeast > now) {
     const sizedFor = Math.max(atLeast, fromTime ?? 0);
-    return { sizing: 'over', sizedFor, atLeast: fromTime === null || fromTime < atLeast, evidence };
+    const lower = fromTime === null || fromTime < atLeast;
+    return { sizing: 'over', sizedFor, atLeast: lower, pinned: false, evidence };
   }
-  if (fromTime === null) return { sizing: 'unknown', sizedFor: null, atLeast: false, evidence };
+  if (fromTime === null)
+    return { sizing: 'unknown', sizedFor: null, atLeast: false, pinned: false, evidence };
   return {
     sizing: fromTime > now ? 'over' : fromTime < now ? 'under' : 'ok',
     sizedFor: fromTime,
     atLeast: false,
+    pinned: false,
     evidence,
   };
+}
+
+/**
+ * The fewest CPUs the pools' threads (and the counts set by hand) prove the JVM sized for, when that
+ * is more than `n` (the CPUs its ergonomics ran with: the flag's count, or today's CPUs); 0 otherwise.
+ * Each pool that proves it adds a phrase to `evidence`.
+ */
+function provenByThreads(j: JvmFacts, n: number, evidence: string[]): number {
+  let atLeast = 0;
+  const pool = (seen: number, name: string, explicit: number | undefined, ergo: (n: number) => number) => {
+    if (explicit !== undefined) {
+      // Sized by hand: more than the CPUs would get is the same problem, fixed in the flag.
+      if (explicit > ergo(n)) {
+        evidence.push(`${name}=${explicit} set by hand, ergonomics give ${ergo(n)} for ${n} CPUs`);
+        atLeast = Math.max(atLeast, fewestCpusFor(explicit, ergo));
+      }
+      return;
+    }
+    if (seen > ergo(n)) {
+      evidence.push(`${plural(seen, `${name} thread`)} (ergonomics give ${ergo(n)} for ${n} CPUs)`);
+      atLeast = Math.max(atLeast, fewestCpusFor(seen, ergo));
+    }
+  };
+  const parallel = j.flags.parallelGCThreads;
+  pool(j.threads.gc, 'GC worker', parallel, ergoParallelGcThreads);
+  pool(j.threads.conc, 'G1 concurrent', j.flags.concGCThreads, (k) =>
+    ergoConcGcThreads(parallel ?? ergoParallelGcThreads(k)),
+  );
+  const cic = j.flags.ciCompilerCount;
+  if (cic !== undefined) {
+    const ergo = (k: number) => ergoCompilerThreads(k).c1 + ergoCompilerThreads(k).c2;
+    pool(0, 'CICompilerCount', cic, ergo);
+  } else {
+    pool(j.threads.c1, 'C1 compiler', undefined, (k) => ergoCompilerThreads(k).c1);
+    pool(j.threads.c2, 'C2 compiler', undefined, (k) => ergoCompilerThreads(k).c2);
+  }
+  return atLeast;
 }
 
 /** The flags the JVM reads from its command line and the launcher's environment variables. */
@@ -233,16 +251,76 @@ export function parseJvmFlags(args: readonly string[]): JvmFlags {
 }
 
 /**
- * The JVM's arguments in the order HotSpot applies them, later winning: JAVA_TOOL_OPTIONS, then
- * JDK_JAVA_OPTIONS (the `java` launcher puts it before the command line's own, JDK 9+), the command
- * line, then _JAVA_OPTIONS. `env` holds only those variables (cgroup/jvm.ts reads no others).
+ * The java launcher's options whose value is the next argument (`java --help`, JDK 9-21): that word is
+ * a class path or a module name, never the main class.
  */
-export function jvmArgs(cmdline: readonly string[], env: Record<string, string>): string[] {
+const TAKES_VALUE = new Set([
+  '-cp',
+  '-classpath',
+  '--class-path',
+  '-p',
+  '--module-path',
+  '--upgrade-module-path',
+  '--add-modules',
+  '--limit-modules',
+  '--add-reads',
+  '--add-exports',
+  '--add-opens',
+  '--patch-module',
+  '--enable-native-access',
+  '--source',
+]);
+
+/**
+ * The launcher's own options on a command line (argv[0] excluded): every word up to the main class,
+ * `-jar FILE`, `-m`/`--module MODULE[/CLASS]` or a source file. The words after those are the
+ * application's arguments (an `-XX:` there is not a JVM flag). An `@argfile` (JDK 9+) is skipped: its
+ * contents are not read, so a flag in it is not seen (the threads still speak).
+ */
+export function launcherOptions(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a === '-jar' || a === '-m' || a === '--module' || a.startsWith('--module=')) break;
+    if (a.startsWith('@')) continue;
+    if (!a.startsWith('-')) break; // the main class, or --source's file
+    out.push(a);
+    if (TAKES_VALUE.has(a) && i + 1 < args.length) out.push(args[++i] as string);
+  }
+  return out;
+}
+
+/**
+ * The runtime's feature version from its `release` file (`JAVA_VERSION="1.8.0_362"` → 8,
+ * `"17.0.9"` → 17, `"21"` → 21); null when the text says none.
+ */
+export function javaFeatureVersion(release: string | null): number | null {
+  const m = /^JAVA_VERSION="(\d{1,3})(?:\.(\d{1,3}))?[^"]*"$/m.exec(release ?? '');
+  if (!m) return null;
+  const first = Number(m[1]);
+  return first === 1 && m[2] !== undefined ? Number(m[2]) : first;
+}
+
+/**
+ * The JVM's arguments in the order HotSpot applies them, later winning: JAVA_TOOL_OPTIONS, then
+ * JDK_JAVA_OPTIONS (the `java` launcher of JDK 9 and later puts it before the command line's own; JDK
+ * 8's launcher, and any other program that embeds the JVM, ignores it), the command line's launcher
+ * options, then _JAVA_OPTIONS. `launcherVersion` is the feature version of the `java` launcher that
+ * started it; null when it is unknown or the process is not a `java` launcher: JDK_JAVA_OPTIONS is then
+ * not honoured (a flag the JVM may not have read must not decide the judgement). `env` holds only the
+ * option variables (cgroup/jvm.ts reads no others).
+ */
+export function jvmArgs(
+  cmdline: readonly string[],
+  env: Record<string, string>,
+  launcherVersion: number | null,
+): string[] {
   const split = (v: string | undefined) => (v ?? '').split(/\s+/).filter(Boolean);
+  const jdk = launcherVersion !== null && launcherVersion >= 9 ? split(env.JDK_JAVA_OPTIONS) : [];
   return [
     ...split(env.JAVA_TOOL_OPTIONS),
-    ...split(env.JDK_JAVA_OPTIONS),
-    ...cmdline.slice(1),
+    ...jdk,
+    ...launcherOptions(cmdline.slice(1)),
     ...split(env._JAVA_OPTIONS),
   ];
 }
@@ -293,7 +371,7 @@ export function sizingMessage(owner: string, j: JvmFacts, v: JvmJudgement): stri
   const sized = v.sizedFor === null ? 'an unknown number of' : `${v.atLeast ? 'at least ' : ''}${v.sizedFor}`;
   const fix =
     v.sizing === 'over'
-      ? j.flags.activeProcessorCount !== undefined
+      ? v.pinned
         ? `set -XX:ActiveProcessorCount=${j.cpus} or remove it, then restart it`
         : 'restart it in your rolling-restart window (or pin the count: -XX:ActiveProcessorCount)'
       : 'restart it to use them all';
@@ -307,7 +385,7 @@ export function sizingMessage(owner: string, j: JvmFacts, v: JvmJudgement): stri
 export function planNote(owner: string, j: JvmFacts, v: JvmJudgement, after: number): string | null {
   const sizedFor = v.sizedFor ?? (v.sizing === 'unknown' ? j.cpus : null);
   if (sizedFor === null || sizedFor === after) return null;
-  if (j.flags.activeProcessorCount !== undefined) {
+  if (v.pinned) {
     return `${jvmName(owner, j.pid)} is pinned to ${sizedFor} CPUs by -XX:ActiveProcessorCount; after this change it may use ${after}: change the flag and restart it in your rolling-restart window`;
   }
   const atLeast = v.atLeast ? 'at least ' : '';

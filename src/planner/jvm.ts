@@ -4,11 +4,13 @@
 // operator's, in the rolling-restart window. Pure: ops/plan.ts reads the JVMs (cgroup/jvm.ts).
 import { type CpuChange, type JvmFacts, judgeJvm, planNote } from '../model/jvm.js';
 import {
+  activeProcessorCountIn,
   assignmentOf,
+  isIsolateJvmValue,
+  isolateJvmAssignment,
+  JVM_FLAG_VARIABLE,
   jvmDropInPath,
   splitAssignment,
-  unwritableValue,
-  withActiveProcessorCount,
 } from '../model/jvm-options.js';
 import type { ObservedState } from '../model/observed.js';
 import type { Allocation, Change, Plan } from '../model/plan.js';
@@ -45,9 +47,10 @@ export function addJvmNotes(
 }
 
 /**
- * `jvm: { activeProcessorCount: auto }`: one JvmOptions change per such unit whose options variable
- * does not yet end in -XX:ActiveProcessorCount=<its CPUs>. Its value merges the unit's own value of
- * the variable (systemd's Environment=, as observed) with the flag; the JVM reads it at its next start.
+ * `jvm: { activeProcessorCount: auto }`: one JvmOptions change per such unit whose JAVA_TOOL_OPTIONS
+ * is not yet isolate's -XX:ActiveProcessorCount=<its CPUs>. Nothing of the operator's is copied
+ * (model/jvm-options.ts says why): their options variable (jvm.optionsVariable) stays theirs, and is
+ * only read for a count of their own, which the command line applies after JAVA_TOOL_OPTIONS.
  */
 export function jvmOptionChanges(
   policy: Pick<Policy, 'workloads'>,
@@ -60,7 +63,6 @@ export function jvmOptionChanges(
     const spec = policy.workloads.find((w) => w.name === a.name);
     if (!spec?.jvm || spec.match.kind !== 'systemdUnit') continue;
     const unit = spec.match.unit;
-    const name = spec.jvm.optionsVariable;
     const props = observed.systemd?.units[unit];
     if (!observed.systemd) {
       warnings.push(
@@ -74,24 +76,28 @@ export function jvmOptionChanges(
       );
       continue;
     }
-    const current = assignmentOf(props.Environment, name);
+    const current = assignmentOf(props.Environment, JVM_FLAG_VARIABLE);
     if (current === null) {
       warnings.push(
         `${a.name}: systemd's Environment= of ${unit} cannot be read (${JSON.stringify(props.Environment).slice(0, 80)}); the JVM options drop-in is not planned`,
       );
       continue;
     }
-    const value = withActiveProcessorCount(splitAssignment(current)?.[1] ?? '', a.cpus.size);
-    const bad = unwritableValue(value);
-    if (bad) {
-      warnings.push(`${a.name}: ${name} of ${unit} cannot go into a drop-in (${bad}); not planned`);
+    const cpus = a.cpus.size;
+    const value = splitAssignment(current)?.[1] ?? '';
+    if (value !== '' && !isIsolateJvmValue(value)) {
+      // The operator's own JAVA_TOOL_OPTIONS: a drop-in of isolate's would replace it (copy it).
+      warnings.push(
+        `${a.name}: ${unit} sets ${JVM_FLAG_VARIABLE} itself ("${value.slice(0, 80)}"); isolate's drop-in would replace it, so it is not planned: add -XX:ActiveProcessorCount=${cpus} to it yourself`,
+      );
       continue;
     }
-    const to = `${name}=${value}`;
+    warnTheirCount(a.name, unit, spec.jvm.optionsVariable, props.Environment, cpus, warnings);
+    const to = isolateJvmAssignment(cpus);
     if (props.EnvironmentFiles) {
       // EnvironmentFile= is read after Environment= and wins (systemd.exec(5)).
       warnings.push(
-        `${a.name}: ${unit} reads EnvironmentFile= (${props.EnvironmentFiles.split(' ')[0]}); if it sets ${name}, it overrides isolate's drop-in: add -XX:ActiveProcessorCount=${a.cpus.size} there instead`,
+        `${a.name}: ${unit} reads EnvironmentFile= (${props.EnvironmentFiles.split(' ')[0]}); if it sets ${JVM_FLAG_VARIABLE}, it overrides isolate's drop-in: add -XX:ActiveProcessorCount=${cpus} there instead`,
       );
     }
     if (current === to) continue;
@@ -102,8 +108,30 @@ export function jvmOptionChanges(
       from: current,
       to,
       workload: a.name,
-      note: `isolate writes the drop-in ${jvmDropInPath(unit)}; ${unit}'s JVM reads -XX:ActiveProcessorCount=${a.cpus.size} at its next restart (isolate never restarts it)`,
+      note: `isolate writes the drop-in ${jvmDropInPath(unit)}; ${unit}'s JVM reads -XX:ActiveProcessorCount=${cpus} at its next restart (isolate never restarts it)`,
     });
   }
   return out;
+}
+
+/**
+ * The operator's options variable with an -XX:ActiveProcessorCount of another count: the command
+ * line is read after JAVA_TOOL_OPTIONS, so theirs wins over isolate's (said, never changed).
+ */
+function warnTheirCount(
+  workload: string,
+  unit: string,
+  variable: string,
+  environment: string | undefined,
+  cpus: number,
+  warnings: string[],
+): void {
+  if (variable === JVM_FLAG_VARIABLE) return;
+  const theirs = splitAssignment(assignmentOf(environment, variable) ?? '')?.[1] ?? '';
+  const count = activeProcessorCountIn(theirs);
+  if (count !== null && count !== cpus) {
+    warnings.push(
+      `${workload}: ${variable} of ${unit} sets -XX:ActiveProcessorCount=${count}, which the JVM reads after isolate's ${JVM_FLAG_VARIABLE} (${cpus}): remove it from ${variable} to let isolate's count apply`,
+    );
+  }
 }

@@ -1,6 +1,7 @@
 // irqbalance.service as the host has it: whether it is installed and running, the version of its
-// binary (which variable bans CPUs), the operator's values from the unit's EnvironmentFile=s, isolate's
-// own values and whether the running daemon started with them. Only where systemd runs the host.
+// binary (which variable bans CPUs), the operator's values from the unit's Environment= and
+// EnvironmentFile=s, isolate's own values and whether the running daemon started with them. Only
+// where systemd runs the host.
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { describeUntrusted, untrustedPath } from '../sys/trust.js';
@@ -13,6 +14,7 @@ import {
   parseVersion,
   valueOfEnvText,
 } from '../model/irqbalance.js';
+import { parseEnvironmentProperty, splitAssignment } from '../model/jvm-options.js';
 import { systemctl } from './systemctl.js';
 import { systemdRuns } from './observe.js';
 
@@ -84,6 +86,27 @@ async function versionOf(bin: string): Promise<string | null> {
 }
 
 /**
+ * The operator's Environment= assignments (the unit's and every drop-in's, as `systemctl show -p
+ * Environment` prints them, a later one of a name winning). systemd applies Environment= first and
+ * every EnvironmentFile= over it (systemd.exec(5)), so the files' values are merged over these. isolate's
+ * own drop-in adds only an EnvironmentFile=, never an Environment= line: nothing of isolate's is here.
+ * An unreadable property is a problem (nothing is planned: the operator's values would be dropped).
+ */
+export function operatorEnvironment(property: string, problems: string[]): Record<string, string> {
+  const list = parseEnvironmentProperty(property);
+  if (list === null) {
+    problems.push(`its Environment= cannot be read (${JSON.stringify(property).slice(0, 80)})`);
+    return {};
+  }
+  const out: Record<string, string> = {};
+  for (const a of list) {
+    const kv = splitAssignment(a);
+    if (kv) out[kv[0]] = kv[1];
+  }
+  return out;
+}
+
+/**
  * The unit from its `systemctl show` text (every line: EnvironmentFiles= is printed once per file),
  * the files it names and the running daemon's environment.
  */
@@ -102,8 +125,8 @@ export function irqbalanceFromShow(
   const pid = Number(prop('MainPID'));
   const exec = execStartOf(prop('ExecStart'));
   const files = environmentFilesOf(lines);
-  const operator: Record<string, string> = {};
   const problems: string[] = [];
+  const operator = operatorEnvironment(prop('Environment'), problems);
   let ours = '';
   for (const f of files) {
     let text: string | null = null;
@@ -146,7 +169,7 @@ export function irqbalanceFromShow(
 /** irqbalance.service on this host; undefined when systemd does not run it (or --root is not /). */
 export async function observeIrqbalance(root: string): Promise<ObservedIrqbalance | undefined> {
   if (!systemdRuns(root)) return undefined;
-  const props = ['LoadState', 'ActiveState', 'MainPID', 'ExecStart', 'EnvironmentFiles'];
+  const props = ['LoadState', 'ActiveState', 'MainPID', 'ExecStart', 'Environment', 'EnvironmentFiles'];
   const show = await systemctl(['show', ...props.flatMap((p) => ['-p', p]), '--', IRQBALANCE_UNIT]);
   const { bin, ...seen } = irqbalanceFromShow(root, show);
   if (!seen.loaded) return { ...seen, version: null };

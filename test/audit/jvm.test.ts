@@ -15,9 +15,13 @@ import {
   ergoConcGcThreads,
   ergoParallelGcThreads,
   type JvmFacts,
+  javaFeatureVersion,
   judgeJvm,
+  jvmArgs,
+  launcherOptions,
   parseJvmFlags,
   planNote,
+  sizingMessage,
 } from '../../src/model/jvm.js';
 import type { WorkloadAllocation } from '../../src/model/plan.js';
 import { fakeProcess, gcThreads, type ProcSpec, putFile } from '../support/jvm-proc.js';
@@ -149,9 +153,12 @@ describe('judgeJvm', () => {
     expect(judgeJvm({ ...lazy, cpus: 16 }, { at: BTIME + 1500, before: 8 }).sizing).toBe('under');
   });
 
-  it('-XX:ActiveProcessorCount decides alone; ParallelGCThreads set by hand above ergonomics is over', () => {
-    const many = { gc: 33, conc: 8, c1: 5, c2: 10 };
-    expect(judgeJvm(facts({ flags: { activeProcessorCount: 8 }, threads: many }), null).sizing).toBe('ok');
+  it('-XX:ActiveProcessorCount decides unless the threads prove more; ParallelGCThreads set by hand above ergonomics is over', () => {
+    const few = { gc: 8, conc: 2, c1: 1, c2: 3 };
+    expect(judgeJvm(facts({ flags: { activeProcessorCount: 8 }, threads: few }), null)).toMatchObject({
+      sizing: 'ok',
+      pinned: true,
+    });
     expect(judgeJvm(facts({ flags: { activeProcessorCount: 48 } }), null)).toMatchObject({
       sizing: 'over',
       sizedFor: 48,
@@ -174,6 +181,76 @@ describe('judgeJvm', () => {
   });
 });
 
+describe('a claimed -XX:ActiveProcessorCount against the evidence', () => {
+  it('a broker with 33 GC threads fenced to 2 CPUs is over, whatever flag it claims', () => {
+    const many = { gc: 33, conc: 8, c1: 5, c2: 10 };
+    const j = facts({ cpus: 2, flags: { activeProcessorCount: 2 }, threads: many });
+    const v = judgeJvm(j, null);
+    expect(v).toMatchObject({ sizing: 'over', sizedFor: 48, atLeast: true, pinned: false });
+    expect(v.evidence).toContain('33 GC worker threads (ergonomics give 2 for 2 CPUs)');
+    // The fix is a restart, not the flag it already claims.
+    expect(sizingMessage('kafka', j, v)).toContain('restart it in your rolling-restart window');
+  });
+
+  it('the launcher options end at the main class, -jar, -m or --module; -cp and --source take a value', () => {
+    const kafka = ['-Xmx1g', '-cp', '/opt/kafka/libs/*', '-XX:ParallelGCThreads=4', 'kafka.Kafka'];
+    expect(launcherOptions([...kafka, '-XX:ActiveProcessorCount=2'])).toEqual([
+      '-Xmx1g',
+      '-cp',
+      '/opt/kafka/libs/*',
+      '-XX:ParallelGCThreads=4',
+    ]);
+    expect(launcherOptions(['-Xss1m', '-jar', 'app.jar', '-XX:ActiveProcessorCount=2'])).toEqual(['-Xss1m']);
+    expect(launcherOptions(['-m', 'app/app.Main', '-XX:ActiveProcessorCount=2'])).toEqual([]);
+    expect(launcherOptions(['--module', 'app', '-XX:ActiveProcessorCount=2'])).toEqual([]);
+    expect(launcherOptions(['--module=app/app.Main', '-XX:ActiveProcessorCount=2'])).toEqual([]);
+    expect(launcherOptions(['--source', '17', 'Main.java', '-XX:ActiveProcessorCount=2'])).toEqual([
+      '--source',
+      '17',
+    ]);
+    expect(launcherOptions(['@/etc/app/jvm.args', '-XX:ConcGCThreads=2', 'Main', '-x'])).toEqual([
+      '-XX:ConcGCThreads=2',
+    ]);
+  });
+
+  it('JDK_JAVA_OPTIONS counts for a launcher of JDK 9 or later only, not JDK 8 nor an unknown one', () => {
+    const env = { JDK_JAVA_OPTIONS: '-XX:ActiveProcessorCount=2', JAVA_TOOL_OPTIONS: '-XX:ConcGCThreads=1' };
+    const cmd = ['/opt/jdk/bin/java', 'Main'];
+    expect(jvmArgs(cmd, env, 17)).toEqual(['-XX:ConcGCThreads=1', '-XX:ActiveProcessorCount=2']);
+    expect(jvmArgs(cmd, env, 9)).toContain('-XX:ActiveProcessorCount=2');
+    expect(jvmArgs(cmd, env, 8)).toEqual(['-XX:ConcGCThreads=1']);
+    expect(jvmArgs(cmd, env, null)).toEqual(['-XX:ConcGCThreads=1']);
+    expect(javaFeatureVersion('IMPLEMENTOR="x"\nJAVA_VERSION="1.8.0_362"\n')).toBe(8);
+    expect(javaFeatureVersion('JAVA_VERSION="17.0.9"\n')).toBe(17);
+    expect(javaFeatureVersion('JAVA_VERSION="21"\n')).toBe(21);
+    expect(javaFeatureVersion('OS_NAME="Linux"\n')).toBeNull();
+  });
+
+  it('from /proc: a JDK 8 broker whose flag sits in JDK_JAVA_OPTIONS and after its main class is judged by its threads', () => {
+    put('proc/stat', `cpu 1 2 3\nbtime ${BTIME}\n`);
+    put('usr/lib/jvm/java-8-openjdk-amd64/release', 'JAVA_VERSION="1.8.0_362"\n');
+    put('usr/lib/jvm/java-17-openjdk-amd64/release', 'JAVA_VERSION="17.0.9"\n');
+    const broker = {
+      cmdline: ['java', '-Xmx1g', '-cp', '/opt/kafka/libs/*', 'kafka.Kafka', '-XX:ActiveProcessorCount=2'],
+      env: ['JDK_JAVA_OPTIONS=-XX:ActiveProcessorCount=2'],
+      cpus: '0-1',
+      threads: BROKER_48,
+    };
+    proc(300, { ...broker, exe: '/usr/lib/jvm/java-8-openjdk-amd64/jre/bin/java' });
+    const j8 = readJvm(root, 300, { btime: BTIME })!;
+    expect(j8.flags).toEqual({});
+    expect(judgeJvm(j8, null)).toMatchObject({ sizing: 'over', sizedFor: 48, atLeast: true });
+    // Unknown version (no release file): not honoured either.
+    proc(301, { ...broker, exe: '/opt/unknown/bin/java' });
+    expect(readJvm(root, 301, { btime: BTIME })!.flags).toEqual({});
+    // JDK 17's launcher reads it: the flag is there, and the threads still beat it.
+    proc(302, { ...broker, exe: '/usr/lib/jvm/java-17-openjdk-amd64/bin/java' });
+    const j17 = readJvm(root, 302, { btime: BTIME })!;
+    expect(j17.flags).toEqual({ activeProcessorCount: 2 });
+    expect(judgeJvm(j17, null)).toMatchObject({ sizing: 'over', sizedFor: 48 });
+  });
+});
+
 describe('recognising JVMs in /proc', () => {
   it('a java launcher, a jlinked runtime, a renamed binary that maps libjvm.so; not a Python process', () => {
     put('proc/stat', `cpu 1 2 3\nbtime ${BTIME}\n`);
@@ -193,8 +270,9 @@ describe('recognising JVMs in /proc', () => {
   });
 
   it('start time from stat field 22, flags from the command line and the launcher variables only', () => {
+    put('usr/lib/jvm/java-17-openjdk-amd64/release', 'JAVA_VERSION="17.0.9"\n');
     proc(200, {
-      exe: '/usr/bin/java',
+      exe: '/usr/lib/jvm/java-17-openjdk-amd64/bin/java',
       startedAfterBoot: 1234.5,
       cmdline: ['/usr/bin/java', '-Xmx1g', '-XX:CICompilerCount=4', 'kafka.Kafka'],
       env: ['JDK_JAVA_OPTIONS=-XX:ActiveProcessorCount=8', 'OTHER=-XX:ParallelGCThreads=99'],

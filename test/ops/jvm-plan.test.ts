@@ -51,7 +51,8 @@ describe('the plan and the JVMs whose CPUs it changes', () => {
     fakeProcess(root, 4242, {
       exe: '/usr/bin/java',
       cmdline: ['/usr/bin/java', `-XX:ActiveProcessorCount=${n}`, 'kafka.Kafka'],
-      threads: gcThreads(8),
+      // As many GC workers as the flag gives: more would prove the flag was not honoured.
+      threads: gcThreads(n),
     });
     fakeProcess(root, 4300, { exe: '/usr/bin/python3', threads: gcThreads(8) });
     const { plan } = await buildPlan({ root, policyPath, jvms: true });

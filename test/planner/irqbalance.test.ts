@@ -24,7 +24,10 @@ const FIX = path.resolve(import.meta.dirname, '../fixtures/irqbalance/1.9.2');
 const fixture = (f: string) => readFileSync(path.join(FIX, f), 'utf8');
 
 /** `systemctl show` of Debian's unit as systemd 252 prints it: EnvironmentFiles= once per file. */
-function showOf(unitText: string, o: { active?: boolean; pid?: number; ours?: boolean } = {}): string {
+function showOf(
+  unitText: string,
+  o: { active?: boolean; pid?: number; ours?: boolean; environment?: string } = {},
+): string {
   const files = [...unitText.matchAll(/^EnvironmentFile=(-?)(\S+)$/gm)].map(
     (m) => `EnvironmentFiles=${m[2]} (ignore_errors=${m[1] ? 'yes' : 'no'})`,
   );
@@ -38,6 +41,7 @@ function showOf(unitText: string, o: { active?: boolean; pid?: number; ours?: bo
     `ActiveState=${o.active === false ? 'inactive' : 'active'}`,
     `MainPID=${o.active === false ? 0 : (o.pid ?? 812)}`,
     `ExecStart={ path=${exec[1]} ; argv[]=${exec[1]}${exec[2]} ; ignore_errors=no ; start_time=[n/a] ; stop_time=[n/a] ; pid=0 ; code=(null) ; status=0/0 }`,
+    `Environment=${o.environment ?? ''}`,
     ...files,
   ].join('\n');
 }
@@ -67,6 +71,8 @@ interface Host {
   environ?: Record<string, string>;
   version?: string | null;
   isolated?: string;
+  /** `systemctl show -p Environment`'s value (the operator's `systemctl edit` Environment= lines). */
+  environment?: string;
 }
 
 /** The fixture host with irqbalance.service observed as ops/observe.ts does, from files under root. */
@@ -87,7 +93,11 @@ function planWith(h: Host = {}) {
   observed.irqs = observeIrqs(root);
   const { bin: _bin, ...unit } = irqbalanceFromShow(
     root,
-    showOf(fixture('irqbalance.service'), { active: h.active, ours: h.ours !== undefined }),
+    showOf(fixture('irqbalance.service'), {
+      active: h.active,
+      ours: h.ours !== undefined,
+      environment: h.environment,
+    }),
   );
   const version = h.version === undefined ? parseVersion(fixture('usage.txt'))!.join('.') : h.version;
   observed.irqs!.irqbalanceUnit = { ...unit, version };
@@ -163,6 +173,26 @@ describe('irqbalance in the quiet-cores plan', () => {
     expect(bans(p.changes)[0]!.to).toBe(
       'IRQBALANCE_BANNED_CPULIST=0,6-7\nIRQBALANCE_ARGS="--interval=5 --banirq=35 -i 40 --banirq=33 --banirq=34 --banirq=36 --banirq=37"',
     );
+  });
+
+  it("merges the operator's Environment= lines (systemctl edit) under their EnvironmentFile=s, as systemd does", () => {
+    // A PTP core the operator banned with `systemctl edit irqbalance`: kept in isolate's ban.
+    const edit = planWith({
+      environment: 'IRQBALANCE_BANNED_CPULIST=0-1 "IRQBALANCE_ARGS=--interval=5 --debug"',
+    });
+    expect(bans(edit.changes)[0]!.to).toBe(
+      'IRQBALANCE_BANNED_CPULIST=0-1,6-7\nIRQBALANCE_ARGS="--interval=5 --debug --banirq=33 --banirq=34 --banirq=35 --banirq=36 --banirq=37"',
+    );
+    // EnvironmentFile= is applied after Environment=: the file's value is the one irqbalance runs with.
+    const both = planWith({
+      environment: 'IRQBALANCE_BANNED_CPULIST=0-1',
+      operator: 'IRQBALANCE_BANNED_CPULIST=2\n',
+    });
+    expect(bans(both.changes)[0]!.to).toMatch(/^IRQBALANCE_BANNED_CPULIST=2,6-7\n/);
+    // A property isolate cannot read: nothing written (their values would be dropped), and said.
+    const bad = planWith({ environment: '"IRQBALANCE_BANNED_CPULIST=0-1' });
+    expect(bans(bad.changes)).toEqual([]);
+    expect(bad.warnings.find((w) => w.startsWith('irqbalance'))).toContain('Environment= cannot be read');
   });
 
   it("keeps irqbalance's own default ban (isolcpus=, nohz_full=) that setting a list would replace", () => {

@@ -1,13 +1,8 @@
 // `jvm: { activeProcessorCount: auto }`: the policy field, systemd's Environment= as `systemctl show`
-// prints it, the merge with the unit's own value, and the JvmOptions change the planner makes of them
-// (a saved plan carrying one validates). The drop-in's write and rollback: test/systemd/rollback-batch.
+// prints it, and the JvmOptions change the planner makes of it: JAVA_TOOL_OPTIONS of isolate's own,
+// nothing of the operator's copied (a saved plan carrying one validates). The drop-in's write and rollback: test/systemd/rollback-batch.
 import { describe, expect, it } from 'vitest';
-import {
-  assignmentOf,
-  jvmDropInText,
-  parseEnvironmentProperty,
-  withActiveProcessorCount,
-} from '../../src/model/jvm-options.js';
+import { assignmentOf, jvmDropInText, parseEnvironmentProperty } from '../../src/model/jvm-options.js';
 import { UserError } from '../../src/model/errors.js';
 import type { ObservedState } from '../../src/model/observed.js';
 import { change } from '../../src/model/shape.js';
@@ -63,17 +58,7 @@ describe('systemctl show -p Environment, as systemd 252 prints it', () => {
   });
 });
 
-describe('the merge', () => {
-  it("keeps every word of the operator's and appends the flag; isolate's own earlier flag is replaced", () => {
-    expect(withActiveProcessorCount('-Xmx1g  -Dkafka.logs.dir=/var/log/kafka', 4)).toBe(
-      '-Xmx1g -Dkafka.logs.dir=/var/log/kafka -XX:ActiveProcessorCount=4',
-    );
-    expect(withActiveProcessorCount('', 8)).toBe('-XX:ActiveProcessorCount=8');
-    expect(withActiveProcessorCount('-Xmx1g -XX:ActiveProcessorCount=8', 4)).toBe(
-      '-Xmx1g -XX:ActiveProcessorCount=4',
-    );
-  });
-
+describe('the drop-in', () => {
   it('the drop-in escapes what systemd would read as an escape or a specifier', () => {
     const text = jvmDropInText('kafka.service', 'KAFKA_OPTS=-Dp=50% -Dq="x" -Dr=a\\b', 4);
     expect(text).toMatch(/^# Written by isolate/);
@@ -132,7 +117,7 @@ describe('the policy field', () => {
 describe('the planned JvmOptions change', () => {
   const policy = parsePolicy(policyText(AUTO), 'p.yaml');
 
-  it("merges the unit's KAFKA_OPTS with the flag for the workload's CPUs; effective at the next restart", () => {
+  it("sets JAVA_TOOL_OPTIONS to the flag for the workload's CPUs, the unit's KAFKA_OPTS not copied; effective at the next restart", () => {
     const plan = planHost(
       topology,
       policy,
@@ -142,8 +127,8 @@ describe('the planned JvmOptions change', () => {
     expect(c).toMatchObject({
       backend: 'systemd',
       target: 'kafka.service',
-      from: 'KAFKA_OPTS=-Xmx1g -Dkafka.logs.dir=/var/log/kafka',
-      to: 'KAFKA_OPTS=-Xmx1g -Dkafka.logs.dir=/var/log/kafka -XX:ActiveProcessorCount=4',
+      from: '',
+      to: 'JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=4',
       workload: 'kafka',
     });
     expect(c!.note).toMatch(
@@ -154,20 +139,34 @@ describe('the planned JvmOptions change', () => {
     expect(change({ ...c, setting: 'Environment' }, 'changes[0]')).toMatch(/changes\[0\]\.setting/);
   });
 
-  it('an unset variable gets the flag alone; once in place nothing is planned (idempotent)', () => {
-    const first = planHost(topology, policy, host('LANG=C'));
-    expect(first.changes.find((x) => x.setting === 'JvmOptions')).toMatchObject({
-      from: '',
-      to: 'KAFKA_OPTS=-XX:ActiveProcessorCount=4',
-    });
-    const again = planHost(topology, policy, host('LANG=C KAFKA_OPTS=-XX:ActiveProcessorCount=4'));
+  it("once in place nothing is planned, whatever the operator's KAFKA_OPTS becomes (their edit is never frozen)", () => {
+    const applied = 'JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=4';
+    const again = planHost(topology, policy, host(`"KAFKA_OPTS=-Xmx1g" ${applied}`));
     expect(again.changes.some((x) => x.setting === 'JvmOptions')).toBe(false);
+    // The operator edits KAFKA_OPTS after apply: systemd shows their new value (isolate's drop-in does
+    // not set it), and nothing of isolate's needs to change.
+    const edited = planHost(topology, policy, host(`"KAFKA_OPTS=-Xmx6g -javaagent:/opt/jmx.jar" ${applied}`));
+    expect(edited.changes.some((x) => x.setting === 'JvmOptions')).toBe(false);
+    expect(edited.warnings.filter((w) => /KAFKA_OPTS|JAVA_TOOL_OPTIONS/.test(w))).toEqual([]);
   });
 
-  it('a new core count replaces isolate’s earlier flag', () => {
-    const plan = planHost(topology, policy, host('"KAFKA_OPTS=-Xmx1g -XX:ActiveProcessorCount=8"'));
-    expect(plan.changes.find((x) => x.setting === 'JvmOptions')?.to).toBe(
-      'KAFKA_OPTS=-Xmx1g -XX:ActiveProcessorCount=4',
+  it('a new core count replaces isolate’s earlier value', () => {
+    const plan = planHost(topology, policy, host('JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=8'));
+    expect(plan.changes.find((x) => x.setting === 'JvmOptions')).toMatchObject({
+      from: 'JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=8',
+      to: 'JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=4',
+    });
+  });
+
+  it("a unit that sets JAVA_TOOL_OPTIONS itself is not planned (isolate would replace it); a count of the operator's in KAFKA_OPTS wins, and is said", () => {
+    const own = planHost(topology, policy, host('"JAVA_TOOL_OPTIONS=-javaagent:/opt/agent.jar"'));
+    expect(own.changes.some((x) => x.setting === 'JvmOptions')).toBe(false);
+    expect(own.warnings.join('\n')).toMatch(
+      /kafka: kafka\.service sets JAVA_TOOL_OPTIONS itself \("-javaagent:\/opt\/agent\.jar"\); isolate's drop-in would replace it, so it is not planned: add -XX:ActiveProcessorCount=4 to it yourself/,
+    );
+    const theirs = planHost(topology, policy, host('"KAFKA_OPTS=-Xmx1g -XX:ActiveProcessorCount=16"'));
+    expect(theirs.warnings.join('\n')).toMatch(
+      /KAFKA_OPTS of kafka\.service sets -XX:ActiveProcessorCount=16, which the JVM reads after isolate's JAVA_TOOL_OPTIONS \(4\)/,
     );
   });
 
@@ -178,7 +177,7 @@ describe('the planned JvmOptions change', () => {
       host('', { EnvironmentFiles: '/etc/default/kafka (ignore_errors=no)' }),
     );
     expect(plan.warnings.join('\n')).toMatch(
-      /kafka: kafka\.service reads EnvironmentFile= \(\/etc\/default\/kafka\); if it sets KAFKA_OPTS, it overrides isolate's drop-in: add -XX:ActiveProcessorCount=4 there instead/,
+      /kafka: kafka\.service reads EnvironmentFile= \(\/etc\/default\/kafka\); if it sets JAVA_TOOL_OPTIONS, it overrides isolate's drop-in: add -XX:ActiveProcessorCount=4 there instead/,
     );
     const noSystemd = freshHost(['system.slice']);
     const none = planHost(topology, policy, noSystemd);

@@ -11,7 +11,13 @@ import { ApplyFailedError, applyChanges, EXIT, rollbackLast } from '../../src/ap
 import { readJournal } from '../../src/apply/journal.js';
 import type { ChangeExecutor } from '../../src/apply/executor.js';
 import type { Change, RaidSetting, SystemdChange } from '../../src/model/plan.js';
+import { assignmentOf } from '../../src/model/jvm-options.js';
+import { planHost } from '../../src/planner/plan.js';
+import { parsePolicy } from '../../src/policy/load.js';
+import { parseShow, systemctl } from '../../src/systemd/systemctl.js';
 import { fakeSystemctl, TmpRootSystemd } from '../support/fake-systemctl.js';
+import { freshHost } from '../support/observed.js';
+import { synthTopology, TWO_NODES_SMT2_SPLIT } from '../support/synthetic.js';
 
 // S holds what systemd loaded at its last reload; `show` answers from it, defaults as systemd 252 prints them.
 const FAKE = String.raw`#!/bin/bash
@@ -424,6 +430,67 @@ describe('the JVM options drop-in (jvm.activeProcessorCount: auto)', () => {
     expect(existsSync(path.join(root, OPTS))).toBe(true);
     expect(await kafkaOpts()).toBe(jvm.from);
     await expectRolledBack();
+  });
+
+  it('planned from what systemd shows and applied, a later edit of KAFKA_OPTS is what the unit starts with; nothing is planned again; rollback restores', async () => {
+    const policy = parsePolicy(
+      `apiVersion: isolate/v1
+kind: HostPolicy
+reserved: { cores: 1 }
+workloads:
+  - name: kafka
+    class: exclusive
+    cores: 2
+    match: { systemdUnit: kafka.service }
+    jvm: { activeProcessorCount: auto, optionsVariable: KAFKA_OPTS }
+`,
+      'p.yaml',
+    );
+    const environment = async () => {
+      const show = await systemctl(['show', '-p', 'LoadState', '-p', 'Environment', '--', 'kafka.service']);
+      return parseShow(show)[0]?.Environment ?? '';
+    };
+    const plan = async () => {
+      const o = freshHost(['system.slice']);
+      const units = {
+        'kafka.service': { Id: 'kafka.service', LoadState: 'loaded', Environment: await environment() },
+      };
+      o.systemd = { version: 252, units };
+      return planHost(synthTopology(TWO_NODES_SMT2_SPLIT), policy, o).changes.filter(
+        (c) => c.setting === 'JvmOptions',
+      );
+    };
+    const planned = await plan();
+    expect(planned).toHaveLength(1);
+    await applyChanges({ root, changes: planned, executors: { systemd: new TmpRootSystemd(root) } });
+    // The operator's edit, in the file where their KAFKA_OPTS lives, after isolate's apply.
+    const edited = 'KAFKA_OPTS=-Xmx6g -javaagent:/opt/jmx_prometheus_javaagent.jar=7071:/etc/kafka/jmx.yml';
+    await writeFile(path.join(root, OPTS), `[Service]\nEnvironment="${edited}"\n`);
+    await systemctl(['daemon-reload']);
+    // What the unit starts with: their new value, and isolate's flag beside it.
+    expect(assignmentOf(await environment(), 'KAFKA_OPTS')).toBe(edited);
+    expect(assignmentOf(await environment(), 'JAVA_TOOL_OPTIONS')).toBe(
+      'JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=4',
+    );
+    expect(await plan()).toEqual([]);
+    const rb = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } });
+    expect(rb).toMatchObject({ undone: 1, nothing: false });
+    expect(existsSync(path.join(root, JVM_FILE))).toBe(false);
+    expect(assignmentOf(await environment(), 'KAFKA_OPTS')).toBe(edited);
+    expect(assignmentOf(await environment(), 'JAVA_TOOL_OPTIONS')).toBe('');
+  });
+
+  it('a drop-in of an earlier isolate (a KAFKA_OPTS copy) rewritten as JAVA_TOOL_OPTIONS: one rollback removes it, the operator’s KAFKA_OPTS back', async () => {
+    const exec = () => ({ systemd: new TmpRootSystemd(root) });
+    await applyChanges({ root, changes: [jvm], executors: exec() });
+    const now = sd('kafka.service', 'JvmOptions', '', 'JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=4');
+    await applyChanges({ root, changes: [now], executors: exec() });
+    expect(await kafkaOpts()).toBe(jvm.from);
+    const rb = await rollbackLast({ root, executors: exec() });
+    expect(rb).toMatchObject({ nothing: false });
+    expect(existsSync(path.join(root, JVM_FILE))).toBe(false);
+    expect(await kafkaOpts()).toBe(jvm.from);
+    expect((await rollbackLast({ root, executors: exec() })).nothing).toBe(true);
   });
 
   it('a drop-in of the operator’s that sets the variable later wins: apply fails naming the file and the fix', async () => {

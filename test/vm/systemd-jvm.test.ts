@@ -13,14 +13,19 @@
 //    its pools match HotSpot's ergonomics for 4 CPUs, `check` exits 0; every thread of the JVM (GC, JIT,
 //    handlers, network) runs on Kafka's CPUs only and no other user thread may run there.
 // 4. jvm: { activeProcessorCount: auto, optionsVariable: KAFKA_OPTS }: plan and apply write isolate's
-//    drop-in, merged with the unit's own KAFKA_OPTS; after a restart the JVM's command line carries
-//    -XX:ActiveProcessorCount=4; check exits 0.
-// 5. rollback removes every drop-in of isolate's, the JVM one too, with ONE daemon-reload; the unit's
-//    KAFKA_OPTS is its own again, and a restarted JVM has no flag.
+//    drop-in, JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=4, the unit's KAFKA_OPTS untouched; after a
+//    restart the JVM's environment carries the flag and its command line the operator's options;
+//    check exits 0.
+// 5. The operator edits KAFKA_OPTS after that apply, in a drop-in systemd reads before isolate's (as
+//    an edit of the unit file itself): the restarted JVM runs with the edit and isolate's flag both, and
+//    plan has nothing to do. The edit is then taken away again.
+// 6. rollback removes every drop-in of isolate's, the JVM one too, with ONE daemon-reload; a restarted
+//    JVM has no flag.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { ergoCompilerThreads, ergoConcGcThreads, ergoParallelGcThreads } from '../../src/model/jvm.js';
+import { assignmentOf } from '../../src/model/jvm-options.js';
 import { cgroupCpuList } from '../../src/model/systemd.js';
 import { parseShow } from '../../src/systemd/systemctl.js';
 import { LAYOUTS } from './harness/index.js';
@@ -75,6 +80,7 @@ jvm() {
   for t in /proc/$p/task/*; do echo "$(basename $t) $(awk '/^Cpus_allowed_list:/{print $2}' $t/status) $(cat $t/comm)"; done
   endsec "$1-jvm"
   sec "$1-cmdline"; tr '\0' '\n' < /proc/$p/cmdline; endsec "$1-cmdline"
+  sec "$1-env"; tr '\0' '\n' < /proc/$p/environ | grep -E '^(JAVA_TOOL_OPTIONS|KAFKA_OPTS)=' || true; endsec "$1-env"
 }
 dump() {
   jvm "$1"
@@ -116,6 +122,17 @@ settle
 dump j
 run check-j isolate check
 run plan-j2 isolate plan
+
+# The operator's edit of KAFKA_OPTS after isolate's apply, read before isolate's drop-in (10- < 50-).
+printf '[Service]\nEnvironment="KAFKA_OPTS=-Xmx64m -XX:+UseG1GC -Disolate.edit=after-apply"\n' > $SD/10-operator-edit.conf
+systemctl daemon-reload
+systemctl restart kafka.service
+jvm_up up-e
+settle
+dump e
+run plan-e isolate plan
+rm -f $SD/10-operator-edit.conf
+systemctl daemon-reload
 
 REAL_SYSTEMCTL=$(command -v systemctl)
 mkdir -p /tmp/sdwrap
@@ -171,7 +188,7 @@ WantedBy=multi-user.target
   beforeAll(() => {
     const timings = [...vm.r.console.matchAll(/^timing (\S+) (\d+s)$/gm)].map((m) => `${m[1]} ${m[2]}`);
     console.log(`systemd-jvm: qemu ${vm.r.durationMs} ms; ${timings.join(', ')}`);
-    for (const phase of ['s0', 'a', 'b', 'j', 'rb']) {
+    for (const phase of ['s0', 'a', 'b', 'j', 'e', 'rb']) {
       const c = counts(jvmThreads(phase));
       console.log(`systemd-jvm ${phase}: ${jvmThreads(phase).length} threads, ${JSON.stringify(c)}`);
     }
@@ -277,19 +294,24 @@ WantedBy=multi-user.target
     expect(others.map((t) => `${t.pid}/${t.tid} ${t.name} ${cg.get(t.pid)} ${t.cpuList}`)).toEqual([]);
   });
 
-  it('jvm.activeProcessorCount: auto writes isolate’s drop-in merged with the unit’s KAFKA_OPTS; the restarted JVM carries the flag', () => {
-    const merged = `KAFKA_OPTS=${OPERATOR_OPTS} -XX:ActiveProcessorCount=4`;
+  it('jvm.activeProcessorCount: auto writes isolate’s drop-in with JAVA_TOOL_OPTIONS, the unit’s KAFKA_OPTS untouched; the restarted JVM carries the flag', () => {
+    const ours = 'JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=4';
     expect(s('plan-j')).toContain(
-      `drop-in /etc/systemd/system/kafka.service.d/50-isolate-jvm.conf: Environment="${merged}" (takes effect at kafka.service's next restart)`,
+      `drop-in /etc/systemd/system/kafka.service.d/50-isolate-jvm.conf: Environment="${ours}" (takes effect at kafka.service's next restart)`,
     );
     expect(rc('apply-j'), s('apply-j')).toBe(0);
     expect(s('j-dropin')).toMatch(/^# Written by isolate/);
-    expect(s('j-dropin')).toContain(`Environment="${merged}"`);
+    expect(s('j-dropin')).toContain(`Environment="${ours}"`);
+    expect(s('j-dropin')).not.toContain('KAFKA_OPTS');
     expect(s('j-dropin')).toMatch(/mode=644/);
-    // systemd passes the merged value: the unit's own Environment= and isolate's, the later winning.
-    expect(units('j')['kafka.service']!.Environment).toContain('-XX:ActiveProcessorCount=4');
+    // systemd passes both: the unit's own KAFKA_OPTS as written, and isolate's JAVA_TOOL_OPTIONS.
+    const env = units('j')['kafka.service']!.Environment;
+    expect(assignmentOf(env, 'KAFKA_OPTS')).toBe(`KAFKA_OPTS=${OPERATOR_OPTS}`);
+    expect(assignmentOf(env, 'JAVA_TOOL_OPTIONS')).toBe(ours);
+    // The JVM reads the flag from its environment; the command line is the operator's.
+    expect(s('j-env').split('\n')).toContain(ours);
     const args = s('j-cmdline').split('\n');
-    expect(args).toContain('-XX:ActiveProcessorCount=4');
+    expect(args).not.toContain('-XX:ActiveProcessorCount=4');
     expect(args).toContain('-Disolate.test=a$b');
     expect(args).toContain('-Xmx64m');
     expect(counts(jvmThreads('j'))).toEqual(ergo(4));
@@ -298,7 +320,21 @@ WantedBy=multi-user.target
     expect(s('plan-j2')).not.toMatch(/50-isolate-jvm\.conf/);
   });
 
-  it('rollback removes isolate’s drop-ins, the JVM one too, with ONE daemon-reload; KAFKA_OPTS is the operator’s again', () => {
+  it('an edit of KAFKA_OPTS made after isolate’s apply survives the restart, isolate’s flag beside it; plan has nothing to do', () => {
+    expect(s('up-e')).toMatch(/up=yes/);
+    const edited = 'KAFKA_OPTS=-Xmx64m -XX:+UseG1GC -Disolate.edit=after-apply';
+    expect(assignmentOf(units('e')['kafka.service']!.Environment, 'KAFKA_OPTS')).toBe(edited);
+    const args = s('e-cmdline').split('\n');
+    expect(args).toContain('-Disolate.edit=after-apply');
+    expect(args).not.toContain('-Disolate.test=a$b');
+    expect(s('e-env').split('\n')).toContain('JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=4');
+    expect(s('e-env').split('\n')).toContain(edited);
+    expect(counts(jvmThreads('e'))).toEqual(ergo(4));
+    expect(rc('plan-e'), s('plan-e')).toBe(0);
+    expect(s('plan-e')).not.toMatch(/50-isolate-jvm\.conf/);
+  });
+
+  it('rollback removes isolate’s drop-ins, the JVM one too, with ONE daemon-reload; the restarted JVM has no flag', () => {
     expect(rc('rollback'), s('rollback')).toBe(0);
     expect(s('dropins-rb').trim().split('\n').filter(Boolean).sort()).toEqual(
       s('dropins-s0').trim().split('\n').filter(Boolean).sort(),
@@ -310,6 +346,7 @@ WantedBy=multi-user.target
     ).toHaveLength(1);
     const args = s('rb-cmdline').split('\n');
     expect(args).not.toContain('-XX:ActiveProcessorCount=4');
+    expect(s('rb-env')).not.toMatch(/JAVA_TOOL_OPTIONS/);
     expect(args).toContain('-Disolate.test=a$b');
     for (const t of jvmThreads('rb')) expect(t.cpuList, t.name).toBe('0-7');
   });
