@@ -21,6 +21,7 @@ import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
 import type { Topology } from '../model/topology.js';
+import { stampTaskStarts } from '../cgroup/task-start.js';
 import { executorsFor } from './executors.js';
 import { assignmentPath, saveAssignment } from './assignment.js';
 import { type BuiltPlan, buildPlan, type ExecutorOptions, executorOptionsFor } from './plan.js';
@@ -161,7 +162,8 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   const run = async (cs: Change[], opts: ExecutorOptions) =>
     applyChanges({
       root,
-      changes: cs,
+      // Each move names its task (start time), so a rollback never moves another task with its ID.
+      changes: stampTaskStarts(root, cs),
       requireFrom: fromSaved,
       force: !!req.force,
       executors: await executorsFor(root, cs, opts),
