@@ -28,6 +28,7 @@ import {
   readTrimSync,
 } from './fsutil.js';
 import { writeRefusal } from './observe.js';
+import { notTheMovedTask } from './task-start.js';
 import { IO_FILES, type IoFile, ioDeviceOf, ioLineOf, ioSatisfies, sameIoValue } from '../model/io.js';
 
 const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.exclusive']);
@@ -378,6 +379,9 @@ export class CgroupFsExecutor implements ChangeExecutor {
         const live = await this.read(change);
         if (live === null) return { note: `PID ${pid} exited` };
         if (normCgPath(live) === normCgPath(previous)) return {};
+        // A PID handed out again since the move is another process: it stays where it is.
+        const other = notTheMovedTask(this.root, change);
+        if (other) return { note: other };
         try {
           await this.write(path.join(this.dir(previous), 'cgroup.procs'), String(pid), change, what);
         } catch (err) {

@@ -13,6 +13,7 @@ import { CgroupFsExecutor, procCgroup } from '../cgroup/cgroupfs.js';
 import { errCode, errnoMeaning } from '../cgroup/errno.js';
 import { cgroupMount, isDir, normCgPath, readTrim } from '../cgroup/fsutil.js';
 import { detectCgroupLayout } from '../cgroup/layout.js';
+import { notTheMovedTask } from '../cgroup/task-start.js';
 import { UNIFIED_PARAM } from '../model/observed.js';
 import { sameCpuList } from '../model/cpuset.js';
 import { changeSubject } from '../model/describe.js';
@@ -223,6 +224,9 @@ export class CgroupV1Executor implements ChangeExecutor {
       const live = await this.read(change);
       if (live === null) return { note: `${id} exited` };
       if (normCgPath(live) === normCgPath(previous)) return {};
+      // An ID handed out again since the move is another task: it stays where it is.
+      const other = notTheMovedTask(this.root, change);
+      if (other) return { note: other };
       try {
         await this.writer.write(
           path.join(this.dir(change, previous), change.setting),

@@ -31,17 +31,19 @@ export function describeChange(c: Change): string {
 /**
  * Undoing a change as a person reads it: what `isolate rollback` puts back, `previous` being the value
  * it found before (null: absent). Null when the undo has nothing to do (a cgroup that existed before,
- * a file that did not).
+ * a file that did not). `current` is the value it overwrites as shown (`rollback --dry-run` reads it
+ * live: someone may have changed it since); isolate's own value when not given.
  */
-export function describeUndo(c: Change, previous: string | null): string | null {
+export function describeUndo(c: Change, previous: string | null, current?: string): string | null {
   const t = cgroupTarget(c);
+  const now = current ?? showValue(c.to);
   if (c.backend === 'cgroupfs') {
     if (c.setting === 'mkdir') return previous === 'present' ? null : `rmdir ${t}`;
     if (previous === null) return null;
     if (c.setting === 'cgroup.procs' || c.setting === 'tasks') {
-      return `move ${c.setting === 'tasks' ? 'thread' : 'PID'} ${c.to} from ${t} back to ${previous}`;
+      return `move ${c.setting === 'tasks' ? 'thread' : 'PID'} ${c.to} from ${current ?? t} back to ${previous}`;
     }
-    return `${t} ${c.setting}: ${showValue(c.to)} → ${showValue(previous)}`;
+    return `${t} ${c.setting}: ${now} → ${showValue(previous)}`;
   }
   if (c.backend === 'systemd' && c.setting === 'Slice') {
     return `remove drop-in ${sliceDropInPath(c.target)} (Slice=${c.to}; takes effect at ${c.target}'s next restart)`;
@@ -56,9 +58,9 @@ export function describeUndo(c: Change, previous: string | null): string | null 
   }
   if (c.backend === 'systemd') {
     const unset = previous === null || previous === '' || previous === '[not set]';
-    return `${c.target} ${c.setting}: ${showValue(c.to)} → ${unset ? "unset (isolate's drop-in removed)" : showValue(previous)}`;
+    return `${c.target} ${c.setting}: ${now} → ${unset ? "unset (isolate's drop-in removed)" : showValue(previous)}`;
   }
-  return `${t} ${c.setting}: ${showValue(c.to)} → ${showValue(previous)}`;
+  return `${t} ${c.setting}: ${now} → ${showValue(previous)}`;
 }
 
 /** A cgroup change's target; v1 paths carry their hierarchy (`cpuset:/isolate-kafka`), as /proc/<pid>/cgroup does. */

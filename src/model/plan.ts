@@ -137,6 +137,12 @@ export interface CgroupChange extends ChangeBase {
    * /sys/fs/cgroup (`cpuset`, `memory`, `cpu,cpuacct`). Absent: the unified (v2) hierarchy.
    */
   hierarchy?: string;
+  /**
+   * A process or thread move only: the moved task's start time (field 22 of /proc/ID/stat, clock
+   * ticks since boot), journaled so the undo moves back only that task, never another task that got
+   * its ID since (cgroup/task-start.ts).
+   */
+  startTime?: string;
 }
 export interface SystemdChange extends ChangeBase {
   backend: 'systemd';

@@ -171,11 +171,15 @@ export const change: Check = (v, at) => {
       ...(backend === 'cgroupfs'
         ? {
             hierarchy: matching(/^[a-z0-9_=,]+$/, 'a cgroup v1 mount such as "cpuset" or "cpu,cpuacct"', 256),
+            startTime: matching(/^\d{1,20}$/, 'a start time in clock ticks since boot', 20),
           }
         : {}),
     },
   )(v, at);
-  return fields ?? (backend === 'irq' ? irqTarget(v, at) : null);
+  if (fields) return fields;
+  if (v.startTime !== undefined && v.setting !== 'cgroup.procs' && v.setting !== 'tasks')
+    return `${at}.startTime: only a process or thread move names a task's start time`;
+  return backend === 'irq' ? irqTarget(v, at) : null;
 };
 
 /** An absolute path without NULs (tool paths): never a PATH lookup. */

@@ -5,6 +5,7 @@ import { rm } from 'node:fs/promises';
 import {
   type ApplyResult,
   applyChanges,
+  type LiveValue,
   type RecoveryReport,
   type RollbackResult,
   needsRecovery,
@@ -15,11 +16,12 @@ import {
   rollbackLast,
 } from '../apply/engine.js';
 import { readBaseline, readJournal, readJournalState } from '../apply/journal.js';
-import { describeUndo } from '../model/describe.js';
+import { cgroupTarget, describeUndo, showValue } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
 import type { Topology } from '../model/topology.js';
+import { stampTaskStarts } from '../cgroup/task-start.js';
 import { executorsFor } from './executors.js';
 import { assignmentPath, saveAssignment } from './assignment.js';
 import { type BuiltPlan, buildPlan, type ExecutorOptions, executorOptionsFor } from './plan.js';
@@ -160,7 +162,8 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   const run = async (cs: Change[], opts: ExecutorOptions) =>
     applyChanges({
       root,
-      changes: cs,
+      // Each move names its task (start time), so a rollback never moves another task with its ID.
+      changes: stampTaskStarts(root, cs),
       requireFrom: fromSaved,
       force: !!req.force,
       executors: await executorsFor(root, cs, opts),
@@ -199,15 +202,38 @@ export interface UndoStep {
   change: Change;
   /** The value before isolate changed it (null: absent). */
   restores: string | null;
-  /** As a person reads it (model/describe.ts describeUndo). */
+  /** The value it would overwrite, read now (null: absent, or unknown when `liveUnreadable` is set). */
+  live: string | null;
+  /** Why the live value could not be read: it is unknown, not absent. */
+  liveUnreadable?: string;
+  /** The live value is not what isolate wrote: someone changed it since. Null: unknown. */
+  changedSince: boolean | null;
+  /** As a person reads it (model/describe.ts describeUndo), the live value and the mark included. */
   description: string;
+}
+
+const isMove = (c: Change) => c.setting === 'cgroup.procs' || c.setting === 'tasks';
+
+/** The live value as the preview shows it: `unknown` when the read failed. */
+function shownLive(c: Change, live: LiveValue): string {
+  if (live.value === undefined) return `unknown (${live.unreadable ?? 'not read'})`;
+  if (isMove(c) && live.value === null) return 'nowhere (exited)';
+  return isMove(c) && live.value !== null ? live.value : showValue(live.value);
+}
+
+/** Said after an entry whose live value is not what isolate wrote. */
+function changedMark(c: Change): string {
+  if (c.setting === 'mkdir') return ' (removed since isolate made it)';
+  if (isMove(c)) return ` (moved since isolate moved it to ${cgroupTarget(c)})`;
+  return ` (changed since isolate wrote ${showValue(c.to)})`;
 }
 
 /** `isolate rollback --dry-run`: what `rollback` would undo, last change first; nothing written. */
 export async function rollbackPreview(
   ctx: OpContext,
 ): Promise<{ journalId: string | null; steps: UndoStep[] }> {
-  // The executors only order the undo (controllers last), as rollback's would; nothing runs.
+  // The executors order the undo (controllers last), as rollback's would, and read each live value;
+  // nothing is written.
   const j = await readJournal(ctx.root);
   const b = await readBaseline(ctx.root);
   const changes = [...(b?.entries ?? []), ...(j?.entries ?? [])].map((e) => e.change);
@@ -215,8 +241,16 @@ export async function rollbackPreview(
   const p: RollbackPreview = await previewRollback(ctx.root, executors);
   const steps: UndoStep[] = [];
   for (const e of p.entries) {
-    const description = describeUndo(e.change, e.previous);
-    if (description) steps.push({ change: e.change, restores: e.previous, description });
+    const description = describeUndo(e.change, e.previous, shownLive(e.change, e.live));
+    if (!description) continue;
+    steps.push({
+      change: e.change,
+      restores: e.previous,
+      live: e.live.value ?? null,
+      ...(e.live.unreadable !== undefined ? { liveUnreadable: e.live.unreadable } : {}),
+      changedSince: e.live.changedSince,
+      description: description + (e.live.changedSince ? changedMark(e.change) : ''),
+    });
   }
   return { journalId: p.journalId, steps };
 }

@@ -550,6 +550,7 @@ export class SystemdExecutor implements ChangeExecutor {
       systemctl(['set-property', '--runtime', '--', change.target, ...values.map((v) => `${setting}=${v}`)]);
     if (previous) {
       await set(previous);
+      await this.ioReadBack(change, new Map([[dev, previous]]));
       return {};
     }
     const props = await this.showUnit(change.target, IO_PROPERTY_SHOWN[setting]);
@@ -561,6 +562,11 @@ export class SystemdExecutor implements ChangeExecutor {
     // and IODeviceWeight='s empty assignments work): that list is given whole over D-Bus instead.
     if (setting === 'IODeviceLatencyTargetSec') await this.setLatencyList(change.target, others);
     else await set('', ...others);
+    // The device without an entry, every other device's entry as it was.
+    await this.ioReadBack(
+      change,
+      new Map([[dev, ''], ...others.map((e): [string, string] => [ioDeviceOf(e), e])]),
+    );
     // systemd names the drop-in after the D-Bus property (50-IODeviceLatencyTargetUSec.conf).
     if (others.length === 0)
       rmSync(this.runtimeDropIn(change.target, IO_PROPERTY_SHOWN[setting]), { force: true });
@@ -581,6 +587,29 @@ export class SystemdExecutor implements ChangeExecutor {
       }
     }
     return {};
+  }
+
+  /**
+   * Read a unit's io list back after an undo, as every other systemd undo is (commitUndo): each device's
+   * entry must be what was wanted ('' for none; an unlimited entry is none). systemd answers a
+   * set-property it does not apply (a later drop-in of the operator's sets the list) with success.
+   * A unit not loaded any more holds nothing of isolate's.
+   */
+  private async ioReadBack(change: Change, wanted: ReadonlyMap<string, string>): Promise<void> {
+    const setting = change.setting as IoProperty;
+    const shown = IO_PROPERTY_SHOWN[setting];
+    const props = await this.showUnit(change.target, shown);
+    if (props?.LoadState !== 'loaded') return;
+    const wrong: string[] = [];
+    for (const [dev, want] of wanted) {
+      const seen = ioEntryOf(props[shown], dev);
+      if (sameIoEntry(setting, seen, want)) continue;
+      wrong.push(
+        `${change.target} ${setting} for ${dev}: wanted ${want ? `"${want}"` : 'no entry'}, systemd shows ${seen ? `"${seen}"` : 'no entry'}`,
+      );
+    }
+    if (wrong.length > 0)
+      throw new StepError(`undo not in force: ${wrong.join('; ')} (another drop-in sets it?)`);
   }
 
   /** A unit's whole latency target list ("/dev/sdc 50ms" entries, as shown) through D-Bus, in µs. */

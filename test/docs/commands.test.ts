@@ -115,9 +115,12 @@ describe('docs/commands.md', () => {
     expect(agent.code).toBe(0);
     sample('agent-once', transcript(root, 'isolate agent --once', agent, { code: true }));
 
+    // An operator's hand edit since: the preview shows the value the rollback overwrites, marked.
+    writeFileSync(join(root, 'sys/fs/cgroup/hadoop-yarn/cpuset.cpus'), '0-1\n');
     const preview = cli(root, ['rollback', '--dry-run']);
     expect(preview.code, preview.stderr).toBe(0);
     expect(preview.stdout).toMatch(/^Rollback would undo \d+ changes \(journal /);
+    expect(preview.stdout).toMatch(/\/hadoop-yarn cpuset\.cpus: 0-1 → .* \(changed since isolate wrote /);
     const rb = cli(root, ['rollback']);
     expect(rb.code).toBe(0);
     const rb2 = cli(root, ['rollback']);

@@ -1,7 +1,7 @@
 // `isolate rollback --dry-run` says what `isolate rollback` would put back, changing nothing: after
 // an apply and an agent-style correction (a baseline and a journal), its list names every setting with
 // the value the rollback then really restores, and the host and isolate's files are untouched by it.
-import { lstatSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { baselinePath, journalPath } from '../../src/apply/journal.js';
@@ -68,5 +68,35 @@ describe('rollback --dry-run', () => {
     }
     expect((await rollbackPreview({ root })).steps).toEqual([]);
     expect(JSON.parse(readFileSync(journalPath(root), 'utf8')).state).toBe('rolled-back');
+  });
+
+  it('shows the value it would overwrite, read now, and marks what was changed since isolate wrote it', async () => {
+    const { root, cg } = fakeCgroupHost(['kafka.slice', 'hadoop-yarn']);
+    const policyPath = join(root, 'policy.yaml');
+    writeFileSync(policyPath, POLICY);
+    await apply({ root, policyPath });
+    const step = (p: Awaited<ReturnType<typeof rollbackPreview>>, target: string, setting: string) =>
+      p.steps.find((s) => s.change.target === target && s.change.setting === setting);
+    const untouched = step(await rollbackPreview({ root }), '/hadoop-yarn', 'memory.high');
+    expect(untouched).toMatchObject({ live: '1073741824', changedSince: false });
+    expect(untouched?.description).toMatch(/^\/hadoop-yarn memory\.high: 1073741824 → \S+$/);
+
+    // An operator's hand edit after the apply: the rollback would overwrite 2 GiB, not isolate's 1 GiB.
+    writeFileSync(join(cg, 'hadoop-yarn/memory.high'), '2147483648\n');
+    // And a value that cannot be read now: unknown, never taken for absent.
+    const kafkaMems = step(await rollbackPreview({ root }), '/kafka.slice', 'cpuset.mems');
+    expect(kafkaMems).toBeDefined();
+    rmSync(join(cg, 'kafka.slice/cpuset.mems'));
+    mkdirSync(join(cg, 'kafka.slice/cpuset.mems'));
+    const p = await rollbackPreview({ root });
+    const high = step(p, '/hadoop-yarn', 'memory.high');
+    expect(high).toMatchObject({ live: '2147483648', changedSince: true });
+    expect(high?.description).toMatch(
+      /^\/hadoop-yarn memory\.high: 2147483648 → \S+ \(changed since isolate wrote 1073741824\)$/,
+    );
+    const mems = step(p, '/kafka.slice', 'cpuset.mems');
+    expect(mems).toMatchObject({ live: null, changedSince: null });
+    expect(mems?.liveUnreadable).toBeTruthy();
+    expect(mems?.description).toMatch(/^\/kafka\.slice cpuset\.mems: unknown \(.+\) → /);
   });
 });

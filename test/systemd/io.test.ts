@@ -21,6 +21,8 @@ case "$1" in
   set-property)
     shift; [ "$1" = --runtime ] && shift; [ "$1" = -- ] && shift
     unit=$1; shift
+    # A later drop-in of the operator's holds the unit's lists: systemd answers and changes nothing.
+    [ -f "$S/$unit/held" ] && exit 0
     for kv in "$@"; do
       if [ "$kv" = IODeviceLatencyTargetSec= ]; then
         echo "Failed to set unit properties on $unit: Path 'IODeviceLatencyTargetUSec' specified in = is not normalized." >&2
@@ -87,6 +89,7 @@ echo "busctl $*" >> "$FAKE_LOG"
 S=$FAKE_STATE
 [ "$1 $2 $3 $4 $5 $6 $7" = "call -- org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager SetUnitProperties sba(sv)" ] || { echo "fake busctl: unexpected $*" >&2; exit 1; }
 shift 7; unit=$1 runtime=$2 n=$3 p=$4 sig=$5 count=$6; shift 6
+[ -f "$S/$unit/held" ] && exit 0
 [ "$runtime $n $p $sig" = "true 1 IODeviceLatencyTargetUSec a(st)" ] && [ $# = $((count * 2)) ] || { echo "fake busctl: unexpected arguments" >&2; exit 1; }
 mkdir -p "$S/$unit"; : > "$S/$unit/$p"
 d="$FAKE_ROOT/run/systemd/system.control/$unit.d"; mkdir -p "$d"
@@ -212,6 +215,35 @@ describe('systemd io properties: one device entry each', () => {
     expect(await readFile(kernel, 'utf8')).toBe('');
     const dropIns = path.join(root, 'run/systemd/system.control/solo.service.d');
     expect(existsSync(path.join(dropIns, '50-IODeviceLatencyTargetUSec.conf'))).toBe(false);
+  });
+
+  it('an io restore systemd does not put in force fails, naming unit, property, device, wanted and seen', async () => {
+    const changes = [
+      sd('yarn.slice', 'IOWriteBandwidthMax', '/dev/block/8:16 1048576', '/dev/block/8:16 83886080'),
+    ];
+    await applyChanges({ root, changes, executors: { systemd: new TmpRootSystemd(root) } });
+    await writeFile(path.join(root, 'state/yarn.slice/held'), '');
+    const err = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain(
+      'yarn.slice IOWriteBandwidthMax for /dev/block/8:16: wanted "/dev/block/8:16 1048576", systemd shows "/dev/block/8:16 83886080"',
+    );
+    const j = JSON.parse(await readFile(path.join(root, 'var/lib/isolate/journal.json'), 'utf8'));
+    expect(j.state).toBe('rollback-failed');
+  });
+
+  it('a cleared latency target systemd keeps (the D-Bus path) fails the undo with what systemd shows', async () => {
+    const changes = [sd('kafka.slice', 'IODeviceLatencyTargetSec', '', '/dev/block/8:16 25ms')];
+    await applyChanges({ root, changes, executors: { systemd: new TmpRootSystemd(root) } });
+    await writeFile(path.join(root, 'state/kafka.slice/held'), '');
+    const err = await rollbackLast({ root, executors: { systemd: new TmpRootSystemd(root) } }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect((err as Error).message).toContain(
+      'kafka.slice IODeviceLatencyTargetSec for /dev/block/8:16: wanted no entry, systemd shows "/dev/block/8:16 25ms"',
+    );
   });
 
   it('a target systemd could not put in force says what is missing: io in the parent, or io.latency in the kernel', async () => {
