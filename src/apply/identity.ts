@@ -47,6 +47,11 @@ export function objectKey(c: Change): string {
     o.setting,
     o.task ? `${o.task.kind}:${o.task.id}` : '',
     o.device ?? '',
+    // An IRQ number or NIC name another device holds now is another object (irq/owner.ts): a fold
+    // must keep the first owner's entry and the second's apart.
+    c.backend === 'irq' && c.owner
+      ? JSON.stringify([c.owner.actions ?? null, c.owner.chip ?? null, c.owner.pci])
+      : '',
   ].join('\0');
 }
 
