@@ -3,16 +3,7 @@
 // targets and weights for Kafka and caps and weights for YARN on every disk, then an agent-style
 // correction of one drifted device, which folds the first apply into the baseline. One rollback must
 // restore every device's line, and `rollback --dry-run` must list every io change it restores.
-import {
-  appendFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyChanges, rollbackLast } from '../../src/apply/engine.js';
@@ -20,37 +11,17 @@ import { baselinePath } from '../../src/apply/journal.js';
 import type { Change } from '../../src/model/plan.js';
 import { rollbackPreview } from '../../src/ops/apply.js';
 import { buildPlan } from '../../src/ops/plan.js';
-import { GROUP_FILES, r630DisksRoot } from '../support/fake-host.js';
+import { r630IoHost } from '../support/io-host.js';
 import { KernelIo } from '../support/kernel-io.js';
-
-const IO_GROUP_FILES: Record<string, string> = {
-  ...GROUP_FILES,
-  'cgroup.controllers': 'cpuset cpu io memory',
-  'io.latency': '',
-  'io.weight': 'default 100',
-  'io.bfq.weight': 'default 100',
-  'io.max': '',
-};
 
 /** The R630 with a unified cgroup tree whose Kafka and YARN groups have io enabled. */
 function host(): string {
-  const root = r630DisksRoot(mkdtempSync(join(tmpdir(), 'isolate-kafka-disks-')));
-  appendFileSync(
-    join(root, 'proc/self/mountinfo'),
-    '35 23 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate\n',
-  );
-  const cg = join(root, 'sys/fs/cgroup');
-  mkdirSync(cg, { recursive: true });
-  writeFileSync(join(cg, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
-  writeFileSync(join(cg, 'cgroup.subtree_control'), 'cpuset cpu io memory\n');
-  for (const g of ['kafka.slice', 'hadoop-yarn']) {
-    mkdirSync(join(cg, g));
-    for (const [f, v] of Object.entries(IO_GROUP_FILES))
-      writeFileSync(join(cg, g, f), v === '' ? '' : `${v}\n`);
-  }
+  const root = r630IoHost('isolate-kafka-disks-');
   // Someone's own cap on the NVMe disk before isolate: rollback gives it back, not a cleared line.
-  writeFileSync(join(cg, 'hadoop-yarn/io.max'), '259:0 rbps=max wbps=max riops=5000 wiops=max\n');
-  mkdirSync(join(root, 'etc/isolate'), { recursive: true });
+  writeFileSync(
+    join(root, 'sys/fs/cgroup/hadoop-yarn/io.max'),
+    '259:0 rbps=max wbps=max riops=5000 wiops=max\n',
+  );
   return root;
 }
 

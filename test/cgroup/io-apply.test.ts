@@ -4,56 +4,21 @@
 // through a stand-in that applies the kernel's rules for io.latency, io.weight/io.bfq.weight and io.max
 // (block/blk-iolatency.c, blk-iocost.c, bfq-cgroup.c, blk-throttle.c in 6.1); every other file is a
 // plain write. The real kernel's files are read back in the guest (test/vm, branch h-iovm).
-import {
-  appendFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyChanges, rollbackLast } from '../../src/apply/engine.js';
 import type { Change } from '../../src/model/plan.js';
 import { buildPlan } from '../../src/ops/plan.js';
 import { changeLines } from '../support/changes.js';
-import { GROUP_FILES, r630DisksRoot } from '../support/fake-host.js';
+import { r630IoHost } from '../support/io-host.js';
 import { KernelIo } from '../support/kernel-io.js';
 
-const IO_GROUP_FILES: Record<string, string> = {
-  ...GROUP_FILES,
-  'cgroup.controllers': 'cpuset cpu io memory',
-  'io.latency': '',
-  'io.weight': 'default 100',
-  'io.bfq.weight': 'default 100',
-  'io.max': '',
-};
-
 function host(opts: { ioEnabled?: boolean; sdaLatency?: string } = {}): string {
-  const root = r630DisksRoot(mkdtempSync(join(tmpdir(), 'isolate-io-')));
-  // The fixture's mount table has no cgroup2 mount: add the one a unified host has.
-  appendFileSync(
-    join(root, 'proc/self/mountinfo'),
-    '35 23 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate\n',
-  );
-  const cg = join(root, 'sys/fs/cgroup');
-  mkdirSync(cg, { recursive: true });
-  writeFileSync(join(cg, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
-  writeFileSync(
-    join(cg, 'cgroup.subtree_control'),
-    `cpuset cpu ${opts.ioEnabled === false ? '' : 'io '}memory\n`,
-  );
-  for (const g of ['kafka.slice', 'hadoop-yarn']) {
-    mkdirSync(join(cg, g));
-    for (const [f, v] of Object.entries(IO_GROUP_FILES))
-      writeFileSync(join(cg, g, f), v === '' ? '' : `${v}\n`);
-  }
+  const root = r630IoHost('isolate-io-', opts);
   // Someone's earlier target on sda: rollback must give it back, not clear it.
-  if (opts.sdaLatency) writeFileSync(join(cg, 'kafka.slice/io.latency'), `${opts.sdaLatency}\n`);
-  mkdirSync(join(root, 'etc/isolate'), { recursive: true });
+  if (opts.sdaLatency)
+    writeFileSync(join(root, 'sys/fs/cgroup/kafka.slice/io.latency'), `${opts.sdaLatency}\n`);
   return root;
 }
 
