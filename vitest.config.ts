@@ -6,6 +6,10 @@ const define = { __ISOLATE_TEST_HOOKS__: 'true' };
 
 export default defineConfig({
   test: {
+    // Three workers on two cores (vitest's default there is one: CPUs - 1). Most unit files wait on
+    // child processes (the CLI, vendor-tool simulators, ansible-playbook, dpkg-deb, apt), not the CPU:
+    // one worker left a core idle and took ~25 min cold (issue 59). The vm project stays one fork.
+    maxWorkers: 3,
     projects: [
       {
         test: {
@@ -30,11 +34,6 @@ export default defineConfig({
           // beside it, a TCG guest (8 vCPU threads) ran its files 30-100 % slower — in all ~400 s
           // more (1,761 s in CI against 1,359 s alone), longer than the whole unit project takes.
           sequence: { groupOrder: 1 },
-          // Three workers on two cores (vitest's default there is one: CPUs - 1). Most unit files wait
-          // on child processes (the CLI, vendor-tool simulators, ansible-playbook, dpkg-deb, apt), not
-          // the CPU: one worker left a core idle and took ~25 min cold (issue 59).
-          pool: 'forks',
-          poolOptions: { forks: { maxForks: 3, minForks: 1 } },
         },
       },
       {
