@@ -105,5 +105,11 @@ export const MR216I_NO_BATTERY = 'storcli/phe-cALL_show_all-MR216i-no-cache-NRWT
  */
 export function cwdWatch(): () => string[] {
   const before = new Set(readdirSync(process.cwd()));
-  return () => readdirSync(process.cwd()).filter((f) => !before.has(f));
+  return () => readdirSync(process.cwd()).filter((f) => !before.has(f) && !SUITE_CACHES.has(f));
 }
+
+/**
+ * The suite's own gitignored caches in the repository (apt-extract's .deb cache, the guests' cache):
+ * another test file, running at once in another worker, may make one while a vendor test runs.
+ */
+const SUITE_CACHES = new Set(['.cache', '.vm-cache']);
