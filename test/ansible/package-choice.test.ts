@@ -20,9 +20,13 @@ import {
   type TestHost,
 } from './support.js';
 
-beforeAll(() => {
-  ensureAnsible();
-  ensureDebianTools({ '/usr/bin/rpmbuild': 'rpm', '/usr/bin/rpm2cpio': 'rpm', '/usr/bin/cpio': 'cpio' });
+beforeAll(async () => {
+  await ensureAnsible();
+  await ensureDebianTools({
+    '/usr/bin/rpmbuild': 'rpm',
+    '/usr/bin/rpm2cpio': 'rpm',
+    '/usr/bin/cpio': 'cpio',
+  });
 }, 600_000);
 
 /** A real .rpm whose /usr/bin/isolate runs dist/cli.js (as the lab's isolate does). */

@@ -13,8 +13,8 @@ import { makeFakeHost } from '../support/fake-host.js';
 export const REPO = resolve(import.meta.dirname, '../..');
 export const ANSIBLE = join(REPO, 'ansible');
 
-export function ensureAnsible(): void {
-  ensureDebianTools({ '/usr/bin/ansible-playbook': 'ansible-core', '/usr/bin/python3': 'python3' });
+export function ensureAnsible(): Promise<void> {
+  return ensureDebianTools({ '/usr/bin/ansible-playbook': 'ansible-core', '/usr/bin/python3': 'python3' });
 }
 
 export interface TestHost {

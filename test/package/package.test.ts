@@ -45,7 +45,7 @@ function run(args: string[], env: Record<string, string> = {}) {
 }
 
 beforeAll(async () => {
-  ensureDebianTools({
+  await ensureDebianTools({
     '/usr/bin/dpkg-deb': 'dpkg',
     '/usr/bin/strip': 'binutils',
     '/usr/bin/lintian': 'lintian',

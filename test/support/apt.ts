@@ -8,8 +8,9 @@
  * and a second apt-get fails at once on dpkg's lock; DPkg::Lock::Timeout covers anything else holding it
  * (a CI image still finishing its own apt run).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { promisify } from 'node:util';
 
 // A fixed path, not os.tmpdir(): the vitest workers' TMPDIR is the run's own directory (support/build.ts).
 const LOCK = existsSync('/run/lock') ? '/run/lock/isolate-test-apt.lock' : '/tmp/isolate-test-apt.lock';
@@ -20,12 +21,25 @@ function isRoot(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;
 }
 
+function aptArgv(args: string[]): string[] {
+  const apt = ['apt-get', '-o', `DPkg::Lock::Timeout=${WAIT_S}`, ...args];
+  return existsSync('/usr/bin/flock') ? ['/usr/bin/flock', '-w', String(WAIT_S), LOCK, ...apt] : apt;
+}
+const APT_ENV = () => ({ ...process.env, DEBIAN_FRONTEND: 'noninteractive' });
+
 /** `apt-get ARGS`, one at a time across the suite's processes; returns its stdout. */
 export function aptGet(args: string[]): string {
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const apt = ['apt-get', '-o', `DPkg::Lock::Timeout=${WAIT_S}`, ...args];
-  const argv = existsSync('/usr/bin/flock') ? ['/usr/bin/flock', '-w', String(WAIT_S), LOCK, ...apt] : apt;
-  return execFileSync(argv[0]!, argv.slice(1), { env, stdio: 'pipe', encoding: 'utf8' });
+  const argv = aptArgv(args);
+  return execFileSync(argv[0]!, argv.slice(1), { env: APT_ENV(), stdio: 'pipe', encoding: 'utf8' });
+}
+
+/**
+ * aptGet without blocking: a vitest worker whose event loop is blocked for minutes (apt waiting on
+ * another install's lock) misses its RPC deadline ("Timeout calling onTaskUpdate") and fails the run.
+ */
+async function aptGetAsync(args: string[]): Promise<void> {
+  const argv = aptArgv(args);
+  await promisify(execFile)(argv[0]!, argv.slice(1), { env: APT_ENV(), maxBuffer: 64 * 1024 * 1024 });
 }
 
 /** `apt-get install` of PKGS, with one `apt-get update` and a second try when the lists are stale or empty. */
@@ -41,7 +55,7 @@ export function aptGetInstall(pkgs: string[]): void {
 }
 
 /** `tools` maps an absolute path to the Debian package that installs it. */
-export function ensureDebianTools(tools: Record<string, string>): void {
+export async function ensureDebianTools(tools: Record<string, string>): Promise<void> {
   const missing = Object.entries(tools).filter(([path]) => !existsSync(path));
   if (missing.length === 0) return;
   const pkgs = [...new Set(missing.map(([, pkg]) => pkg))];
@@ -50,7 +64,14 @@ export function ensureDebianTools(tools: Record<string, string>): void {
       `${missing.map(([p]) => p).join(', ')} missing and we are not root to install them. Run: sudo apt-get install -y ${pkgs.join(' ')}`,
     );
   }
-  aptGetInstall(pkgs);
+  const install = () => aptGetAsync(['install', '-y', '--no-install-recommends', ...pkgs]);
+  try {
+    await install();
+  } catch {
+    // Usually a stale or empty package list (fresh containers ship without one).
+    await aptGetAsync(['update']);
+    await install();
+  }
   const still = missing.filter(([path]) => !existsSync(path));
   if (still.length > 0)
     throw new Error(`${still.map(([p]) => p).join(', ')} still missing after apt-get install`);
