@@ -9,12 +9,14 @@ import { fileURLToPath } from 'node:url';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const cache = process.env.ISOLATE_VM_CACHE ?? join(repo, '.vm-cache');
-const pidFile = join(cache, 'prepare.pid');
 const vite = join(repo, 'node_modules/.bin/vite-node');
 
-function running() {
-  if (!existsSync(pidFile)) return false;
-  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+const pidFile = (lane) => join(cache, `prepare-${lane}.pid`);
+
+function running(lane) {
+  const file = pidFile(lane);
+  if (!existsSync(file)) return false;
+  const pid = Number(readFileSync(file, 'utf8').trim());
   return Number.isInteger(pid) && pid > 0 && existsSync(`/proc/${pid}`);
 }
 
@@ -22,22 +24,22 @@ if (process.env.ISOLATE_VM_PREPARE === '0') {
   console.error('prepare: ISOLATE_VM_PREPARE=0, the guests build what they need themselves');
 } else if (!existsSync(vite)) {
   console.error(`prepare: ${vite} missing (npm ci first); the guests build what they need themselves`);
-} else if (running()) {
-  console.error(`prepare: already running (${pidFile})`);
 } else {
   mkdirSync(cache, { recursive: true });
-  const out = openSync(join(cache, 'prepare.log'), 'a');
-  // At nice 10 (make, mmdebstrap and dpkg inherit it): the unit files keep the CPU they need and the
-  // builds take what they leave; the downloads, most of a cold start, wait on the network either way.
-  // nice(1) execs the command, so the PID written below is vite-node's.
-  const child = spawn('nice', ['-n', '10', vite, join(repo, 'test/vm/harness/prepare.ts')], {
-    cwd: repo,
-    detached: true,
-    stdio: ['ignore', out, out],
-  });
-  writeFileSync(pidFile, `${child.pid}\n`);
-  child.unref();
-  console.error(
-    `prepare: guests' downloads and builds in the background (PID ${child.pid}, log ${join(cache, 'prepare.log')})`,
-  );
+  const log = join(cache, 'prepare.log');
+  // Both lanes at the unit files' own priority: the guests wait for all of it, so it is on CI's
+  // critical path (at nice 10 the unit files starved it: the last rootfs and the kernel were done ~15
+  // min after them, while the first guest waited).
+  for (const lane of ['guests', 'kernel']) {
+    if (running(lane)) {
+      console.error(`prepare: ${lane} already running (${pidFile(lane)})`);
+      continue;
+    }
+    const out = openSync(log, 'a');
+    const argv = [vite, join(repo, 'test/vm/harness/prepare.ts'), lane];
+    const child = spawn(argv[0], argv.slice(1), { cwd: repo, detached: true, stdio: ['ignore', out, out] });
+    writeFileSync(pidFile(lane), `${child.pid}\n`);
+    child.unref();
+    console.error(`prepare: the ${lane} lane in the background (PID ${child.pid}, log ${log})`);
+  }
 }

@@ -4,21 +4,32 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { VM_CACHE } from './paths.js';
 
-/** Holds the preparing process's PID while it runs; removed when it ends. */
-export const PREPARE_PID_FILE = join(VM_CACHE, 'prepare.pid');
+/** The preparation's lanes, each its own process (prepare.ts). */
+export const PREPARE_LANES = ['guests', 'kernel'] as const;
+
+/** Holds a lane's PID while it runs; removed when it ends. */
+export function preparePidFile(lane: (typeof PREPARE_LANES)[number]): string {
+  return join(VM_CACHE, `prepare-${lane}.pid`);
+}
 /** Its log: one line a step, with the step's time (kept after the run, for the record). */
 export const PREPARE_LOG = join(VM_CACHE, 'prepare.log');
 
-/** The PID of a preparation that is running now, or null (no file, or its process is gone). */
-export function runningPreparation(): number | null {
-  if (!existsSync(PREPARE_PID_FILE)) return null;
-  const pid = Number(readFileSync(PREPARE_PID_FILE, 'utf8').trim());
+/** The PID of a lane that is running now, or null (no file, or its process is gone). */
+function runningLane(lane: (typeof PREPARE_LANES)[number]): number | null {
+  const file = preparePidFile(lane);
+  if (!existsSync(file)) return null;
+  const pid = Number(readFileSync(file, 'utf8').trim());
   if (!Number.isInteger(pid) || pid <= 0 || !isPreparation(pid)) {
-    // A preparation killed before its cleanup: nothing to wait for.
-    rmSync(PREPARE_PID_FILE, { force: true });
+    // A lane killed before its cleanup: nothing to wait for.
+    rmSync(file, { force: true });
     return null;
   }
   return pid;
+}
+
+/** Whether any lane of the preparation is running now. */
+export function runningPreparation(): boolean {
+  return PREPARE_LANES.some((lane) => runningLane(lane) !== null);
 }
 
 /** Whether PID is the preparation (a PID reused by another process is not). */
@@ -36,6 +47,6 @@ function isPreparation(pid: number): boolean {
  */
 export async function waitForPreparation(): Promise<number> {
   const t0 = Date.now();
-  while (runningPreparation() !== null) await sleep(1000);
+  while (runningPreparation()) await sleep(1000);
   return Date.now() - t0;
 }

@@ -10,7 +10,10 @@
  * (a single vm file, `npx vitest run`) builds what it needs itself, exactly as before. A step that fails
  * here is logged and left to the guest that needs it, which fails with the harness's own message.
  *
- *   node_modules/.bin/vite-node test/vm/harness/prepare.ts     # what the launcher runs
+ * Two lanes, two processes, side by side: `guests` (downloads, mmdebstrap, dpkg) and `kernel` (make
+ * -j); the vm project waits for both.
+ *
+ *   node_modules/.bin/vite-node test/vm/harness/prepare.ts guests|kernel     # what the launcher runs
  */
 import { rmSync } from 'node:fs';
 import {
@@ -20,7 +23,7 @@ import {
 } from '../support/rootfs-variants.js';
 import { ensureVmPrereqs } from './ensure.js';
 import { ensureIoLatencyKernel } from './kernel-build.js';
-import { PREPARE_PID_FILE } from './prepare-state.js';
+import { preparePidFile } from './prepare-state.js';
 import { systemdRootfs } from './rootfs.js';
 
 /** Each systemd rootfs the scenarios boot: the base one and its variants. */
@@ -49,30 +52,30 @@ async function step(name: string, run: () => unknown): Promise<boolean> {
   }
 }
 
+/** The guests' lane: qemu, busybox and the cloud kernel, then every rootfs variant and the helpers. */
 async function prepareGuests(): Promise<void> {
   const t0 = Date.now();
-  // qemu, busybox and the cloud kernel first: every guest needs them, and apt runs one at a time.
+  // qemu, busybox and the cloud kernel first: every guest needs them.
   if (!(await step('qemu, busybox-static, Debian cloud kernel', () => ensureVmPrereqs()))) return;
   const { staticCBinary } = await import('../support/guest.js');
   const { kafkaClass } = await import('../support/java.js');
-  // Two lanes: the kernel build is CPU (make -j), the rootfs variants mostly downloads and dpkg.
-  await Promise.all([
-    step('io.latency kernel (linux-source-6.1, make bzImage)', () => ensureIoLatencyKernel()),
-    (async () => {
-      for (const v of ROOTFS_VARIANTS)
-        await step(`rootfs [${v.join(', ') || 'base'}]`, () => systemdRootfs(v));
-      await step('static helpers (standin, diskload)', () => {
-        staticCBinary('standin');
-        staticCBinary('diskload');
-      });
-      await step('Kafka stand-in JVM class (javac)', () => kafkaClass());
-    })(),
-  ]);
-  log(`all done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  for (const v of ROOTFS_VARIANTS) await step(`rootfs [${v.join(', ') || 'base'}]`, () => systemdRootfs(v));
+  await step('static helpers (standin, diskload)', () => {
+    staticCBinary('standin');
+    staticCBinary('diskload');
+  });
+  await step('Kafka stand-in JVM class (javac)', () => kafkaClass());
+  log(`guests' lane done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
 
+/** The kernel's lane: Debian's linux-source-6.1 built with io.latency (CPU: make -j). */
+async function prepareKernel(): Promise<void> {
+  await step('io.latency kernel (linux-source-6.1, make bzImage)', () => ensureIoLatencyKernel());
+}
+
+const lane = process.argv[2] === 'kernel' ? 'kernel' : 'guests';
 try {
-  await prepareGuests();
+  await (lane === 'kernel' ? prepareKernel() : prepareGuests());
 } finally {
-  rmSync(PREPARE_PID_FILE, { force: true });
+  rmSync(preparePidFile(lane), { force: true });
 }
