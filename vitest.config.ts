@@ -24,6 +24,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts'],
           globalSetup: ['test/support/build.ts'],
+          // Reads vitest's answers between tests (why: test/support/yield.ts).
+          setupFiles: ['test/support/yield.ts'],
           exclude: ['test/vm/**'],
           // A deadline that only catches a hang: on a loaded 2-core machine (CI building guest artifacts
           // beside the unit files) a test that spawns the CLI or a vendor-tool simulator a dozen times
@@ -43,7 +45,7 @@ export default defineConfig({
           include: ['test/vm/**/*.test.ts'],
           globalSetup: ['test/support/build.ts'],
           // Waits for the guests' background preparation `npm test` starts (test/vm/harness/prepare.ts).
-          setupFiles: ['test/vm/support/wait-prepare.ts'],
+          setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
           testTimeout: 900_000,
           hookTimeout: 1_800_000,
           // One qemu guest at a time: the machine has two cores and TCG is CPU-bound.

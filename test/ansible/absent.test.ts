@@ -9,8 +9,9 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectDocSample } from '../support/doc-samples.js';
 import { makeFakeHost } from '../support/fake-host.js';
 import { CONVERGE, ensureAnsible, makeLab, parseJson, playbook, type TestHost } from './support.js';
+import { APT_WAIT_MS } from '../support/apt.js';
 
-beforeAll(() => ensureAnsible(), 600_000);
+beforeAll(() => ensureAnsible(), APT_WAIT_MS);
 vi.setConfig({ testTimeout: 300_000 });
 
 const ROLLBACK = 'Roll back every change isolate made';

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, expect, it } from 'vitest';
-import { ensureDebianTools } from '../support/apt.js';
+import { APT_WAIT_MS, ensureDebianTools } from '../support/apt.js';
 import { ANSIBLE } from './support.js';
 
-beforeAll(() => ensureDebianTools({ '/usr/bin/ansible-lint': 'ansible-lint' }), 600_000);
+beforeAll(() => ensureDebianTools({ '/usr/bin/ansible-lint': 'ansible-lint' }), APT_WAIT_MS);
 
 it('ansible-lint --profile production passes with no rule skipped', async () => {
   const r = await execa('ansible-lint', ['--profile', 'production', '--nocolor', '-p'], {

@@ -11,8 +11,9 @@ import { execa } from 'execa';
 import { beforeAll, expect, it } from 'vitest';
 import { makeFakeHost } from '../support/fake-host.js';
 import { CONVERGE, ensureAnsible, makeLab, parseJson, REPO } from './support.js';
+import { APT_WAIT_MS } from '../support/apt.js';
 
-beforeAll(() => ensureAnsible(), 600_000);
+beforeAll(() => ensureAnsible(), APT_WAIT_MS);
 
 /** The section's code blocks, by the file name in their first line (`# hosts.yml`). */
 function docFiles(): Map<string, string> {

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureDebianTools } from '../support/apt.js';
+import { APT_WAIT_MS, ensureDebianTools } from '../support/apt.js';
 import { makeFakeHost } from '../support/fake-host.js';
 import {
   CONVERGE,
@@ -27,7 +27,7 @@ beforeAll(async () => {
     '/usr/bin/rpm2cpio': 'rpm',
     '/usr/bin/cpio': 'cpio',
   });
-}, 600_000);
+}, APT_WAIT_MS);
 
 /** A real .rpm whose /usr/bin/isolate runs dist/cli.js (as the lab's isolate does). */
 function labRpm(): string {

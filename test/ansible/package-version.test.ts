@@ -12,8 +12,9 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeFakeHost } from '../support/fake-host.js';
 import { CONVERGE, ensureAnsible, makeLab, parseJson, playbook, type TestHost } from './support.js';
+import { APT_WAIT_MS } from '../support/apt.js';
 
-beforeAll(() => ensureAnsible(), 600_000);
+beforeAll(() => ensureAnsible(), APT_WAIT_MS);
 vi.setConfig({ testTimeout: 300_000 });
 
 const VERSION_TASK = 'Say which version the install changes';

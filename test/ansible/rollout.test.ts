@@ -16,6 +16,7 @@ import {
   POLICY,
   type TestHost,
 } from './support.js';
+import { APT_WAIT_MS } from '../support/apt.js';
 
 const read = (root: string, cg: string, file: string) =>
   readFileSync(join(root, 'sys/fs/cgroup', cg, file), 'utf8').trim();
@@ -28,7 +29,7 @@ const tidy = (text: string, root = '') =>
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 
-beforeAll(() => ensureAnsible(), 600_000);
+beforeAll(() => ensureAnsible(), APT_WAIT_MS);
 // Each test runs ansible-playbook once or twice over several hosts.
 vi.setConfig({ testTimeout: 300_000 });
 

@@ -4,9 +4,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { DASHBOARD, exportedNames, metricNames, REPO, runPromtool } from './promql.js';
+import { APT_WAIT_MS } from '../support/apt.js';
+import { DASHBOARD, exportedNames, metricNames, promtool, REPO, runPromtool } from './promql.js';
+
+// promtool is fetched before the tests: its apt-get update may queue behind the guests' preparation.
+beforeAll(() => promtool(), APT_WAIT_MS);
 
 interface Target {
   refId: string;
@@ -86,14 +90,14 @@ describe('the dashboard', () => {
       }
   });
 
-  it('every query parses: promtool checks them as a generated rules file', () => {
+  it('every query parses: promtool checks them as a generated rules file', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'isolate-dashboard-')), 'dashboard.rules.yml');
     const records = queries.map((q) => ({
       record: `dashboard:panel_${q.panel.id}:${q.target.refId.toLowerCase()}`,
       expr: q.expr,
     }));
     writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules: records }] }));
-    const r = runPromtool(['check', 'rules', file]);
+    const r = await runPromtool(['check', 'rules', file]);
     expect(r.out, r.out).toContain(`SUCCESS: ${records.length} rules found`);
     expect(r.code).toBe(0);
   });

@@ -12,19 +12,20 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEBIAN_TEXTFILE_DIR } from '../../src/agent/textfile.js';
 import { cli, hostWithPolicy } from '../docs/host.js';
+import { APT_WAIT_MS } from '../support/apt.js';
 import { debianPackageFile } from '../support/apt-extract.js';
 import { REPO } from './promql.js';
 
 let binary: string;
 let version: string;
 
-beforeAll(() => {
-  ({ path: binary, version } = debianPackageFile(
+beforeAll(async () => {
+  ({ path: binary, version } = await debianPackageFile(
     'prometheus-node-exporter',
     'usr/bin/prometheus-node-exporter',
   ));
   console.log(`node_exporter from Debian's prometheus-node-exporter ${version}`);
-}, 120_000);
+}, APT_WAIT_MS);
 
 /** A port free on loopback a moment ago. */
 async function freePort(): Promise<number> {

@@ -1,8 +1,9 @@
 // What the monitoring tests need to know about PromQL and the files of monitoring/: the metric names an
 // expression selects, the names isolate's registry exports, and running the real promtool on them.
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { createMetrics } from '../../src/agent/metrics.js';
 import { debianPackageFile } from '../support/apt-extract.js';
@@ -80,25 +81,22 @@ export function rules(file = RULES): RuleFile['groups'][number]['rules'] {
   return (parse(readFileSync(file, 'utf8')) as RuleFile).groups.flatMap((g) => g.rules);
 }
 
-let promtoolPath: { path: string; version: string } | undefined;
+let promtoolPath: Promise<{ path: string; version: string }> | undefined;
 
 /** Debian's promtool (package prometheus), unpacked without installing the server. */
-export function promtool(): { path: string; version: string } {
+export function promtool(): Promise<{ path: string; version: string }> {
   promtoolPath ??= debianPackageFile('prometheus', 'usr/bin/promtool');
   return promtoolPath;
 }
 
 /** Runs promtool; its output and exit status, never a throw. */
-export function runPromtool(args: string[], cwd = REPO): { code: number; out: string } {
+export async function runPromtool(args: string[], cwd = REPO): Promise<{ code: number; out: string }> {
+  const { path } = await promtool();
   try {
-    const out = execFileSync(promtool().path, args, {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    return { code: 0, out };
+    const { stdout } = await promisify(execFile)(path, args, { cwd, encoding: 'utf8' });
+    return { code: 0, out: stdout };
   } catch (e) {
-    const x = e as { status?: number; stdout?: string; stderr?: string };
-    return { code: x.status ?? -1, out: `${x.stdout ?? ''}${x.stderr ?? ''}` };
+    const x = e as { code?: number | string; stdout?: string; stderr?: string };
+    return { code: typeof x.code === 'number' ? x.code : -1, out: `${x.stdout ?? ''}${x.stderr ?? ''}` };
   }
 }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { APT_WAIT_MS } from '../support/apt.js';
 import {
   exportedNames,
   metricNames,
@@ -21,33 +22,34 @@ import {
 const alerts = rules().filter((r) => r.alert);
 const records = new Set(rules().flatMap((r) => (r.record ? [r.record] : [])));
 
-beforeAll(() => {
-  // Fetched once per version (test/support/apt-extract.ts); 30 s covers a cold apt-get update.
-  const { version } = promtool();
+beforeAll(async () => {
+  // Fetched once per version (test/support/apt-extract.ts). On a fresh machine its apt-get update may
+  // queue behind the guests' preparation, which holds the suite's apt lock for minutes.
+  const { version } = await promtool();
   console.log(`promtool from Debian's prometheus ${version}`);
-}, 120_000);
+}, APT_WAIT_MS);
 
 describe('promtool', () => {
-  it('checks the rules file', () => {
-    const r = runPromtool(['check', 'rules', RULES]);
+  it('checks the rules file', async () => {
+    const r = await runPromtool(['check', 'rules', RULES]);
     expect(r.out).toContain(`SUCCESS: ${rules().length} rules found`);
     expect(r.code).toBe(0);
   });
 
-  it('refuses a rule that does not parse (the check can fail)', () => {
+  it('refuses a rule that does not parse (the check can fail)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'isolate-rules-'));
     const bad = join(dir, 'bad.yml');
     writeFileSync(
       bad,
       'groups:\n  - name: bad\n    rules:\n      - record: x:y:z\n        expr: sum(rate(isolate_reconciles_total[5m])\n',
     );
-    const r = runPromtool(['check', 'rules', bad]);
+    const r = await runPromtool(['check', 'rules', bad]);
     expect(r.code).not.toBe(0);
     expect(r.out).toMatch(/unclosed left parenthesis|parse error/);
   });
 
-  it('passes the unit tests of monitoring/tests', () => {
-    const r = runPromtool(['test', 'rules', RULE_TESTS]);
+  it('passes the unit tests of monitoring/tests', async () => {
+    const r = await runPromtool(['test', 'rules', RULE_TESTS]);
     expect(r.out).toContain('SUCCESS');
     expect(r.code, r.out).toBe(0);
   });

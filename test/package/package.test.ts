@@ -20,7 +20,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { isolate as isolateDist } from '../cli/run.js';
 import { fixturePath, HAVE_FIXTURES } from '../raid/fixtures.js';
 import { CV_9270, CV_9270_DETAIL, makeHost } from '../raid/host.js';
-import { ensureDebianTools } from '../support/apt.js';
+import { APT_WAIT_MS, ensureDebianTools } from '../support/apt.js';
 import { expectDocSample } from '../support/doc-samples.js';
 import { makeFakeHost } from '../support/fake-host.js';
 
@@ -58,7 +58,7 @@ beforeAll(async () => {
   await execa(process.execPath, ['scripts/package.mjs', '--out', out, '--fast-deb'], { cwd: REPO });
   copyFileSync(join(out, 'isolate'), exe);
   execFileSync('chmod', ['755', exe]);
-}, 600_000);
+}, APT_WAIT_MS);
 
 describe('the single executable', () => {
   it('runs without Node.js: no node on PATH, no node_modules, its code cache accepted by its runtime', () => {

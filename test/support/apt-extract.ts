@@ -5,10 +5,11 @@
  * so the download happens once per version. Never skips: a tool that cannot be had fails the test
  * with what to do.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { aptGet } from './apt.js';
+import { promisify } from 'node:util';
+import { aptGetAsync } from './apt.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const CACHE = process.env.ISOLATE_DEB_CACHE ?? join(REPO, '.cache/deb');
@@ -16,8 +17,14 @@ const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
-function run(cmd: string, args: string[], cwd?: string): string {
-  return execFileSync(cmd, args, { env, cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Asynchronously: on a fresh machine `apt-get update` here waits on the suite's apt lock while the guest
+ * preparation installs for minutes, and a vitest worker blocked that long misses its RPC deadline
+ * ("Timeout calling onTaskUpdate"), which fails the whole run.
+ */
+async function run(cmd: string, args: string[], cwd?: string): Promise<string> {
+  const r = await promisify(execFile)(cmd, args, { env, cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
+  return r.stdout;
 }
 
 function errorText(e: unknown): string {
@@ -26,14 +33,14 @@ function errorText(e: unknown): string {
 }
 
 /** The version apt would install; lists are fetched first when empty (fresh containers). */
-function candidateVersion(pkg: string): string {
-  const read = () => /^\s*Candidate:\s*(\S+)/m.exec(run('apt-cache', ['policy', pkg]))?.[1];
-  let version = read();
+async function candidateVersion(pkg: string): Promise<string> {
+  const read = async () => /^\s*Candidate:\s*(\S+)/m.exec(await run('apt-cache', ['policy', pkg]))?.[1];
+  let version = await read();
   if (!version || version === '(none)') {
     if (!isRoot())
       throw new Error(`apt knows no version of ${pkg} and we are not root to run apt-get update: run it`);
-    aptGet(['update']);
-    version = read();
+    await aptGetAsync(['update']);
+    version = await read();
   }
   if (!version || version === '(none)')
     throw new Error(`apt-get update ran and apt still has no version of ${pkg}: check the apt sources`);
@@ -41,8 +48,11 @@ function candidateVersion(pkg: string): string {
 }
 
 /** The absolute path of `file` (e.g. `usr/bin/promtool`) in `pkg` at apt's candidate version. */
-export function debianPackageFile(pkg: string, file: string): { path: string; version: string } {
-  const version = candidateVersion(pkg);
+export async function debianPackageFile(
+  pkg: string,
+  file: string,
+): Promise<{ path: string; version: string }> {
+  const version = await candidateVersion(pkg);
   const dir = join(CACHE, pkg, version.replaceAll(':', '%'));
   const path = join(dir, file);
   if (existsSync(path)) return { path, version };
@@ -50,14 +60,14 @@ export function debianPackageFile(pkg: string, file: string): { path: string; ve
   const work = mkdtempSync(join(CACHE, pkg, '.download-'));
   try {
     try {
-      run('apt-get', ['download', `${pkg}=${version}`], work);
+      await run('apt-get', ['download', `${pkg}=${version}`], work);
     } catch (e) {
       throw new Error(`apt-get download ${pkg}=${version} failed: ${errorText(e)}`);
     }
-    const deb = run('find', [work, '-maxdepth', '1', '-name', '*.deb']).trim();
+    const deb = (await run('find', [work, '-maxdepth', '1', '-name', '*.deb'])).trim();
     if (!deb) throw new Error(`apt-get download ${pkg}=${version} left no .deb in ${work}`);
     const tree = join(work, 'tree');
-    run('dpkg-deb', ['-x', deb, tree]);
+    await run('dpkg-deb', ['-x', deb, tree]);
     if (!existsSync(join(tree, file))) throw new Error(`${pkg} ${version} has no ${file}`);
     // Keep only the file asked for: the rest of a package (the Prometheus server here) is not needed.
     const keep = join(work, 'keep');

@@ -16,6 +16,8 @@ import { promisify } from 'node:util';
 const LOCK = existsSync('/run/lock') ? '/run/lock/isolate-test-apt.lock' : '/tmp/isolate-test-apt.lock';
 /** How long a caller waits for another's install (the guest preparation installs ~500 MB cold). */
 const WAIT_S = 1800;
+/** A hook deadline for a test that installs: the lock wait and then its own install. */
+export const APT_WAIT_MS = (WAIT_S + 600) * 1000;
 
 function isRoot(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;
@@ -37,7 +39,7 @@ export function aptGet(args: string[]): string {
  * aptGet without blocking: a vitest worker whose event loop is blocked for minutes (apt waiting on
  * another install's lock) misses its RPC deadline ("Timeout calling onTaskUpdate") and fails the run.
  */
-async function aptGetAsync(args: string[]): Promise<void> {
+export async function aptGetAsync(args: string[]): Promise<void> {
   const argv = aptArgv(args);
   await promisify(execFile)(argv[0]!, argv.slice(1), { env: APT_ENV(), maxBuffer: 64 * 1024 * 1024 });
 }

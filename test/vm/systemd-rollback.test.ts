@@ -77,6 +77,7 @@ sec a-sc; echo "system.slice=$(cat $CG/system.slice/cgroup.subtree_control)"; sy
 systemctl daemon-reload; settle
 kafka a-reload-kafka
 run a-plan isolate plan
+run preview-a isolate rollback --dry-run
 run rollback-a isolate rollback
 settle
 full a-rb
@@ -223,6 +224,9 @@ describe('strict: true under systemd 252 without a delegated unit: the window be
   });
 
   it('one rollback after a plain apply: every cgroup file and unit property as before isolate, or named', () => {
+    // The preview (what `isolate_state: absent` shows in check mode) names systemd's properties.
+    expect(rc('preview-a'), s('preview-a')).toBe(0);
+    expect(s('preview-a')).toMatch(/kafka\.service AllowedCPUs/);
     expect(rc('rollback-a'), s('rollback-a')).toBe(0);
     const diffs = differences('a-rb');
     console.log(`after rollback A:\n  ${diffs.join('\n  ')}\n${s('rollback-a')}`);
