@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 // (src/model/build-flags.d.ts).
 const define = { __ISOLATE_TEST_HOOKS__: 'true' };
 
+/** Guest files that boot the io.latency kernel (test/vm/harness/kernel-build.ts). */
+const KERNEL_GUESTS = ['test/vm/kafka-disks.test.ts'];
+
 export default defineConfig({
   test: {
     // Three workers on two cores (vitest's default there is one: CPUs - 1). Most unit files wait on
@@ -43,15 +46,34 @@ export default defineConfig({
         test: {
           name: 'vm',
           include: ['test/vm/**/*.test.ts'],
+          exclude: KERNEL_GUESTS,
           globalSetup: ['test/support/build.ts'],
-          // Waits for the guests' background preparation `npm test` starts (test/vm/harness/prepare.ts).
+          // Waits for the guests' lane of the background preparation `npm test` starts
+          // (test/vm/harness/prepare.ts); the kernel's lane goes on meanwhile.
           setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
           testTimeout: 900_000,
           hookTimeout: 1_800_000,
-          // One qemu guest at a time: the machine has two cores and TCG is CPU-bound.
+          // Files in several forks; two qemu guests at a time across them (test/vm/harness/slots.ts:
+          // one guest alone left most of a core idle).
+          pool: 'forks',
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        define,
+        test: {
+          // The guests that measure the disk (io.latency's protection, fsync tails): alone, after every
+          // other guest, so no other guest's CPU moves their numbers. They boot the kernel built from
+          // Debian's source, whose background build goes on while the other guests run.
+          name: 'vm-kernel',
+          include: KERNEL_GUESTS,
+          globalSetup: ['test/support/build.ts'],
+          setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
+          testTimeout: 900_000,
+          hookTimeout: 3_600_000,
           pool: 'forks',
           poolOptions: { forks: { singleFork: true } },
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
     ],

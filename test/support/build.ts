@@ -19,6 +19,9 @@ export function buildDist(stdio: 'inherit' | 'pipe' = 'inherit'): void {
 
 export default function setup(): (() => void) | undefined {
   buildDist();
+  // The workers inherit it: dist/ is this run's, so the guests' harness does not build it again in each
+  // fork (two forks rewriting dist/ while a third packs it into a guest).
+  process.env.ISOLATE_VM_SKIP_BUILD = '1';
   // Both projects run this setup in the same process: the first one makes the directory.
   if (process.env.ISOLATE_TEST_TMPDIR) return undefined;
   const dir = mkdtempSync(join(tmpdir(), 'isolate-test-run-'));

@@ -15,7 +15,7 @@
  *
  *   node_modules/.bin/vite-node test/vm/harness/prepare.ts guests|kernel     # what the launcher runs
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import {
   JVM_ROOTFS_PACKAGES,
   QUIET_CORES_ROOTFS_PACKAGES,
@@ -38,11 +38,24 @@ function log(msg: string): void {
   process.stdout.write(`${new Date().toISOString()} prepare: ${msg}\n`);
 }
 
+/**
+ * CPU seconds this process and its finished children (mmdebstrap, make, apt) have used: on a 2-core
+ * machine the run's wall time is its CPU work over two, so this is what a step really costs the run.
+ */
+function cpuSeconds(): number {
+  // /proc/self/stat after the command name: utime stime cutime cstime are fields 14-17 (ticks of 1/100 s).
+  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(f[i]), 0) / 100;
+}
+
 async function step(name: string, run: () => unknown): Promise<boolean> {
   const t0 = Date.now();
+  const cpu0 = cpuSeconds();
   try {
     await run();
-    log(`${name}: ok in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    log(
+      `${name}: ok in ${((Date.now() - t0) / 1000).toFixed(1)} s, ${(cpuSeconds() - cpu0).toFixed(0)} CPU-s`,
+    );
     return true;
   } catch (e) {
     log(

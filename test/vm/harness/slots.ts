@@ -1,0 +1,49 @@
+/**
+ * How many qemu guests run at once across the suite's processes: two by default (ISOLATE_VM_GUESTS).
+ *
+ * A TCG guest keeps mostly one vCPU busy (a shell script, ansible's Python): alone it kept this 2-core
+ * machine's CPUs 60-65 % busy through a cold run's guests (sampled from /proc/stat), so one guest at a
+ * time left most of a core idle for ~35 minutes. Two at once fill it; a third would only slow the
+ * others (every guest's deadlines run on its own clock: a slot is taken before qemu starts).
+ *
+ * A slot is a lock file under .vm-cache/slots/ (src/sys/lock.ts: a holder that died is taken over), so
+ * the vitest forks of the vm project share them, whatever runs each guest.
+ */
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { acquireLock, type HeldLock, LockPathError } from '../../../src/sys/lock.js';
+import { VM_CACHE } from './paths.js';
+
+function slotCount(): number {
+  const n = Number(process.env.ISOLATE_VM_GUESTS ?? 2);
+  return Number.isInteger(n) && n >= 1 ? n : 2;
+}
+
+async function takeSlot(): Promise<HeldLock | null> {
+  const slots = slotCount();
+  for (;;) {
+    for (let i = 0; i < slots; i++) {
+      const path = join(VM_CACHE, 'slots', `guest-${i}.lock`);
+      try {
+        const a = await acquireLock(path, { command: `a qemu guest of the tests (${process.pid})` });
+        if (a.acquired) return a.lock;
+      } catch (e) {
+        // A cache directory the lock refuses to trust (another user's checkout): run unlimited, say so.
+        if (!(e instanceof LockPathError)) throw e;
+        console.warn(`guest slots unusable, guests run without a limit: ${e.message}`);
+        return null;
+      }
+    }
+    await sleep(1000);
+  }
+}
+
+/** Runs RUN (one qemu guest) once a slot is free; frees it when RUN settles. */
+export async function withGuestSlot<T>(run: () => Promise<T>): Promise<T> {
+  const slot = await takeSlot();
+  try {
+    return await run();
+  } finally {
+    await slot?.release();
+  }
+}
