@@ -29,7 +29,6 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { aptInstall, type KernelInfo, VmPrereqError } from './ensure.js';
 import { REPO_ROOT, VM_CACHE } from './paths.js';
-import { PREPARE_LOG, waitForPreparation } from './prepare-state.js';
 
 const run = promisify(execFile);
 
@@ -68,17 +67,9 @@ export interface BuiltKernel extends KernelInfo {
 
 let pending: Promise<BuiltKernel> | undefined;
 
-/**
- * The io.latency kernel: built on first use (minutes), from the cache afterwards. While the background
- * preparation's kernel lane builds it (harness/prepare.ts), this waits for that build instead of
- * starting a second one beside it: the guests that need no kernel run meanwhile.
- */
+/** The io.latency kernel: built on first use (minutes), from the cache afterwards. */
 export function ensureIoLatencyKernel(): Promise<BuiltKernel> {
-  pending ??= waitForPreparation(['kernel']).then((ms) => {
-    if (ms > 1000)
-      console.log(`waited ${(ms / 1000).toFixed(0)} s for the io.latency kernel's build (${PREPARE_LOG})`);
-    return buildOrReuse(IOLATENCY_FRAGMENT);
-  });
+  pending ??= buildOrReuse(IOLATENCY_FRAGMENT);
   return pending;
 }
 

@@ -6,17 +6,16 @@ import { VM_CACHE } from './paths.js';
 
 /** The preparation's lanes, each its own process (prepare.ts). */
 export const PREPARE_LANES = ['guests', 'kernel'] as const;
-export type PrepareLane = (typeof PREPARE_LANES)[number];
 
 /** Holds a lane's PID while it runs; removed when it ends. */
-export function preparePidFile(lane: PrepareLane): string {
+export function preparePidFile(lane: (typeof PREPARE_LANES)[number]): string {
   return join(VM_CACHE, `prepare-${lane}.pid`);
 }
 /** Its log: one line a step, with the step's time (kept after the run, for the record). */
 export const PREPARE_LOG = join(VM_CACHE, 'prepare.log');
 
 /** The PID of a lane that is running now, or null (no file, or its process is gone). */
-function runningLane(lane: PrepareLane): number | null {
+function runningLane(lane: (typeof PREPARE_LANES)[number]): number | null {
   const file = preparePidFile(lane);
   if (!existsSync(file)) return null;
   const pid = Number(readFileSync(file, 'utf8').trim());
@@ -28,12 +27,9 @@ function runningLane(lane: PrepareLane): number | null {
   return pid;
 }
 
-/** Whether one of LANES is running now in another process (a lane never waits for itself). */
-export function runningPreparation(lanes: readonly PrepareLane[] = PREPARE_LANES): boolean {
-  return lanes.some((lane) => {
-    const pid = runningLane(lane);
-    return pid !== null && pid !== process.pid;
-  });
+/** Whether any lane of the preparation is running now. */
+export function runningPreparation(): boolean {
+  return PREPARE_LANES.some((lane) => runningLane(lane) !== null);
 }
 
 /** Whether PID is the preparation (a PID reused by another process is not). */
@@ -46,11 +42,11 @@ function isPreparation(pid: number): boolean {
 }
 
 /**
- * Resolves once none of LANES runs: the guests then find its caches filled (or build what it could
+ * Resolves once no preparation runs: the guests then find its caches filled (or build what it could
  * not). Returns how long it waited, in ms.
  */
-export async function waitForPreparation(lanes: readonly PrepareLane[] = PREPARE_LANES): Promise<number> {
+export async function waitForPreparation(): Promise<number> {
   const t0 = Date.now();
-  while (runningPreparation(lanes)) await sleep(1000);
+  while (runningPreparation()) await sleep(1000);
   return Date.now() - t0;
 }

@@ -20,7 +20,6 @@ import { baseArchive, moduleFiles, projectArchive, READY_MARKER } from './initra
 
 export { READY_MARKER };
 import type { VmLayout } from './layouts.js';
-import { withGuestSlot } from './slots.js';
 
 export interface RunInVmOptions {
   layout: VmLayout;
@@ -182,11 +181,6 @@ export function spawnQemu(
   timeoutMs: number,
   readyWithinMs = timeoutMs,
 ): Promise<VmResult> {
-  // Both deadlines start with qemu, after the wait for a slot (harness/slots.ts).
-  return withGuestSlot(() => runQemu(qemu, args, timeoutMs, readyWithinMs));
-}
-
-function runQemu(qemu: string, args: string[], timeoutMs: number, readyWithinMs: number): Promise<VmResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(qemu, args, { stdio: ['ignore', 'pipe', 'pipe'] });
