@@ -50,8 +50,8 @@ export default defineConfig({
           hookTimeout: 1_800_000,
           // One qemu guest at a time, after the whole preparation (kernel included). Alone a guest keeps
           // the 2 cores only 60-65 % busy, but two guests at once with the kernel's `make -j2` beside
-          // them were slower in sum (cold rehearsal, issue 59: strict 101 → 317 s, JVM 188 → 692 s, the
-          // kernel build past 55 min): an oversubscribed TCG guest spins on locks whose holder vCPU is
+          // them were slower in sum (cold rehearsals, issue 59: 75 min against 62; strict 101 → 317 s,
+          // JVM 188 → 692 s, the kernel build 65 min): an oversubscribed TCG guest spins on locks whose holder vCPU is
           // not running. Four small guests two at a time, nothing else running: 171 → 150 s.
           pool: 'forks',
           poolOptions: { forks: { singleFork: true } },

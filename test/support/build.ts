@@ -19,8 +19,8 @@ export function buildDist(stdio: 'inherit' | 'pipe' = 'inherit'): void {
 
 export default function setup(): (() => void) | undefined {
   buildDist();
-  // The workers inherit it: dist/ is this run's, so the guests' harness does not build it again in each
-  // fork (two forks rewriting dist/ while a third packs it into a guest).
+  // The workers inherit it: dist/ was just built from this run's source, so the guests' harness
+  // (vm/harness/initramfs.ts) does not build it a second time in its fork.
   process.env.ISOLATE_VM_SKIP_BUILD = '1';
   // Both projects run this setup in the same process: the first one makes the directory.
   if (process.env.ISOLATE_TEST_TMPDIR) return undefined;
