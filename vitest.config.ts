@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 // (src/model/build-flags.d.ts).
 const define = { __ISOLATE_TEST_HOOKS__: 'true' };
 
+/** Guest files that boot the io.latency kernel (test/vm/harness/kernel-build.ts). */
+const KERNEL_GUESTS = ['test/vm/kafka-disks.test.ts'];
+
 export default defineConfig({
   test: {
     // Three workers on two cores (vitest's default there is one: CPUs - 1). Most unit files wait on
@@ -43,19 +46,39 @@ export default defineConfig({
         test: {
           name: 'vm',
           include: ['test/vm/**/*.test.ts'],
+          exclude: KERNEL_GUESTS,
           globalSetup: ['test/support/build.ts'],
-          // Waits for the guests' background preparation `npm test` starts (test/vm/harness/prepare.ts).
+          // Waits for the guests' lane of the background preparation `npm test` starts
+          // (test/vm/harness/prepare.ts); the kernel's lane builds on at low priority meanwhile.
           setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
           testTimeout: 900_000,
           hookTimeout: 1_800_000,
-          // One qemu guest at a time, after the whole preparation (kernel included). Alone a guest keeps
-          // the 2 cores only 60-65 % busy, but two guests at once with the kernel's `make -j2` beside
-          // them were slower in sum (cold rehearsals, issue 59: 75 min against 62; strict 101 → 317 s,
-          // JVM 188 → 692 s, the kernel build 65 min): an oversubscribed TCG guest spins on locks whose holder vCPU is
-          // not running. Four small guests two at a time, nothing else running: 171 → 150 s.
+          // One qemu guest at a time. Alone a guest keeps the 2 cores only 60-65 % busy, but two guests at
+          // once with the kernel's `make -j2` beside them (all at one priority) were slower in sum (cold
+          // rehearsals, issue 59: 75 min against 62; strict 101 → 317 s, JVM 188 → 692 s, the kernel build
+          // 65 min): an oversubscribed TCG guest spins on locks whose holder vCPU is not running. Four small
+          // guests two at a time, nothing else running: 171 → 150 s. The idle third goes to the kernel's
+          // build instead, at nice 19 (prepare.ts).
           pool: 'forks',
           poolOptions: { forks: { singleFork: true } },
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        define,
+        test: {
+          // The guests that boot the io.latency kernel: after every other guest, when its low-priority
+          // background build has had their idle CPU (ensureIoLatencyKernel() waits for the rest of it).
+          // Alone, too, so no other guest's CPU moves their disk numbers.
+          name: 'vm-kernel',
+          include: KERNEL_GUESTS,
+          globalSetup: ['test/support/build.ts'],
+          setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
+          testTimeout: 900_000,
+          hookTimeout: 3_600_000,
+          pool: 'forks',
+          poolOptions: { forks: { singleFork: true } },
+          sequence: { groupOrder: 3 },
         },
       },
     ],

@@ -18,7 +18,9 @@ export function buildDist(stdio: 'inherit' | 'pipe' = 'inherit'): void {
 }
 
 export default function setup(): (() => void) | undefined {
-  buildDist();
+  // Every project runs this setup, in the same process: dist/ is built by the first.
+  if (process.env.ISOLATE_TEST_DIST_BUILT !== '1') buildDist();
+  process.env.ISOLATE_TEST_DIST_BUILT = '1';
   // The workers inherit it: dist/ was just built from this run's source, so the guests' harness
   // (vm/harness/initramfs.ts) does not build it a second time in its fork.
   process.env.ISOLATE_VM_SKIP_BUILD = '1';

@@ -29,6 +29,7 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { aptInstall, type KernelInfo, VmPrereqError } from './ensure.js';
 import { REPO_ROOT, VM_CACHE } from './paths.js';
+import { waitForPreparation } from './prepare-state.js';
 
 const run = promisify(execFile);
 
@@ -67,21 +68,19 @@ export interface BuiltKernel extends KernelInfo {
 
 let pending: Promise<BuiltKernel> | undefined;
 
-/** The io.latency kernel: built on first use (minutes), from the cache afterwards. */
+/**
+ * The io.latency kernel: built on first use (minutes), from the cache afterwards. While the background
+ * preparation's kernel lane builds it (prepare.ts, at low priority beside the guests that need no kernel
+ * of ours), a guest waits for that build instead of starting the same one beside it.
+ */
 export function ensureIoLatencyKernel(): Promise<BuiltKernel> {
-  pending ??= buildOrReuse(IOLATENCY_FRAGMENT);
+  pending ??= waitForPreparation(['kernel']).then(() => buildOrReuse(IOLATENCY_FRAGMENT));
   return pending;
 }
 
 /** The kernel a fragment gives (tinyconfig + the fragment), from the cache or built now. */
 export async function buildOrReuse(fragmentPath: string): Promise<BuiltKernel> {
-  const missing = BUILD_TOOLS.filter(([f]) => !existsSync(f)).map(([, pkg]) => pkg);
-  const version = sourceVersion();
-  if (version === null) missing.push(SOURCE_PACKAGE);
-  if (missing.length > 0) aptInstall(missing);
-  const source = sourceVersion();
-  if (source === null || !existsSync(SOURCE_TARBALL))
-    throw new VmPrereqError(`${SOURCE_TARBALL} still missing after installing ${SOURCE_PACKAGE}`);
+  const source = ensureKernelSource();
 
   const fragment = readFileSync(fragmentPath, 'utf8');
   const key = createHash('sha256')
@@ -163,6 +162,17 @@ function removeStaleBuilds(base: string): void {
     const p = join(base, name);
     if (Date.now() - statSync(p).mtimeMs > STALE_BUILD_MS) rmSync(p, { recursive: true, force: true });
   }
+}
+
+/** Installs what the build runs and Debian's kernel source, when missing; returns the source's version. */
+export function ensureKernelSource(): string {
+  const missing = BUILD_TOOLS.filter(([f]) => !existsSync(f)).map(([, pkg]) => pkg);
+  if (sourceVersion() === null) missing.push(SOURCE_PACKAGE);
+  if (missing.length > 0) aptInstall(missing);
+  const source = sourceVersion();
+  if (source === null || !existsSync(SOURCE_TARBALL))
+    throw new VmPrereqError(`${SOURCE_TARBALL} still missing after installing ${SOURCE_PACKAGE}`);
+  return source;
 }
 
 /** The installed source package's version, or null. */

@@ -10,19 +10,21 @@
  * (a single vm file, `npx vitest run`) builds what it needs itself, exactly as before. A step that fails
  * here is logged and left to the guest that needs it, which fails with the harness's own message.
  *
- * Two lanes, two processes, side by side: `guests` (downloads, mmdebstrap, dpkg) and `kernel` (make
- * -j); the vm project waits for both.
+ * Two lanes, two processes, side by side: `guests` (downloads, mmdebstrap, dpkg), which every guest
+ * waits for (support/wait-prepare.ts), and `kernel` (make -j, at low priority), which only the guests
+ * that boot the io.latency kernel wait for, run last (vitest.config.ts's vm-kernel project).
  *
  *   node_modules/.bin/vite-node test/vm/harness/prepare.ts guests|kernel     # what the launcher runs
  */
 import { readFileSync, rmSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import {
   JVM_ROOTFS_PACKAGES,
   QUIET_CORES_ROOTFS_PACKAGES,
   ROLE_ROOTFS_PACKAGES,
 } from '../support/rootfs-variants.js';
 import { ensureVmPrereqs } from './ensure.js';
-import { ensureIoLatencyKernel } from './kernel-build.js';
+import { ensureIoLatencyKernel, ensureKernelSource } from './kernel-build.js';
 import { preparePidFile } from './prepare-state.js';
 import { systemdRootfs } from './rootfs.js';
 
@@ -81,9 +83,18 @@ async function prepareGuests(): Promise<void> {
   log(`guests' lane done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
 
-/** The kernel's lane: Debian's linux-source-6.1 built with io.latency (CPU: make -j). */
+/**
+ * The kernel's lane: Debian's linux-source-6.1 built with io.latency (CPU: make -j). Its apt installs
+ * at normal priority (the guests' lane waits on the same apt lock), then the build at nice 19: only
+ * kafka-disks, the last guest, boots this kernel, so its ~1,500 CPU-s of `make` belong in the CPU the
+ * unit files and the other guests leave idle (one TCG guest keeps the 2 cores 60-65 % busy), not in
+ * theirs. At equal priority it lengthened the unit files' phase, and the guests still waited 8 min for
+ * it in a cold rehearsal (issue 59).
+ */
 async function prepareKernel(): Promise<void> {
-  await step('io.latency kernel (linux-source-6.1, make bzImage)', () => ensureIoLatencyKernel());
+  if (!(await step('kernel build tools and linux-source-6.1 (apt)', () => ensureKernelSource()))) return;
+  setPriority(19);
+  await step('io.latency kernel (linux-source-6.1, make bzImage, nice 19)', () => ensureIoLatencyKernel());
 }
 
 const lane = process.argv[2] === 'kernel' ? 'kernel' : 'guests';
