@@ -64,14 +64,20 @@ export function registerCore(program: Command): void {
       'check a policy file; prints "FILE: ok (N workloads)" when it is valid, one error line otherwise',
     )
     .argument('<file>', 'policy YAML file')
-    .option('--root <dir>', 'also check it against the topology under this directory')
+    .option(
+      '--root <dir>',
+      'also check it against the host under this directory: what plan refuses there, and every device, NIC and file the policy names',
+    )
     .action(async (file: string, _opts: CommonOpts, cmd: Command) => {
       const given = cmd.optsWithGlobals<{ root?: string }>().root;
       const root = given === undefined ? undefined : rootOption(given);
       if (root) requireDir(root);
       const { validatePolicy } = await import('../ops/policy.js');
-      const { policy: p, warnings } = validatePolicy(file, root);
+      const { policy: p, warnings, errors } = await validatePolicy(file, root);
       for (const w of warnings) writeErr(`${file}: warning: ${w}\n`);
+      // Every error in one run, one line each; the last ends the command (exit 1).
+      for (const e of errors.slice(0, -1)) writeErr(`isolate: ${e}\n`);
+      if (errors.length > 0) throw new UserError(errors.at(-1)!);
       const n = p.workloads.length;
       writeOut(`${file}: ok (${n} workload${n === 1 ? '' : 's'})\n`);
     });

@@ -68,4 +68,10 @@ export interface WorkloadDisks {
   disks: WholeDisk[];
   /** Directories that do not exist or have no disk, reads that failed: said, never guessed past. */
   findings: Finding[];
+  /**
+   * What the policy names under the workload's `disks:` and this host lacks (a kafkaConfig file that
+   * cannot be read, a `paths` entry that does not exist), by its field there: plan warns, `policy
+   * validate --root` refuses (the role validates on the host before it installs a policy).
+   */
+  lacking?: { field: (string | number)[]; message: string }[];
 }

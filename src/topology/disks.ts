@@ -79,19 +79,33 @@ class HostBlocks {
 
   workload(req: DiskRequest): WorkloadDisks {
     const findings: Finding[] = [];
+    const lacking: NonNullable<WorkloadDisks['lacking']> = [];
     const target = req.workload;
     let paths: string[];
     let source = 'paths';
+    const named = req.source.kind === 'paths';
     if (req.source.kind === 'paths') paths = req.source.paths;
     else {
       source = `kafkaConfig ${req.source.file}`;
-      paths = this.kafkaDirs(req.source.file, target, findings);
+      const read = this.kafkaDirs(req.source.file, target, findings);
+      if (read === null) lacking.push({ field: ['kafkaConfig'], message: findings.at(-1)!.message });
+      paths = read ?? [];
     }
     const disks = new Map<string, WholeDisk>();
-    const dirs = paths.map((p) => this.dir(p, target, findings, disks));
+    const dirs = paths.map((p, i) =>
+      // A directory server.properties names is the broker's to create; one the policy names is a typo.
+      this.dir(
+        p,
+        target,
+        findings,
+        disks,
+        named ? (message) => lacking.push({ field: ['paths', i], message }) : undefined,
+      ),
+    );
     return {
       workload: req.workload,
       source,
+      lacking,
       dirs,
       disks: [...disks.values()].sort((a, b) => byNatural(a.name, b.name)),
       findings,
@@ -128,7 +142,8 @@ class HostBlocks {
     return this.base === '' ? file : `${this.base}${file}`;
   }
 
-  private kafkaDirs(file: string, target: string, findings: Finding[]): string[] {
+  /** Kafka's log directories from server.properties; null when it cannot be read (a finding says why). */
+  private kafkaDirs(file: string, target: string, findings: Finding[]): string[] | null {
     const where = resolveUnderRoot(this.view.files, file);
     const what = `Kafka's log directories are unknown; check workloads disks.kafkaConfig`;
     if (!where.ok) {
@@ -137,10 +152,10 @@ class HostBlocks {
         target,
         message: `cannot read ${this.show(file)} (${where.code} at ${where.at}): ${what}`,
       });
-      return [];
+      return null;
     }
     const text = this.read(where.path, PROPERTIES_MAX_BYTES, target, findings, what, this.view.files);
-    if (text === null) return [];
+    if (text === null) return null;
     const { dirs, key, defaulted } = kafkaLogDirs(parseProperties(text));
     if (defaulted) {
       findings.push({
@@ -167,7 +182,14 @@ class HostBlocks {
     });
   }
 
-  private dir(path: string, target: string, findings: Finding[], disks: Map<string, WholeDisk>): DataDir {
+  /** `missing` hears of a directory that does not exist (the policy named it: validate refuses that). */
+  private dir(
+    path: string,
+    target: string,
+    findings: Finding[],
+    disks: Map<string, WholeDisk>,
+    missing?: (message: string) => void,
+  ): DataDir {
     const out: DataDir = { path, layers: [], disks: [] };
     const hidden = (p: string) => {
       if (!this.view.problem || !sandboxedPath(p)) return false;
@@ -186,6 +208,7 @@ class HostBlocks {
           ? `${path} does not exist${where.at !== path ? ` (${where.at} is missing)` : ''}: a typo, or its disk is not mounted; no disk found for it`
           : `${path}: cannot follow the path (${where.code} at ${where.at}); its disk is unknown`;
       findings.push({ severity: where.code === 'ENOENT' ? 'warning' : 'unknown', target, message });
+      if (where.code === 'ENOENT') missing?.(message);
       return out;
     }
     if (where.path !== path) out.resolved = where.path;

@@ -107,16 +107,18 @@ const cases: [string, 'legacy' | 'hybrid', (t: string) => string, RegExp, string
 
 describe('v1-only refusals: one line, exit 1, nothing written', () => {
   for (const [name, layout, edit, pattern, fix] of cases) {
+    // validate --root refuses what the agent would refuse: the role installs only what validates.
     for (const cmd of [
       ['plan', '--dry-run'],
       ['apply', '--yes'],
+      ['policy', 'validate'],
     ]) {
-      it(`${name}: ${cmd[0]}`, () => {
+      it(`${name}: ${cmd.join(' ')}`, () => {
         const root = hostFor(layout);
         const file = join(root, 'policy.yaml');
         writeFileSync(file, edit(GOOD));
         const before = tree(root);
-        const r = isolate([...cmd, '--root', root, '--policy', file]);
+        const r = isolate([...cmd, '--root', root, ...(cmd[0] === 'policy' ? [file] : ['--policy', file])]);
         expect(r.code, r.stderr + r.stdout).toBe(1);
         const lines = r.stderr.trimEnd().split('\n');
         expect(lines, r.stderr).toHaveLength(1);

@@ -55,6 +55,15 @@ function expectOneLineError(r: ReturnType<typeof isolate>, pattern: RegExp): voi
   expect(lines[0]).toMatch(pattern);
 }
 
+/** Exit 1 and one error line (warnings about the host may come with it on stderr), no stack trace. */
+function expectOneLineErrorAmong(r: ReturnType<typeof isolate>, pattern: RegExp): void {
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.stderr).not.toMatch(/\n\s+at /);
+  const errors = r.stderr.split('\n').filter((l) => l.startsWith('isolate: '));
+  expect(errors, r.stderr).toHaveLength(1);
+  expect(errors[0]).toMatch(pattern);
+}
+
 describe('policy errors name file, line:column, field and the fix', () => {
   const cases: [string, (t: string) => string, RegExp][] = [
     [
@@ -243,12 +252,42 @@ describe('policy errors that depend on the host', () => {
     expectOneLineError(isolate(['policy', 'validate', '--root', root, file]), pattern);
   });
 
-  it('validate --root passes a policy that fits but warns about what the host lacks (a mistyped NIC)', () => {
-    const file = policy('host-near-typo', GOOD.replace('cores: 2\n', 'cores: 2\n    near: [nic:eht0]\n'));
+  // The role installs a policy only when validate passes on the host and drops its stderr: what the
+  // policy names and the host lacks is an error there, every one in one run, each with its location.
+  it('validate --root refuses a NIC the host lacks (near and irqs.nics), every one in one run', () => {
+    const file = policy(
+      'host-nic-typo',
+      GOOD.replace('cores: 2\n', 'cores: 2\n    near: [nic:eht0]\n    irqs: { nics: [ens3f9] }\n'),
+    );
     const r = isolate(['policy', 'validate', '--root', root, file]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/ok \(2 workloads\)/);
-    expect(r.stderr).toBe(`${file}: warning: kafka: near nic:eht0 not found on this host; ignored\n`);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('isolate: '))).toEqual([
+      `isolate: ${file}:8:12: workloads[0].near[0]: nic:eht0 is not on this host (NICs: eth0); correct the name or remove it`,
+      `isolate: ${file}:9:20: workloads[0].irqs.nics[0]: NIC ens3f9 is not on this host (NICs: eth0); correct the name or remove it`,
+    ]);
+    // Without --root the file alone is checked: it is well formed.
+    expect(isolate(['policy', 'validate', file]).code).toBe(0);
+  });
+
+  it('validate --root refuses a kafkaConfig it cannot read and a data directory that does not exist', () => {
+    const conf = policy(
+      'host-kafka-config',
+      GOOD.replace('cores: 2\n', 'cores: 2\n    disks: { kafkaConfig: /etc/kafka/server.properties }\n'),
+    );
+    expectOneLineErrorAmong(
+      isolate(['policy', 'validate', '--root', root, conf]),
+      /:8:27: workloads\[0\]\.disks\.kafkaConfig: cannot read .*\/etc\/kafka\/server\.properties \(ENOENT at .*\): Kafka's log directories are unknown/,
+    );
+    const paths = policy(
+      'host-data-path',
+      GOOD.replace('cores: 2\n', 'cores: 2\n    disks: { paths: [/data9/kafka-logs] }\n'),
+    );
+    expectOneLineErrorAmong(
+      isolate(['policy', 'validate', '--root', root, paths]),
+      /:8:22: workloads\[0\]\.disks\.paths\[0\]: \/data9\/kafka-logs does not exist \(\/data9 is missing\): a typo, or its disk is not mounted/,
+    );
   });
 });
 
