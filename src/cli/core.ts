@@ -138,7 +138,11 @@ export function registerCore(program: Command): void {
         if (opts.json) printJson(out.json);
         else printText(formatPlan(out.built.plan, out.built.source.path));
         if (out.savedTo && !opts.json) {
-          writeOut(`Plan saved to ${out.savedTo}; apply it with: isolate apply --plan ${out.savedTo}\n`);
+          // The hint is pasted as it is: it names the root the plan was made for, unless that is this host.
+          const rooted = root === '/' ? '' : ` --root ${root}`;
+          writeOut(
+            `Plan saved to ${out.savedTo}; apply it with: isolate apply${rooted} --plan ${out.savedTo}\n`,
+          );
         }
         if (opts.detailedExitcode) process.exitCode = out.built.plan.changes.length > 0 ? 2 : 0;
       },

@@ -175,7 +175,7 @@ export function cgroupChanges(
     }
     if (a.class === 'exclusive' && fs.features.partition && !topLevel && !movingLater.has(a.name)) {
       warnings.push(
-        `${a.name}: ${a.target} is not a top-level cgroup, so it cannot be a cpuset partition root; only cpuset.cpus fences it (put it in its own slice, e.g. kafka.slice, and use strict: true)`,
+        `${a.name}: ${a.target} is not a top-level cgroup, so it cannot be a cpuset partition root; only cpuset.cpus fences it (${policy.strict ? 'strict: true moves only systemd units; match it by systemdUnit, or run it in a top-level slice of its own, e.g. kafka.slice' : 'put it in its own slice, e.g. kafka.slice, and use strict: true'})`,
       );
     }
     desired.push({

@@ -50,6 +50,17 @@ describe('apply --plan', () => {
     expect(readFileSync(join(cg, 'kafka.slice/cpuset.cpus.partition'), 'utf8').trim()).toBe('root');
   });
 
+  it("the printed hint keeps --root: pasted as printed, it applies to the plan's root", () => {
+    const { root, cg } = host();
+    const { planFile, policy } = savePlan(root);
+    const r = isolate(['plan', '--root', root, '--policy', policy, '--out', planFile]);
+    const hint = /apply it with: isolate (.*)$/m.exec(r.stdout)?.[1];
+    expect(hint, r.stdout).toBe(`apply --root ${root} --plan ${planFile}`);
+    const applied = isolate([...hint!.split(' '), '--yes'], { env });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(readFileSync(join(cg, 'kafka.slice/cpuset.cpus.partition'), 'utf8').trim()).toBe('root');
+  });
+
   it('an edited policy file does not change what the saved plan does', () => {
     const { root, cg } = host();
     const { planFile, policy } = savePlan(root);

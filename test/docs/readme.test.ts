@@ -1,7 +1,7 @@
 // README.md against the program, as docs/commands.md is: the command table's synopses are the commander
 // program's commands, options and arguments; the metric list is the agent's registry; the layer table
 // is test/arch/layers.ts; every doc under docs/ is linked once and every link leads to a file.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command, Option } from 'commander';
 import { describe, expect, it } from 'vitest';
@@ -184,5 +184,26 @@ describe('README.md and docs/ links', () => {
         expect(existsSync(join(REPO, dirname(doc), l)), `${doc}: ${l}`).toBe(true);
       }
     }
+  });
+});
+
+describe('the Node.js version the docs ask for', () => {
+  // package.json's engines is what npm enforces; a newcomer follows the docs.
+  const engines = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).engines.node as string;
+  const wanted = /^>=(\d+(?:\.\d+)*)$/.exec(engines)?.[1];
+
+  it("is package.json's engines.node wherever README.md and docs/*.md name one", () => {
+    expect(wanted, engines).toBeDefined();
+    const docs = readdirSync(join(REPO, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`);
+    let named = 0;
+    for (const doc of [README, ...docs]) {
+      for (const m of readFileSync(join(REPO, doc), 'utf8').matchAll(/Node\.js ≥ (\d+(?:\.\d+)*)/g)) {
+        named++;
+        expect(m[1], `${doc}: "${m[0]}"`).toBe(wanted);
+      }
+    }
+    expect(named).toBeGreaterThan(0);
   });
 });

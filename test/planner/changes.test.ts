@@ -46,6 +46,31 @@ describe('planned cgroup writes', () => {
     expect(plan.changes.find((c) => key(c) === '/kafka.slice memory.low')!.to).toBe(String(1024 ** 3));
   });
 
+  it('a nested exclusive cgroup: the warning advises strict: true only to a policy without it', () => {
+    const nested = (extra: string) =>
+      parsePolicy(
+        `apiVersion: isolate/v1
+kind: HostPolicy
+reserved: { cores: 1 }
+${extra}
+workloads:
+  - { name: kafka, class: exclusive, cores: 2, match: { cgroup: /srv/kafka } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+`,
+        'p.yaml',
+      );
+    const warning = (extra: string) =>
+      planHost(topology, nested(extra), freshHost()).warnings.find((w) =>
+        w.includes('not a top-level cgroup'),
+      );
+    expect(warning('')).toMatch(/put it in its own slice, e\.g\. kafka\.slice, and use strict: true\)$/);
+    const strict = warning('strict: true');
+    expect(strict).toMatch(
+      /strict: true moves only systemd units; match it by systemdUnit, or run it in a top-level slice/,
+    );
+    expect(strict).not.toMatch(/use strict: true/);
+  });
+
   it('shrinking Kafka: Kafka lets go of its cores before batch takes them', () => {
     const before = afterChanges(freshHost(), planHost(topology, policy('3'), freshHost()).changes);
     const plan = planHost(topology, policy('2'), before);
