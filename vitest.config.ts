@@ -49,7 +49,7 @@ export default defineConfig({
           exclude: KERNEL_GUESTS,
           globalSetup: ['test/support/build.ts'],
           // Waits for the guests' lane of the background preparation `npm test` starts
-          // (test/vm/harness/prepare.ts); the kernel's lane builds on at low priority meanwhile.
+          // (test/vm/harness/prepare.ts); the kernel's lane builds on meanwhile.
           setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
           testTimeout: 900_000,
           hookTimeout: 1_800_000,
@@ -57,8 +57,7 @@ export default defineConfig({
           // once with the kernel's `make -j2` beside them (all at one priority) were slower in sum (cold
           // rehearsals, issue 59: 75 min against 62; strict 101 → 317 s, JVM 188 → 692 s, the kernel build
           // 65 min): an oversubscribed TCG guest spins on locks whose holder vCPU is not running. Four small
-          // guests two at a time, nothing else running: 171 → 150 s. The idle third goes to the kernel's
-          // build instead, at nice 19 (prepare.ts).
+          // guests two at a time, nothing else running: 171 → 150 s.
           pool: 'forks',
           poolOptions: { forks: { singleFork: true } },
           sequence: { groupOrder: 2 },
@@ -67,9 +66,9 @@ export default defineConfig({
       {
         define,
         test: {
-          // The guests that boot the io.latency kernel: after every other guest, when its low-priority
-          // background build has had their idle CPU (ensureIoLatencyKernel() waits for the rest of it).
-          // Alone, too, so no other guest's CPU moves their disk numbers.
+          // The guests that boot the io.latency kernel: after every other guest, so its background build
+          // goes on while they run (ensureIoLatencyKernel() waits for the rest of it). Alone, too, so no
+          // other guest's CPU moves their disk numbers.
           name: 'vm-kernel',
           include: KERNEL_GUESTS,
           globalSetup: ['test/support/build.ts'],

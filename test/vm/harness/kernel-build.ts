@@ -70,8 +70,8 @@ let pending: Promise<BuiltKernel> | undefined;
 
 /**
  * The io.latency kernel: built on first use (minutes), from the cache afterwards. While the background
- * preparation's kernel lane builds it (prepare.ts, at low priority beside the guests that need no kernel
- * of ours), a guest waits for that build instead of starting the same one beside it.
+ * preparation's kernel lane builds it (prepare.ts, beside the guests that need no kernel of ours), a
+ * guest waits for that build instead of starting the same one beside it.
  */
 export function ensureIoLatencyKernel(): Promise<BuiltKernel> {
   pending ??= waitForPreparation(['kernel']).then(() => buildOrReuse(IOLATENCY_FRAGMENT));
@@ -165,7 +165,7 @@ function removeStaleBuilds(base: string): void {
 }
 
 /** Installs what the build runs and Debian's kernel source, when missing; returns the source's version. */
-export function ensureKernelSource(): string {
+function ensureKernelSource(): string {
   const missing = BUILD_TOOLS.filter(([f]) => !existsSync(f)).map(([, pkg]) => pkg);
   if (sourceVersion() === null) missing.push(SOURCE_PACKAGE);
   if (missing.length > 0) aptInstall(missing);

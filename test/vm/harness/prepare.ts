@@ -11,8 +11,8 @@
  * here is logged and left to the guest that needs it, which fails with the harness's own message.
  *
  * Two lanes, two processes, side by side: `guests` (downloads, mmdebstrap, dpkg), which every guest
- * waits for (support/wait-prepare.ts), and `kernel` (make -j, at low priority), which only the guests
- * that boot the io.latency kernel wait for, run last (vitest.config.ts's vm-kernel project).
+ * waits for (support/wait-prepare.ts), and `kernel` (make -j), which only the guests that boot the
+ * io.latency kernel wait for, run last (vitest.config.ts's vm-kernel project).
  *
  *   node_modules/.bin/vite-node test/vm/harness/prepare.ts guests|kernel     # what the launcher runs
  */
@@ -24,7 +24,7 @@ import {
   ROLE_ROOTFS_PACKAGES,
 } from '../support/rootfs-variants.js';
 import { ensureVmPrereqs } from './ensure.js';
-import { ensureIoLatencyKernel, ensureKernelSource } from './kernel-build.js';
+import { ensureIoLatencyKernel } from './kernel-build.js';
 import { preparePidFile } from './prepare-state.js';
 import { systemdRootfs } from './rootfs.js';
 
@@ -96,17 +96,15 @@ async function prepareGuests(): Promise<void> {
 }
 
 /**
- * The kernel's lane: Debian's linux-source-6.1 built with io.latency (CPU: make -j). Its apt installs
- * at normal priority (the guests' lane waits on the same apt lock), then the build at nice 19: only
- * kafka-disks, the last guest, boots this kernel, so its ~1,500 CPU-s of `make` belong in the CPU the
- * unit files and the other guests leave idle (one TCG guest keeps the 2 cores 60-65 % busy), not in
- * theirs. At equal priority it lengthened the unit files' phase, and the guests still waited 8 min for
- * it in a cold rehearsal (issue 59).
+ * The kernel's lane: Debian's linux-source-6.1 built with io.latency (CPU: make -j), at the unit files'
+ * priority. Only kafka-disks boots this kernel and it runs last (vitest.config.ts), so the other guests
+ * start without waiting for this build. Not at a low priority: a guest beside it runs ~40 % slower
+ * whatever the build's priority (systemd-strict 99 s alone, 138 s beside `make` at nice 19, 141 s at
+ * SCHED_IDLE: the two vCPUs here are unequal and share caches), so the build is best over soon; at nice
+ * 19 it ran beside the guests for 40 min of a cold rehearsal (issue 59).
  */
 async function prepareKernel(): Promise<void> {
-  if (!(await step('kernel build tools and linux-source-6.1 (apt)', () => ensureKernelSource()))) return;
-  setPriority(19);
-  await step('io.latency kernel (linux-source-6.1, make bzImage, nice 19)', () => ensureIoLatencyKernel());
+  await step('io.latency kernel (linux-source-6.1, make bzImage)', () => ensureIoLatencyKernel());
 }
 
 const lane = process.argv[2] === 'kernel' ? 'kernel' : 'guests';

@@ -1,8 +1,8 @@
 // The vm projects' setup file: a guest waits for the guests' lane of the background preparation `npm
 // test` started (harness/prepare.ts) instead of building the same rootfs beside it. With none running
-// it returns at once. Not the kernel's lane: the io.latency kernel builds at low priority while the
-// guests that need no kernel of ours run (one TCG guest leaves a third of the 2 cores idle), and
-// ensureIoLatencyKernel() waits for it; vitest.config.ts runs the files that boot it last.
+// it returns at once. Not the kernel's lane: the io.latency kernel builds on while the guests that need
+// no kernel of ours run, and ensureIoLatencyKernel() waits for it; vitest.config.ts runs the files
+// that boot it last.
 import { beforeAll } from 'vitest';
 import { PREPARE_LOG, waitForPreparation } from '../harness/prepare-state.js';
 
