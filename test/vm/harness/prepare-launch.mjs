@@ -27,10 +27,9 @@ if (process.env.ISOLATE_VM_PREPARE === '0') {
 } else {
   mkdirSync(cache, { recursive: true });
   const log = join(cache, 'prepare.log');
-  // Both lanes start at the unit files' own priority: the first guest waits for the guests' lane, so it
-  // is on CI's critical path (at nice 10 the unit files starved it: the last rootfs was done ~15 min
-  // after them, while the first guest waited). The kernel's lane lowers its own priority once its apt
-  // installs are done (prepare.ts says why).
+  // Neither lane below the unit files' priority: the first guest waits for the guests' lane, so it is on
+  // CI's critical path (at nice 10 the unit files starved it: the last rootfs was done ~15 min after
+  // them, while the first guest waited); prepare.ts says why the kernel's lane is not lowered either.
   for (const lane of ['guests', 'kernel']) {
     if (running(lane)) {
       console.error(`prepare: ${lane} already running (${pidFile(lane)})`);

@@ -71,7 +71,8 @@ async function step(name: string, run: () => unknown): Promise<boolean> {
 async function prepareGuests(): Promise<void> {
   const t0 = Date.now();
   // Ahead of the unit files (root only: a lower nice value needs it): the first guest waits for this
-  // lane, the unit files for nothing, and at their priority it ended last (~20 min into a cold run).
+  // lane, the unit files for nothing. It was not enough alone: one rootfs after another, the lane still
+  // took 20 min of cold rehearsal r3 (the builds wait more than they compute), hence side by side below.
   try {
     setPriority(-5);
   } catch {
