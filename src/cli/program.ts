@@ -77,6 +77,14 @@ function clean(message: string): string {
   return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX)}… (truncated)` : line;
 }
 
+/** Longest status line a monitoring command prints on stdout (a dashboard shows one short line). */
+const STATUS_MAX = 200;
+
+function statusLine(message: string): string {
+  const m = message.replace(/^UNKNOWN: /, '');
+  return m.length > STATUS_MAX - 9 ? `${m.slice(0, STATUS_MAX - 10)}…` : m;
+}
+
 function reportError(err: unknown, argv: string[]): number {
   const monitoring = isMonitoring(argv);
   const json = argv.includes('--json');
@@ -104,6 +112,9 @@ function reportError(err: unknown, argv: string[]): number {
     if (process.env.ISOLATE_DEBUG && err instanceof Error) writeErr(`${err.stack}\n`);
   }
   if (monitoring) code = 3;
+  // A monitoring plugin's status is its first line on stdout (Nagios, Icinga and Sensu show stdout, and
+  // "(No output on stdout)" when there is none): the error above says it on stderr too, in full.
+  if (monitoring && !json) writeOut(`UNKNOWN: ${statusLine(message)}\n`);
   // Every --json run prints one JSON document on stdout, whatever happened.
   if (json && !printed.json) {
     printJson(

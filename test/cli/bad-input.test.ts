@@ -677,7 +677,12 @@ describe('hardening: the bundled policy is only for dry runs', () => {
     expectRefusal(run(['plan', '--root', smallTree()]), 1, /no policy: /);
   });
   it('check refuses with UNKNOWN (3)', () => {
-    expectRefusal(run(['check', '--root', root]), 3, /^isolate: UNKNOWN: no policy: /);
+    const r = run(['check', '--root', root]);
+    expectRefusal(r, 3, /^isolate: UNKNOWN: no policy: /);
+    // A monitoring plugin's status is stdout's first line: one short line, never nothing.
+    const out = r.stdout.split('\n');
+    expect(out, r.stdout).toEqual([expect.stringMatching(/^UNKNOWN: no policy: /), '']);
+    expect(out[0]!.length).toBeLessThanOrEqual(200);
   });
   it('--policy default is an explicit choice', () => {
     const r = run(['plan', '--dry-run', '--root', root, '--policy', 'default', '--json']);
