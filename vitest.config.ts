@@ -48,8 +48,8 @@ export default defineConfig({
           include: ['test/vm/**/*.test.ts'],
           exclude: KERNEL_GUESTS,
           globalSetup: ['test/support/build.ts'],
-          // Waits for the guests' lane of the background preparation `npm test` starts
-          // (test/vm/harness/prepare.ts); the kernel's lane builds on meanwhile.
+          // Waits for the background preparation `npm test` starts (test/vm/harness/prepare.ts), the
+          // kernel's build included (why: test/vm/support/wait-prepare.ts).
           setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
           testTimeout: 900_000,
           hookTimeout: 1_800_000,
@@ -66,9 +66,8 @@ export default defineConfig({
       {
         define,
         test: {
-          // The guests that boot the io.latency kernel: after every other guest, so its background build
-          // goes on while they run (ensureIoLatencyKernel() waits for the rest of it). Alone, too, so no
-          // other guest's CPU moves their disk numbers.
+          // The guests that boot the io.latency kernel (and measure the disk): after every other guest and
+          // alone, so no other guest's CPU moves their disk numbers.
           name: 'vm-kernel',
           include: KERNEL_GUESTS,
           globalSetup: ['test/support/build.ts'],

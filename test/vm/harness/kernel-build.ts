@@ -70,8 +70,8 @@ let pending: Promise<BuiltKernel> | undefined;
 
 /**
  * The io.latency kernel: built on first use (minutes), from the cache afterwards. While the background
- * preparation's kernel lane builds it (prepare.ts, beside the guests that need no kernel of ours), a
- * guest waits for that build instead of starting the same one beside it.
+ * preparation's kernel lane builds it (prepare.ts), a caller waits for that build instead of starting
+ * the same one beside it.
  */
 export function ensureIoLatencyKernel(): Promise<BuiltKernel> {
   pending ??= waitForPreparation(['kernel']).then(() => buildOrReuse(IOLATENCY_FRAGMENT));

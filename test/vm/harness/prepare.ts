@@ -10,9 +10,8 @@
  * (a single vm file, `npx vitest run`) builds what it needs itself, exactly as before. A step that fails
  * here is logged and left to the guest that needs it, which fails with the harness's own message.
  *
- * Two lanes, two processes, side by side: `guests` (downloads, mmdebstrap, dpkg), which every guest
- * waits for (support/wait-prepare.ts), and `kernel` (make -j), which only the guests that boot the
- * io.latency kernel wait for, run last (vitest.config.ts's vm-kernel project).
+ * Two lanes, two processes, side by side: `guests` (downloads, mmdebstrap, dpkg) and `kernel` (make
+ * -j); the guests wait for both (support/wait-prepare.ts).
  *
  *   node_modules/.bin/vite-node test/vm/harness/prepare.ts guests|kernel     # what the launcher runs
  */
@@ -98,11 +97,8 @@ async function prepareGuests(): Promise<void> {
 
 /**
  * The kernel's lane: Debian's linux-source-6.1 built with io.latency (CPU: make -j), at the unit files'
- * priority. Only kafka-disks boots this kernel and it runs last (vitest.config.ts), so the other guests
- * start without waiting for this build. Not at a low priority: a guest beside it runs ~40 % slower
- * whatever the build's priority (systemd-strict 99 s alone, 138 s beside `make` at nice 19, 141 s at
- * SCHED_IDLE: the two vCPUs here are unequal and share caches), so the build is best over soon; at nice
- * 19 it ran beside the guests for 40 min of a cold rehearsal (issue 59).
+ * priority, so it is done by the time they are: the guests wait for it (support/wait-prepare.ts says
+ * why), and at nice 19 it ran beside the guests for 40 min of cold rehearsal r3 (issue 59).
  */
 async function prepareKernel(): Promise<void> {
   await step('io.latency kernel (linux-source-6.1, make bzImage)', () => ensureIoLatencyKernel());
