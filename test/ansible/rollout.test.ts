@@ -210,10 +210,6 @@ describe('check mode on hosts where isolate is not installed yet', () => {
     );
     expect(cpus?.to, JSON.stringify(plan)).toMatch(/^\d+,\d+$|^\d+-\d+$/);
     expect(r.tasks.get(POLICY)?.[fresh.name]?.changed).toBe(true);
-    // What validate warns about on the host is in the play's output, naming the policy, not the candidate.
-    const warned = r.tasks.get(POLICY)?.[fresh.name]?.warnings ?? [];
-    expect(warned.length, run.stdout).toBeGreaterThan(0);
-    for (const w of warned) expect(w).toMatch(/^isolate policy validate: \S*policy\.yaml \(new\): warning: /);
     // No unit to start on a host that has none yet.
     expect(r.tasks.get('Enable and start isolate.service')?.[fresh.name]?.skipped).toBe(true);
     expect(r.stats[fresh.name]?.failures).toBe(0);

@@ -103,8 +103,6 @@ export interface HostResult {
   path?: string;
   changes?: Array<{ target: string; setting: string; from: string | null; to: string }>;
   diff?: unknown;
-  /** A module's warnings (module.warn), shown in the play's output. */
-  warnings?: string[];
 }
 
 export interface JsonRun {

@@ -97,7 +97,7 @@ async function prepareGuests(): Promise<void> {
 
 /**
  * The kernel's lane: Debian's linux-source-6.1 built with io.latency (CPU: make -j), at the unit files'
- * priority, so it is done by the time they are: the guests wait for it (support/wait-prepare.ts says
+ * priority, so it is over as soon as the machine allows: the guests wait for it (support/wait-prepare.ts says
  * why), and at nice 19 it ran beside the guests for 40 min of cold rehearsal r3 (issue 59).
  */
 async function prepareKernel(): Promise<void> {

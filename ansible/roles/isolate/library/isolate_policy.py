@@ -87,10 +87,6 @@ def main():
                     rc=rc,
                     changed=False,
                 )
-            # What plan would warn about on this host, in the play's output (stderr is not shown).
-            for line in err.splitlines():
-                if ": warning: " in line:
-                    module.warn("isolate policy validate: %s" % line.replace(tmp, "%s (new)" % dest))
         else:
             module.warn("%s is not installed yet: the policy was not validated in check mode" % p["bin"])
         if module.check_mode or not result["changed"]:
