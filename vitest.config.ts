@@ -4,6 +4,18 @@ import { defineConfig } from 'vitest/config';
 // (src/model/build-flags.d.ts).
 const define = { __ISOLATE_TEST_HOOKS__: 'true' };
 
+/**
+ * What every guest project shares: dist/ built once, the background preparation waited for (the
+ * kernel's build included; why: test/vm/support/wait-prepare.ts), one fork, so one qemu guest at a time.
+ */
+const guests = {
+  globalSetup: ['test/support/build.ts'],
+  setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
+  testTimeout: 900_000,
+  pool: 'forks' as const,
+  poolOptions: { forks: { singleFork: true } },
+};
+
 /** Guest files that boot the io.latency kernel (test/vm/harness/kernel-build.ts). */
 const KERNEL_GUESTS = ['test/vm/kafka-disks.test.ts'];
 
@@ -44,38 +56,28 @@ export default defineConfig({
       {
         define,
         test: {
+          ...guests,
           name: 'vm',
           include: ['test/vm/**/*.test.ts'],
           exclude: KERNEL_GUESTS,
-          globalSetup: ['test/support/build.ts'],
-          // Waits for the background preparation `npm test` starts (test/vm/harness/prepare.ts), the
-          // kernel's build included (why: test/vm/support/wait-prepare.ts).
-          setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
-          testTimeout: 900_000,
           hookTimeout: 1_800_000,
           // One qemu guest at a time. Alone a guest keeps the 2 cores only 60-65 % busy, but two guests at
           // once with the kernel's `make -j2` beside them (all at one priority) were slower in sum (cold
           // rehearsals, issue 59: 75 min against 62; strict 101 → 317 s, JVM 188 → 692 s, the kernel build
           // 65 min): an oversubscribed TCG guest spins on locks whose holder vCPU is not running. Four small
           // guests two at a time, nothing else running: 171 → 150 s.
-          pool: 'forks',
-          poolOptions: { forks: { singleFork: true } },
           sequence: { groupOrder: 2 },
         },
       },
       {
         define,
         test: {
+          ...guests,
           // The guests that boot the io.latency kernel (and measure the disk): after every other guest and
           // alone, so no other guest's CPU moves their disk numbers.
           name: 'vm-kernel',
           include: KERNEL_GUESTS,
-          globalSetup: ['test/support/build.ts'],
-          setupFiles: ['test/support/yield.ts', 'test/vm/support/wait-prepare.ts'],
-          testTimeout: 900_000,
           hookTimeout: 3_600_000,
-          pool: 'forks',
-          poolOptions: { forks: { singleFork: true } },
           sequence: { groupOrder: 3 },
         },
       },

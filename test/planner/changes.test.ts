@@ -8,14 +8,14 @@ import { synthTopology, TWO_NODES_SMT2_SPLIT } from '../support/synthetic.js';
 
 // Two nodes × 4 SMT2 cores, siblings N and N+8: node 0 = cpus 0-3,8-11.
 const topology = synthTopology(TWO_NODES_SMT2_SPLIT);
-const policy = (kafka: string, extra = '') =>
+const policy = (kafka: string, extra = '', kafkaCgroup = '/kafka.slice') =>
   parsePolicy(
     `apiVersion: isolate/v1
 kind: HostPolicy
 reserved: { cores: 1 }
 ${extra}
 workloads:
-  - { name: kafka, class: exclusive, cores: ${kafka}, match: { cgroup: /kafka.slice }, memory: { low: 1G } }
+  - { name: kafka, class: exclusive, cores: ${kafka}, match: { cgroup: ${kafkaCgroup} }, memory: { low: 1G } }
   - { name: flink, class: batch, match: { cgroup: /hadoop-yarn }, memory: { high: 2G, max: 3G }, cpu: { weight: 10 } }
 `,
     'p.yaml',
@@ -47,20 +47,8 @@ describe('planned cgroup writes', () => {
   });
 
   it('a nested exclusive cgroup: the warning advises strict: true only to a policy without it', () => {
-    const nested = (extra: string) =>
-      parsePolicy(
-        `apiVersion: isolate/v1
-kind: HostPolicy
-reserved: { cores: 1 }
-${extra}
-workloads:
-  - { name: kafka, class: exclusive, cores: 2, match: { cgroup: /srv/kafka } }
-  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
-`,
-        'p.yaml',
-      );
     const warning = (extra: string) =>
-      planHost(topology, nested(extra), freshHost()).warnings.find((w) =>
+      planHost(topology, policy('2', extra, '/srv/kafka'), freshHost()).warnings.find((w) =>
         w.includes('not a top-level cgroup'),
       );
     expect(warning('')).toMatch(/put it in its own slice, e\.g\. kafka\.slice, and use strict: true\)$/);
