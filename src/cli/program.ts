@@ -43,7 +43,9 @@ export function buildProgram(): Command {
       '--root <dir>',
       'host root: sysfs, /proc, the cgroup2 mount, /etc/isolate, /var/lib/isolate, /run',
     )
-    .configureHelp({ showGlobalOptions: true })
+    // A command's help lists its own --root (what that command reads and writes under it); showing the
+    // global one too printed --root twice with two different descriptions (issue 63).
+    .configureHelp({ showGlobalOptions: false })
     // One line per error, like every other isolate error; usage is one --help away.
     .configureOutput({
       writeOut,

@@ -43,6 +43,14 @@ describe('docs/commands.md flags tables', () => {
   });
 
   for (const cmd of commands) {
+    it(`isolate ${cmd} --help lists each flag once (--root: the command's own, not also the global one)`, () => {
+      const r = isolate([...cmd.split(' '), '--help']);
+      const names = [...r.stdout.matchAll(/^ {2}(?:-\w, )?(--[a-z-]+)/gm)].map((m) => m[1]);
+      // raid parse reads only the files it is given and refuses --root.
+      expect(names.filter((n) => n === '--root')).toEqual(cmd === 'raid parse' ? [] : ['--root']);
+      expect(new Set(names).size).toBe(names.length);
+    });
+
     it(`isolate ${cmd}: the table is its --help`, () => {
       const help = helpFlags(cmd);
       const rows = docTable(DOC, `isolate ${cmd}`).filter((r) => r[0]?.startsWith('`--'));
