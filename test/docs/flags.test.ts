@@ -10,9 +10,16 @@ const commands = [...docText(DOC).matchAll(/^## isolate (.+)$/gm)].map((m) => m[
 /** Flags every command takes; documented once under "Common to every command". */
 const COMMON = new Set(['--help', '--version', '--root']);
 
+/** `isolate CMD --help`, run once per command. */
+const helps = new Map<string, ReturnType<typeof isolate>>();
+function help(cmd: string): ReturnType<typeof isolate> {
+  if (!helps.has(cmd)) helps.set(cmd, isolate([...cmd.split(' '), '--help']));
+  return helps.get(cmd)!;
+}
+
 /** Flags and defaults as `isolate CMD --help` prints them (options section only). */
 function helpFlags(cmd: string): Map<string, string | null> {
-  const r = isolate([...cmd.split(' '), '--help']);
+  const r = help(cmd);
   expect(r.code, r.stderr).toBe(0);
   const flags = new Map<string, string | null>();
   // Options are "  --flag <arg>  description (default: x)" over several wrapped lines.
@@ -44,7 +51,8 @@ describe('docs/commands.md flags tables', () => {
 
   for (const cmd of commands) {
     it(`isolate ${cmd} --help lists each flag once (--root: the command's own, not also the global one)`, () => {
-      const r = isolate([...cmd.split(' '), '--help']);
+      const r = help(cmd);
+      expect(r.code, r.stderr).toBe(0);
       const names = [...r.stdout.matchAll(/^ {2}(?:-\w, )?(--[a-z-]+)/gm)].map((m) => m[1]);
       // raid parse reads only the files it is given and refuses --root.
       expect(names.filter((n) => n === '--root')).toEqual(cmd === 'raid parse' ? [] : ['--root']);
