@@ -77,6 +77,7 @@ export function audit(input: AuditInput): CheckReport {
       mems: a.mems,
       threads: facts.threads,
       outside: facts.outside,
+      outsideCount: facts.outsideCount,
       partition: facts.partition,
       effectiveCpus: facts.effectiveText,
       memoryByNode: facts.memoryByNode,

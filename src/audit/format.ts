@@ -1,27 +1,30 @@
 // `isolate check` for people: a monitoring-plugin first line, then the details.
 import { plural } from '../model/units.js';
 import { describeUse, type IoReport } from './io.js';
+import type { IrqInfo } from './irqs.js';
 import type { CheckReport } from './report.js';
 
 export function formatCheck(r: CheckReport): string {
   const lines: string[] = [];
-  lines.push(
-    `ISOLATE ${r.status} - ${r.summary} | processes=${r.stats.processes} threads=${r.stats.threads} violations=${r.counts.violations} kernel_violations=${r.counts.kernelViolations} scan_ms=${r.stats.scanMs}`,
-  );
+  const perf = `processes=${r.stats.processes} threads=${r.stats.threads} violations=${r.counts.violations} kernel_violations=${r.counts.kernelViolations} scan_ms=${r.stats.scanMs}`;
+  const head = `ISOLATE ${r.status} - `;
+  lines.push(`${head}${statusSummary(r, STATUS_MAX - head.length - perf.length - 3)} | ${perf}`);
   for (const w of r.workloads) {
     const mem = Object.entries(w.memoryByNode)
       .map(([n, b]) => `N${n}=${(b / 2 ** 20).toFixed(1)}MiB`)
       .join(' ');
     lines.push(
-      `  ${w.name} (${w.class}) ${w.target}: cpus ${w.cpus} (effective ${w.effectiveCpus ?? 'unknown, cpuset.cpus.effective not readable'}), mems ${w.mems.join(',')}, partition ${w.partition ?? 'n/a, no cpuset.cpus.partition'}, ${plural(w.threads, 'thread')}, ${w.outside.length} outside its CPUs${mem ? `, memory ${mem}` : ''}`,
+      `  ${w.name} (${w.class}) ${w.target}: cpus ${w.cpus} (effective ${w.effectiveCpus ?? 'unknown, cpuset.cpus.effective not readable'}), mems ${w.mems.join(',')}, partition ${w.partition ?? 'n/a, no cpuset.cpus.partition'}, ${plural(w.threads, 'thread')}, ${w.outsideCount} outside its CPUs${mem ? `, memory ${mem}` : ''}`,
     );
     const psi = Object.entries(w.pressure)
       .filter(([, p]) => p?.some)
       .map(([r, p]) => `${r} some ${p!.some!.avg10.toFixed(2)}%/${p!.some!.avg60.toFixed(2)}%`)
       .join(', ');
     if (psi) lines.push(`    pressure (avg10/avg60 of time stalled): ${psi}`);
-    for (const t of w.outside.slice(0, 10))
+    for (const t of w.outside.slice(0, OUTSIDE_SHOWN))
       lines.push(`    outside: pid ${t.pid} tid ${t.tid} ${t.comm} Cpus_allowed_list ${t.cpus}`);
+    if (w.outsideCount > OUTSIDE_SHOWN)
+      lines.push(`    ... and ${w.outsideCount - OUTSIDE_SHOWN} more (use --json)`);
   }
   for (const f of r.findings) lines.push(`  ${f.severity.toUpperCase()}: ${f.message}`);
   for (const t of r.violations.slice(0, 20)) {
@@ -58,13 +61,55 @@ export function formatCheck(r: CheckReport): string {
     );
   }
   if (r.io) lines.push(...formatIo(r.io));
-  if (r.irqs.length === 0) lines.push('  NIC IRQs: none found');
-  for (const q of r.irqs) {
-    lines.push(
-      `  NIC IRQ ${q.irq} (${q.nic}) → CPUs ${q.affinity}${q.overlapsExclusive ? ' (on exclusive CPUs)' : ''}`,
-    );
-  }
+  lines.push(...formatNicIrqs(r.irqs));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The status line's words: a monitoring system shows the first line alone, so it stays under ~200
+ * characters with its perfdata. The summary joins every finding of the worst severity; when that is
+ * long, the first one (shortened) and how many more there are, each printed in full below.
+ */
+const STATUS_MAX = 200;
+
+/** The summary in `max` characters (at least 60: a huge perfdata never leaves it nothing). */
+function statusSummary(r: CheckReport, max: number): string {
+  const room = Math.max(max, 60);
+  if (r.summary.length <= room) return r.summary;
+  const worst = r.findings.filter((f) => f.severity.toUpperCase() === r.status);
+  if (worst.length === 0) return `${r.summary.slice(0, room - 3)}...`;
+  const first = worst[0]!.message;
+  const more = worst.length > 1 ? ` (+${worst.length - 1} more below)` : ' (in full below)';
+  const left = room - more.length;
+  return `${first.length > left ? `${first.slice(0, left - 3)}...` : first}${more}`;
+}
+
+/** How many `outside:` lines a workload gets; --json has up to 100, and the count has them all. */
+const OUTSIDE_SHOWN = 10;
+
+/**
+ * NIC IRQs: one line per NIC whose IRQs all stay off the exclusive CPUs (a 48-queue NIC is one line,
+ * not 49), and a line for each IRQ that may be delivered on them, the ones to act on.
+ */
+function formatNicIrqs(irqs: IrqInfo[]): string[] {
+  if (irqs.length === 0) return ['  NIC IRQs: none found'];
+  const lines: string[] = [];
+  const byNic = new Map<string, IrqInfo[]>();
+  for (const q of irqs) byNic.set(q.nic, [...(byNic.get(q.nic) ?? []), q]);
+  for (const [nic, qs] of byNic) {
+    const on = qs.filter((q) => q.overlapsExclusive);
+    if (on.length === 0) {
+      const cpus = [...new Set(qs.map((q) => q.affinity))];
+      lines.push(
+        `  NIC ${nic}: ${plural(qs.length, 'IRQ')} off the exclusive CPUs (→ CPUs ${cpus.length <= 3 ? cpus.join('; ') : `${cpus.slice(0, 3).join('; ')}; ...`})`,
+      );
+      continue;
+    }
+    for (const q of on) lines.push(`  NIC IRQ ${q.irq} (${nic}) → CPUs ${q.affinity} (on exclusive CPUs)`);
+    if (on.length < qs.length)
+      lines.push(`  NIC ${nic}: ${qs.length - on.length} more IRQ(s) off the exclusive CPUs`);
+  }
+  return lines;
 }
 
 /** I/O per workload on the exclusive workloads' disks over the window, and each one's io pressure. */

@@ -14,8 +14,10 @@ export interface WorkloadCheck {
   cpus: string;
   mems: number[];
   threads: number;
-  /** Threads of the workload allowed to run outside its CPUs. */
+  /** Threads of the workload allowed to run outside its CPUs: the first 100. */
   outside: ThreadInfo[];
+  /** How many threads of the workload are allowed outside its CPUs, all of them (`outside` keeps 100). */
+  outsideCount: number;
   partition: string | null;
   effectiveCpus: string | null;
   /** Resident anon + file bytes per NUMA node (memory.numa_stat). */

@@ -94,8 +94,10 @@ describe('audit', () => {
     await put('proc/400/cgroup', '0::/\n');
     const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
     expect(r.status).toBe('UNKNOWN');
+    // The status line starts with it (shortened to keep that line under 200 characters); it is whole below.
+    expect(formatCheck(r)).toMatch(/^ISOLATE UNKNOWN - 2 threads could not be read /);
     expect(formatCheck(r)).toMatch(
-      /^ISOLATE UNKNOWN - 2 threads could not be read \(Cpus_allowed_list "0-1,z" is no CPU list; EISDIR\): where they may run is unknown/,
+      /^ {2}UNKNOWN: 2 threads could not be read \(Cpus_allowed_list "0-1,z" is no CPU list; EISDIR\): where they may run is unknown$/m,
     );
   });
 
@@ -141,10 +143,64 @@ describe('audit', () => {
     await proc(7000, { ppid: 1, name: 'java', cgroup: '/kafka.slice', threads });
     const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
     expect(r.workloads[0]?.outside).toHaveLength(100);
+    expect(r.workloads[0]?.outsideCount).toBe(150);
     expect(r.counts.outside).toBe(150);
     expect(r.findings.map((f) => f.message)).toContainEqual(
       expect.stringMatching(/^150 thread\(s\) of kafka may run outside its CPUs 2-3/),
     );
+    // For people: the count is every thread (not the 100 kept), ten listed, and how many are not.
+    const text = formatCheck(r);
+    expect(text).toMatch(/^ {2}kafka \(exclusive\) .*, 150 outside its CPUs/m);
+    expect(text.match(/^ {4}outside: /gm)).toHaveLength(10);
+    expect(text).toMatch(/^ {4}outside: pid 7000 tid 7009 java .*\n {4}\.\.\. and 140 more \(use --json\)$/m);
+  });
+
+  it('keeps the status line under 200 characters: the first of many findings, shortened, and how many more', async () => {
+    // Stray processes, and a thread of each of two workloads outside its CPUs: three critical findings.
+    for (const pid of [8000, 8100, 8200])
+      await proc(pid, { ppid: 1, name: `flink-taskmanager-${pid}`, cgroup: '/', threads: [[pid, '0-7']] });
+    await proc(150, { ppid: 1, name: 'java', cgroup: '/kafka.slice/kafka.service', threads: [[150, '0-7']] });
+    await proc(160, { ppid: 1, name: 'java', cgroup: '/kafka2.slice', threads: [[160, '0-7']] });
+    const kafka2 = {
+      ...kafka,
+      name: 'kafka-with-a-long-name-for-this-host',
+      target: '/kafka2.slice',
+      cpus: CpuSet.parse('4-5'),
+    };
+    const r = audit({ root, allocation: [kafka, kafka2], partitions: false, pendingChanges: 3 });
+    const worst = r.findings.filter((f) => f.severity.toUpperCase() === r.status);
+    expect(worst.length, r.summary).toBeGreaterThan(1);
+    expect(r.summary.length).toBeGreaterThan(200);
+    const first = formatCheck(r).split('\n')[0]!;
+    expect(first.length, first).toBeLessThanOrEqual(200);
+    expect(first).toMatch(
+      new RegExp(`^ISOLATE ${r.status} - .+ \\(\\+${worst.length - 1} more below\\) \\| processes=`),
+    );
+    // Every finding is still printed whole, and --json's summary keeps all of them.
+    for (const f of worst) expect(formatCheck(r)).toContain(`${f.severity.toUpperCase()}: ${f.message}`);
+  });
+
+  it('prints one line for a NIC whose IRQs all stay off the exclusive CPUs, and a line for each IRQ on them', () => {
+    const r = audit({ root, allocation: [kafka], partitions: false, pendingChanges: 0 });
+    const q = (irq: number, nic: string, affinity: string, overlapsExclusive: boolean) => ({
+      irq,
+      nic,
+      affinity,
+      overlapsExclusive,
+    });
+    const irqs = [
+      ...Array.from({ length: 48 }, (_, i) => q(100 + i, 'ens3f0', i % 2 ? '1' : '0', false)),
+      q(200, 'eth1', '0-1', false),
+      q(201, 'eth1', '2', true),
+    ];
+    const lines = formatCheck({ ...r, irqs }).split('\n');
+    expect(lines.filter((l) => l.includes('ens3f0'))).toEqual([
+      '  NIC ens3f0: 48 IRQs off the exclusive CPUs (→ CPUs 0; 1)',
+    ]);
+    expect(lines.filter((l) => l.includes('eth1'))).toEqual([
+      '  NIC IRQ 201 (eth1) → CPUs 2 (on exclusive CPUs)',
+      '  NIC eth1: 1 more IRQ(s) off the exclusive CPUs',
+    ]);
   });
 
   it('strict: false judges only the batch workloads; other threads on the exclusive CPUs are listed, not counted', async () => {
