@@ -28,12 +28,24 @@ export function renderShow(
   return lines.join('\n');
 }
 
+/**
+ * A next-learn time as a person reads it: storcli's value carries the controller's own counter
+ * ("2026/05/09  20:21:41 (831673301 seconds)": seconds since 2000-01-01 by its clock), which means
+ * nothing beside the date; --json keeps the tool's words as they were.
+ */
+export function learnTime(raw: string): string {
+  return raw
+    .replace(/\s*\(\d+ seconds?\)\s*$/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 function renderController(c: RaidController): string[] {
   const p = c.protection;
   const prot =
     p.present === false
       ? 'no battery/CacheVault'
-      : `${p.kind ?? 'protection'} ${p.state ?? 'state unknown'} → ${p.condition}${p.faults.length > 0 ? ` (${p.faults.join(', ')})` : ''}${p.charging ? ', charging' : ''}${p.learnActive ? ', learn cycle running' : ''}${p.replacementRequired ? ', REPLACE' : ''}${p.nextLearn ? `, next learn ${p.nextLearn}` : ''}`;
+      : `${p.kind ?? 'protection'} ${p.state ?? 'state unknown'} → ${p.condition}${p.faults.length > 0 ? ` (${p.faults.join(', ')})` : ''}${p.charging ? ', charging' : ''}${p.learnActive ? ', learn cycle running' : ''}${p.replacementRequired ? ', REPLACE' : ''}${p.nextLearn ? `, next learn ${learnTime(p.nextLearn)}` : ''}`;
   const out = [
     `${c.id}  ${c.model ?? '(model unknown)'}  status ${c.status ?? 'unknown'}${c.mode ? `  ${c.mode} mode` : ''}`,
     `  protection: ${prot}`,
