@@ -19,13 +19,25 @@ export function renderShow(
 ): string {
   const lines: string[] = [];
   for (const c of obs.controllers) lines.push(...renderController(c));
-  if (obs.controllers.length === 0) lines.push('no hardware RAID controller with a cache was found');
+  if (obs.controllers.length === 0) lines.push(noControllerLine(obs.findings));
   const host = obs.findings;
   if (host.length > 0) {
     lines.push('');
     for (const f of host) lines.push(`${f.severity.toUpperCase()}: ${findingText(f)}`);
   }
   return lines.join('\n');
+}
+
+/**
+ * What to say when no controller was read: "none" only when nothing says one is there. A vendor tool
+ * that timed out or failed (UNKNOWN), or a RAID driver with no tool to ask (WARNING), is a controller
+ * not read, never the absence of one.
+ */
+function noControllerLine(findings: RaidObservation['findings']): string {
+  const unread = findings.filter((f) => f.severity === 'unknown' || f.severity === 'warning');
+  if (unread.length === 0) return 'no hardware RAID controller with a cache was found';
+  const unknown = unread.some((f) => f.severity === 'unknown');
+  return `no RAID controller could be read: ${unknown ? 'whether one has a cache is unknown' : 'one is there but no tool read it'} (see below)`;
 }
 
 /**

@@ -80,6 +80,27 @@ describe.skipIf(!HAVE_FIXTURES)('isolate raid (bundled CLI)', () => {
     expect(r.exitCode).toBe(3);
   });
 
+  it('raid show: a controller whose tool hung is unread, never "no controller found"', async () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { hang: 'show', controllers: [{ showAll: M5015_BBU }] } },
+    });
+    const r = await isolate(['raid', 'show', '--root', host.root, '--timeout', '1']);
+    expect(r.stdout).toMatch(
+      /^no RAID controller could be read: whether one has a cache is unknown \(see below\)$/m,
+    );
+    expect(r.stdout).not.toMatch(/no hardware RAID controller with a cache was found/);
+    expect(r.stdout).toMatch(/^UNKNOWN: storcli64 \/call show all J nolog timed out after 1s/m);
+  });
+
+  it('raid show: a host with only an HBA has no RAID controller, and says so', async () => {
+    // An md-less host with one plain SATA HBA (ahci): nothing that has a controller cache.
+    host = makeHost({ drivers: ['ahci'], tools: {} });
+    const r = await isolate(['raid', 'show', '--root', host.root]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^no hardware RAID controller with a cache was found$/m);
+  });
+
   it('two isolate processes never run vendor tools at the same time', async () => {
     host = makeHost({
       drivers: ['megaraid_sas'],
