@@ -190,6 +190,7 @@ export async function observeV1(
   const strayThreads: Record<string, Record<number, string>> = {};
   const cpusetOf: Record<number, string> = {};
   const rootProcs: number[] = [];
+  const rootBrokers: number[] = [];
   for (const w of req.workloads) {
     members[w.name] = [];
     strayThreads[w.name] = {};
@@ -226,7 +227,10 @@ export async function observeV1(
     const lines = parseV1ProcCgroup(cg);
     const cpuset = lines.get('cpuset') ?? '/';
     cpusetOf[pid] = cpuset;
-    if (cpuset === '/') rootProcs.push(pid);
+    if (cpuset === '/') {
+      rootProcs.push(pid);
+      if (runsKafka(cmdline)) rootBrokers.push(pid);
+    }
     for (const w of req.workloads) {
       const mine =
         w.match.kind === 'process' ? byMatcher[w.name]!.includes(pid) : belongs(lines, w.match, layout);
@@ -259,5 +263,11 @@ export async function observeV1(
     strayThreads,
     cpusetOf,
     rootProcs,
+    rootBrokers,
   };
+}
+
+/** Whether a /proc cmdline (NUL-separated) runs Kafka's broker: `kafka.Kafka` as one of its arguments. */
+export function runsKafka(cmdline: string): boolean {
+  return cmdline.split('\0').includes('kafka.Kafka');
 }

@@ -73,6 +73,11 @@ export interface ObservedV1 {
   cpusetOf: Record<number, string>;
   /** Userspace processes in the cpuset root cgroup (strict moves them to the housekeeping cpuset). */
   rootProcs: number[];
+  /**
+   * Those of `rootProcs` whose command line runs Kafka's main class (`kafka.Kafka`): a broker that no
+   * exclusive workload matched (a typo in its match), which strict would move to housekeeping.
+   */
+  rootBrokers?: number[];
 }
 
 export interface ObservedSystemd {

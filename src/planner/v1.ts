@@ -188,6 +188,7 @@ export function v1Changes(
     });
   }
   const ours = new Set(desired.map((d) => d.path.slice(1)));
+  warnings.push(...unmatchedWarnings(allocation, v1, policy.strict));
   if (policy.strict) {
     desired.push({
       path: HOUSEKEEPING_CPUSET,
@@ -514,4 +515,30 @@ function memoryAndCpu(
     if (g.values['cpu.shares'] !== to)
       push(cpuH, cgPath, 'cpu.shares', g.values['cpu.shares'] ?? null, to, w.name);
   }
+}
+
+/**
+ * An exclusive workload that matches no process (a typo in its unit name or cgroup) is said, as v2's
+ * plan says it; under strict, so is each Kafka broker (a root-cpuset process running kafka.Kafka)
+ * that strict would move into the housekeeping cpuset because no exclusive workload matched it.
+ */
+function unmatchedWarnings(allocation: Allocation, v1: ObservedV1, strict: boolean): string[] {
+  const out: string[] = [];
+  const unmatched = allocation.workloads.filter(
+    (a) => a.class === 'exclusive' && (v1.members[a.name] ?? []).length === 0,
+  );
+  for (const a of unmatched) {
+    out.push(
+      `${a.name}: its match finds no process on this host, so nothing is moved into ${v1CpusetPath(a.name)} until one starts (check the match if Kafka is running)`,
+    );
+  }
+  if (!strict) return out;
+  const matched = new Set(Object.values(v1.members).flat());
+  for (const pid of v1.rootBrokers ?? []) {
+    if (matched.has(pid)) continue;
+    out.push(
+      `process ${pid} runs kafka.Kafka but no workload matches it: strict: true moves it into ${HOUSEKEEPING_CPUSET}, off the exclusive CPUs; fix the exclusive workload's match if it is the broker`,
+    );
+  }
+  return out;
 }

@@ -196,6 +196,32 @@ describe('planning on a legacy host', () => {
       at('cpuset:/isolate-housekeeping cgroup.procs'),
     );
     expect(plan.layout).toMatch(/^hybrid/);
+    // The broker is kafka's: nothing to warn about.
+    expect(plan.warnings.filter((w) => /kafka\.Kafka|finds no process/.test(w))).toEqual([]);
+  });
+
+  it('an exclusive workload that matches nothing is a warning; under strict, so is the broker strict would move to housekeeping', async () => {
+    const root = host('qemu-2s-smt2', { layout: 'hybrid', ...base, procs: PROCS });
+    // A typo in the match: the real broker (pid 100) is in no workload.
+    const typo = POLICY.replace("cmdline: 'kafka\\.Kafka'", "cmdline: 'kafka\\.Kafak'");
+    expect(typo).not.toBe(POLICY);
+    const loose = await buildPlan({ root, policyPath: policyIn(root, typo) });
+    expect(loose.plan.warnings).toContainEqual(
+      expect.stringMatching(
+        /^kafka: its match finds no process on this host, so nothing is moved into \/isolate-kafka/,
+      ),
+    );
+    expect(loose.plan.warnings.filter((w) => w.includes('kafka.Kafka'))).toEqual([]);
+    const { plan } = await buildPlan({
+      root,
+      policyPath: policyIn(root, typo.replace('strict: false', 'strict: true')),
+    });
+    expect(plan.changes.map(fmt)).toContainEqual(
+      expect.stringMatching(/^cpuset:\/isolate-housekeeping cgroup\.procs=100$/),
+    );
+    expect(plan.warnings).toContainEqual(
+      "process 100 runs kafka.Kafka but no workload matches it: strict: true moves it into /isolate-housekeeping, off the exclusive CPUs; fix the exclusive workload's match if it is the broker",
+    );
   });
 
   it('finds processes through the cgroup.procs of the matched hierarchies, not by reading every process', async () => {
