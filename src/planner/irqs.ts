@@ -174,6 +174,12 @@ function planNics(
         );
         continue;
       }
+      const crowded = crowdedQueues(observed, name, hk.cpus);
+      if (crowded) {
+        warnings.push(
+          `${a.name}: NIC ${name}: its ${crowded} IRQs, RPS and XPS all go to ${plural(hk.cpus.size, 'CPU')} ${hk.cpus} (${hk.why}): under load those CPUs serve every queue; give node ${node} more housekeeping CPUs (reserved: { cores: N, per: node }) or spread the queues over ${a.name}'s own CPUs (irqs: { on: own })`,
+        );
+      }
       out.set(name, {
         nic,
         workload: a,
@@ -185,6 +191,19 @@ function planNics(
   }
   return out;
 }
+
+/**
+ * How many IRQs a NIC steers to `cpus` when they outnumber those CPUs by more than QUEUES_PER_CPU (a
+ * 48-queue NIC on one physical core's two CPUs); null when they do not. Kernel-managed vectors are
+ * the kernel's to place and are not counted.
+ */
+function crowdedQueues(observed: ObservedIrqs, nic: string, cpus: CpuSet): number | null {
+  const n = observed.irqs.filter((i) => i.nic === nic && !i.managed).length;
+  return n > QUEUES_PER_CPU * cpus.size ? n : null;
+}
+
+/** IRQs per housekeeping CPU past which a NIC's placement is warned about. */
+const QUEUES_PER_CPU = 8;
 
 /** A node's housekeeping CPUs: the reserved ones there, else its CPUs outside the exclusive cores. */
 function housekeeping(
