@@ -251,11 +251,12 @@ describe('quiet cores plan', () => {
     expect(planOn(root).warnings.filter(crowdWarning)).toEqual([]);
     // A 48-queue NIC's vectors (its IRQ rows repeated under new numbers) on the same 2 CPUs.
     const observed = freshHost();
-    observed.irqs = observeIrqs(root);
-    const eth0 = observed.irqs.irqs.filter((i) => i.nic === 'eth0' && !i.managed);
+    const irqs = observeIrqs(root);
+    observed.irqs = irqs;
+    const eth0 = irqs.irqs.filter((i) => i.nic === 'eth0' && !i.managed);
     expect(eth0.length).toBeGreaterThan(0);
-    for (let n = 0; observed.irqs.irqs.filter((i) => i.nic === 'eth0').length < 49; n++)
-      observed.irqs.irqs.push({ ...eth0[n % eth0.length]!, irq: 1000 + n });
+    for (let n = 0; irqs.irqs.filter((i) => i.nic === 'eth0').length < 49; n++)
+      irqs.irqs.push({ ...eth0[n % eth0.length]!, irq: 1000 + n });
     const p = planHost(readTopology(root), policy('    near: [nic:eth0]'), observed);
     expect(p.warnings.filter(crowdWarning)).toEqual([
       "kafka: NIC eth0: its 49 IRQs, RPS and XPS all go to 2 CPUs 4-5 (node 1's housekeeping CPUs 4-5): under load those CPUs serve every queue; give node 1 more housekeeping CPUs (reserved: { cores: N, per: node }) or spread the queues over kafka's own CPUs (irqs: { on: own })",
