@@ -252,6 +252,7 @@ describe('quiet cores plan', () => {
     // A 48-queue NIC's vectors (its IRQ rows repeated under new numbers) on the same 2 CPUs.
     const observed = freshHost();
     const irqs = observeIrqs(root);
+    if (!irqs) throw new Error(`${root}: no /proc/irq in the fixture`);
     observed.irqs = irqs;
     const eth0 = irqs.irqs.filter((i) => i.nic === 'eth0' && !i.managed);
     expect(eth0.length).toBeGreaterThan(0);
