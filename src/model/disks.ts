@@ -25,6 +25,11 @@ export interface WholeDisk {
   /** true: spinning (HDD); false: solid state; null: unknown. */
   rotational: boolean | null;
   raid?: RaidVirtualDrive;
+  /**
+   * The operating system's own filesystems on this disk too (`/`, `/var`, `/tmp`): io settings on it
+   * then act on their writes as well, which the plan says.
+   */
+  alsoHolds?: string[];
 }
 
 /** A block device between a mount and its whole disks. */

@@ -119,6 +119,12 @@ export function ioLatencyRefusal(policy: Policy, facts: IoFacts | undefined): Us
   );
 }
 
+/** What else a Kafka disk holds, said beside its note: io settings on it act on those writes too. */
+function alsoHolds(d: WorkloadDisks['disks'][number]): string {
+  if (!d.alsoHolds?.length) return '';
+  return `; ${d.name} also holds ${d.alsoHolds.join(', ')}: the io settings on it act on every write there, the OS's and the batch jobs' own (logs, /tmp) included, not only on Kafka's directories`;
+}
+
 /** One note per workload for the controller when it is not usable, else one per disk. */
 export function ioPreconditionNotes(list: readonly WorkloadDisks[], facts: IoFacts): string[] {
   const notes: string[] = [];
@@ -148,7 +154,7 @@ export function ioPreconditionNotes(list: readonly WorkloadDisks[], facts: IoFac
         notes.push(`io ${w.workload}: ${d.name}: its MAJ:MIN is unknown, so no io setting can name it`);
         continue;
       }
-      notes.push(`io ${w.workload}: ${d.name} (${d.dev}): ${mechanism(d, facts)}`);
+      notes.push(`io ${w.workload}: ${d.name} (${d.dev}): ${mechanism(d, facts)}${alsoHolds(d)}`);
     }
   }
   return notes;

@@ -57,6 +57,9 @@ function raidVirtualDrive(vendor: string, model: string): boolean {
 const NO_DEVICE_FS =
   /^(tmpfs|ramfs|overlay|aufs|nfs4?|cifs|smb3|9p|virtiofs|fuse(\..+)?|ceph|glusterfs|proc|sysfs|devtmpfs|squashfs)$/;
 
+/** The operating system's own filesystems a Kafka disk may also hold (named in the plan when it does). */
+const SYSTEM_MOUNTS = ['/', '/var', '/tmp', '/home'];
+
 /** Every request's directories and the whole disks under them. */
 export function readWorkloadDisks(root: string, requests: readonly DiskRequest[]): WorkloadDisks[] {
   if (requests.length === 0) return [];
@@ -102,6 +105,11 @@ class HostBlocks {
         named ? (message) => lacking.push({ field: ['paths', i], message }) : undefined,
       ),
     );
+    const system = this.systemDisks(target);
+    for (const d of disks.values()) {
+      const points = system.get(d.name);
+      if (points) d.alsoHolds = points;
+    }
     return {
       workload: req.workload,
       source,
@@ -110,6 +118,26 @@ class HostBlocks {
       disks: [...disks.values()].sort((a, b) => byNatural(a.name, b.name)),
       findings,
     };
+  }
+
+  private system: Map<string, string[]> | undefined;
+
+  /**
+   * Whole disk → the OS's own mount points on it (SYSTEM_MOUNTS), read once per host. What cannot be
+   * resolved is left out: this only adds words to the plan, it decides nothing.
+   */
+  private systemDisks(target: string): Map<string, string[]> {
+    if (this.system) return this.system;
+    const out = new Map<string, string[]>();
+    for (const point of SYSTEM_MOUNTS) {
+      const disks = new Map<string, WholeDisk>();
+      const dir = this.dir(point, target, [], disks);
+      // Only a filesystem mounted there: /var on /'s filesystem is / already.
+      if (dir.mount?.point !== point) continue;
+      for (const name of disks.keys()) out.set(name, [...(out.get(name) ?? []), point]);
+    }
+    this.system = out;
+    return out;
   }
 
   /** A file's text under the root, or null with a finding saying why it could not be read. */

@@ -71,6 +71,7 @@ describe('isolate plan shows the disks', () => {
       schedulers: ['mq-deadline', 'kyber', 'bfq', 'none'],
       rotational: true,
       raid: { vendor: 'DELL', model: 'PERC H730 Mini', driver: 'megaraid_sas' },
+      alsoHolds: ['/'],
     });
     expect(plan.disks.kafka.dirs[1].layers.map((l: { name: string }) => l.name)).toEqual([
       'dm-0',
@@ -212,7 +213,7 @@ describe('plan names the io mechanism each disk allows', () => {
       const notes = notesOf(host);
       expect(notes).toEqual([
         'io kafka: nvme0n1 (259:0): io.weight: iocost is enabled for 259:0 (enable=1 in /sys/fs/cgroup/io.cost.qos); this kernel has no io.latency',
-        'io kafka: sda (8:0): io.max caps only (this kernel has no io.latency): io.weight would do nothing, since the scheduler is mq-deadline and iocost is not enabled for 8:0 in /sys/fs/cgroup/io.cost.qos; select bfq in queue/scheduler or enable iocost for weights',
+        "io kafka: sda (8:0): io.max caps only (this kernel has no io.latency): io.weight would do nothing, since the scheduler is mq-deadline and iocost is not enabled for 8:0 in /sys/fs/cgroup/io.cost.qos; select bfq in queue/scheduler or enable iocost for weights; sda also holds /: the io settings on it act on every write there, the OS's and the batch jobs' own (logs, /tmp) included, not only on Kafka's directories",
         'io kafka: sdb (8:16): io.weight: BFQ is the active scheduler (weights act through io.bfq.weight); this kernel has no io.latency',
         'io kafka: sdc (8:32): io.weight: BFQ is the active scheduler (weights act through io.bfq.weight); this kernel has no io.latency',
         `io kafka: no latency target is planned (latency: auto): this kernel has no io.latency (${evidence}; CONFIG_BLK_CGROUP_IOLATENCY); its weight acts instead where BFQ or iocost runs, and the batch workloads' caps (io.max) anywhere; latency: off says so in the policy`,
@@ -245,7 +246,7 @@ describe('plan names the io mechanism each disk allows', () => {
     expect(latencyChanges(host)).toEqual([]);
     const notes = notesOf(host);
     expect(notes[1]).toBe(
-      'io kafka: sda (8:0): io.latency only if this kernel has it (unknown): io.weight would do nothing, since the scheduler is mq-deadline and this kernel has no iocost (no /sys/fs/cgroup/io.cost.qos); select bfq in queue/scheduler for weights',
+      "io kafka: sda (8:0): io.latency only if this kernel has it (unknown): io.weight would do nothing, since the scheduler is mq-deadline and this kernel has no iocost (no /sys/fs/cgroup/io.cost.qos); select bfq in queue/scheduler for weights; sda also holds /: the io settings on it act on every write there, the OS's and the batch jobs' own (logs, /tmp) included, not only on Kafka's directories",
     );
     expect(notes.at(-1)).toBe(
       'io kafka: no latency target is planned (latency: auto): whether this kernel has io.latency cannot be told (no cgroup has io enabled and the kernel release is unknown); set latency: 25ms explicitly if you know it is built with CONFIG_BLK_CGROUP_IOLATENCY=y',

@@ -49,7 +49,19 @@ describe('disks under data directories (r630-kafka)', () => {
         schedulers: ['mq-deadline', 'kyber', 'bfq', 'none'],
         rotational: true,
         raid: { vendor: 'DELL', model: 'PERC H730 Mini', driver: 'megaraid_sas' },
+        // sda2 is the root filesystem: io settings on sda act on the OS's writes too.
+        alsoHolds: ['/'],
       },
+    ]);
+  });
+
+  it("names the OS's own filesystems only on the disk that holds them", () => {
+    const w = one(FIXTURE, ['/data1/kafka-logs', '/data2/kafka-logs', '/data 3/kafka-logs']);
+    expect(w.disks.map((d) => [d.name, d.alsoHolds ?? []])).toEqual([
+      ['nvme0n1', []],
+      ['sda', ['/']],
+      ['sdb', []],
+      ['sdc', []],
     ]);
   });
 
