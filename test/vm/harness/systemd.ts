@@ -90,11 +90,8 @@ StandardError=inherit
 TTYPath=/dev/ttyS0
 `;
 
-// reboot -ff is reboot(2) without stopping units: the scenario's state is all on the console already,
+// poweroff -ff is reboot(2) without stopping units: the scenario's state is all on the console already,
 // and a clean shutdown would cost TCG seconds (and could hang on a unit the scenario broke on purpose).
-// A reboot, not a power-off: qemu's -no-reboot turns it into qemu's exit on any kernel, while powering
-// off needs ACPI, which the built io.latency kernel leaves out (kernel/iolatency.config); without it
-// the guest would halt and qemu wait for its timeout.
 const RUN_SCENARIO = `#!/bin/bash
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
 cd /root
@@ -105,7 +102,7 @@ rc=$?
 sync
 echo
 echo "=====EXIT $rc====="
-systemctl reboot -ff || echo b > /proc/sysrq-trigger
+systemctl poweroff -ff || echo o > /proc/sysrq-trigger
 sleep infinity
 `;
 
