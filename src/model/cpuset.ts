@@ -139,3 +139,27 @@ export function sameCpuList(a: string, b: string): boolean {
     return a.trim() === b.trim();
   }
 }
+
+/**
+ * `cpus` as the kernel prints a mask (32-bit hex words, most significant first, comma-separated),
+ * as wide as `like` (the live value, whose width is the kernel's CPU count), so a value written
+ * reads back byte for byte the same. Throws when a CPU does not fit in that width.
+ */
+export function formatMask(cpus: CpuSet, like: string | null): string {
+  const liveWords = like?.trim() ? like.trim().split(',') : null;
+  const highest = cpus.size === 0 ? 0 : cpus.toArray()[cpus.size - 1]!;
+  const words = liveWords?.length ?? Math.floor(highest / 32) + 1;
+  if (highest >= words * 32)
+    throw new CpuSetParseError(`cpu ${highest} does not fit a ${words * 32}-bit mask`);
+  const firstWidth = liveWords ? liveWords[0]!.length : 8;
+  const out: string[] = [];
+  for (let w = words - 1; w >= 0; w--) {
+    let v = 0;
+    for (const id of cpus) if (id >= w * 32 && id < w * 32 + 32) v |= 1 << (id - w * 32);
+    out.push((v >>> 0).toString(16).padStart(w === words - 1 ? firstWidth : 8, '0'));
+  }
+  if (liveWords && firstWidth < 8 && out[0]!.length > firstWidth) {
+    throw new CpuSetParseError(`cpus ${cpus} do not fit the mask width of ${JSON.stringify(like)}`);
+  }
+  return out.join(',');
+}

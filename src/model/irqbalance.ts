@@ -8,8 +8,7 @@
 // IRQBALANCE_ARGS= there would silently win over a drop-in's Environment=. EnvironmentFile= is a list
 // read in order, a later file overriding an earlier one: the drop-in appends isolate's file, whose
 // values merge the operator's (union, never dropping theirs). ExecStart= is left as the package has it.
-import { CpuSet } from './cpuset.js';
-import { formatMask } from './irq.js';
+import { CpuSet, formatMask } from './cpuset.js';
 
 export const IRQBALANCE_UNIT = 'irqbalance.service';
 /** The setting of a systemd change that carries isolate's irqbalance bans. */

@@ -15,15 +15,11 @@ import { readAssignment } from './assignment.js';
 import { observe } from './observe.js';
 import type { RoundCache } from './round-cache.js';
 import { readTopology } from '../topology/read.js';
+import type { BuiltPlan, ExecutorOptions } from './built-plan.js';
 import { type PolicySource, policyOf, readPolicySource, resolvePolicyPath } from './policy-source.js';
 
-/** How changes are carried out, fixed at plan time and saved with the plan and in the journal. */
-export interface ExecutorOptions {
-  raid?: {
-    timeoutMs: number;
-    toolPaths?: Partial<Record<RaidTool, string>>;
-  };
-}
+// Where callers have always found them; they live in built-plan.ts, which saved-plan.ts imports too.
+export type { BuiltPlan, ExecutorOptions } from './built-plan.js';
 
 export interface PlanRequest {
   root: string;
@@ -58,15 +54,6 @@ export interface PlanRequest {
   jvms?: boolean;
   /** Read the disks under the workloads' data directories (`disks:`) and show them with the plan. */
   disks?: boolean;
-}
-
-export interface BuiltPlan {
-  plan: Plan;
-  topology: Topology;
-  policy: Policy;
-  source: PolicySource;
-  observed: ObservedState;
-  executorOptions: ExecutorOptions;
 }
 
 /**

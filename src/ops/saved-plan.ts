@@ -32,7 +32,7 @@ import { ReadRefused, readTextFile } from '../sys/read.js';
 import { describeUntrusted } from '../sys/trust.js';
 import { readTrustedText, TrustRefused } from '../sys/trusted-read.js';
 import { writeFileAtomic } from '../sys/write.js';
-import type { BuiltPlan, ExecutorOptions } from './plan.js';
+import type { BuiltPlan, ExecutorOptions } from './built-plan.js';
 import { type PolicySource, sha256 } from './policy-source.js';
 
 /** What `isolate plan` saves: the plan, the policy it came from, and how to carry it out. */

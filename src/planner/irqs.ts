@@ -1,9 +1,8 @@
 // Quiet cores: where each IRQ, each NIC queue's packet steering and the unbound workqueues may run,
 // so that nothing but the exclusive workload's own work lands on its cores. Pure, like the rest of
 // the planner: the observation comes in (src/irq/observe.ts), changes with their reasons go out.
-import { CpuSet } from '../model/cpuset.js';
+import { CpuSet, formatMask } from '../model/cpuset.js';
 import {
-  formatMask,
   type IrqSetting,
   type IrqOwner,
   irqLabel,

@@ -1,12 +1,31 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BACKENDS, folderEdges, LAYERS, violations } from './layers.js';
+import { BACKENDS, fileGraph, folderEdges, importCycles, LAYERS, violations } from './layers.js';
 
 const SRC = path.resolve(import.meta.dirname, '../../src');
 
 describe('src/ folder layering', () => {
   it('every import goes to a lower layer (so the folder graph has no cycle)', () => {
     expect(violations(folderEdges(SRC))).toEqual([]);
+  });
+
+  it('no two modules import each other, directly or round a circle (type-only and dynamic imports count)', () => {
+    expect(importCycles(fileGraph(SRC))).toEqual([]);
+  });
+
+  it('the circle finder sees a two-file and a three-file circle, once each', () => {
+    const graph = new Map([
+      ['ops/plan.ts', ['ops/saved-plan.ts', 'model/plan.ts']],
+      ['ops/saved-plan.ts', ['ops/plan.ts']],
+      ['model/a.ts', ['model/b.ts']],
+      ['model/b.ts', ['model/c.ts']],
+      ['model/c.ts', ['model/a.ts']],
+      ['model/plan.ts', []],
+    ]);
+    expect(importCycles(graph)).toEqual([
+      'model/a.ts → model/b.ts → model/c.ts → model/a.ts',
+      'ops/plan.ts → ops/saved-plan.ts → ops/plan.ts',
+    ]);
   });
 
   it('the checker sees upward, sideways and undeclared edges', () => {

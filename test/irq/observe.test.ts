@@ -7,7 +7,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCounts, splitActions } from '../../src/irq/counts.js';
 import { observeIrqs } from '../../src/irq/observe.js';
-import { formatMask, parseCpusOrNull, sameMask } from '../../src/model/irq.js';
+import { formatMask } from '../../src/model/cpuset.js';
+import { parseCpusOrNull, sameMask } from '../../src/model/irq.js';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { irqHost } from '../support/irq-host.js';
 
