@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURES, HAVE_FIXTURES } from '../raid/fixtures.js';
 import { CV_9270, CV_9270_DETAIL, makeHost, type SimHost } from '../raid/host.js';
-import { expectDocSample, sampleIds } from '../support/doc-samples.js';
+import { docTable, expectDocSample, sampleIds } from '../support/doc-samples.js';
 import { cli, hostWithPolicy, putProcesses, settleEffective, transcript } from './host.js';
 
 const DOC = 'docs/commands.md';
@@ -72,6 +72,11 @@ describe('docs/commands.md', () => {
     expect(dry.code).toBe(0);
     sample('plan-json', transcript(root, 'isolate plan --dry-run --json', dry));
     const alloc = JSON.parse(dry.stdout).allocation;
+    // The flags table names every top-level field of the document (`disks` comes only with a policy
+    // that names disks, which this one does not).
+    const row = docTable('docs/commands.md', 'isolate plan').find((r) => r[0]?.startsWith('`--json`'));
+    const named = [...(row?.[2] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1]);
+    expect(named.filter((k) => k !== 'disks').sort()).toEqual(Object.keys(JSON.parse(dry.stdout)).sort());
 
     const detailed = (): string => {
       const r = cli(root, ['plan', '--dry-run', '--detailed-exitcode']);
