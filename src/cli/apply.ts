@@ -202,8 +202,10 @@ export function registerApply(program: Command): void {
       const { formatCheck } = await import('../audit/format.js');
       const { EXIT_STATUS } = await import('../model/finding.js');
       const report = await check({ root, notice, policyPath: opts.policy });
-      if (opts.json) printJson(report);
+      const code = EXIT_STATUS[report.status];
+      // `code` beside `status` in every document, as a failure's has it: one field to read either way.
+      if (opts.json) printJson({ status: report.status, code, ...report });
       else printText(formatCheck(report));
-      process.exitCode = EXIT_STATUS[report.status];
+      process.exitCode = code;
     });
 }

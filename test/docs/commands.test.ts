@@ -92,6 +92,10 @@ describe('docs/commands.md', () => {
 
     const before_check = cli(root, ['check']);
     expect(before_check.code).toBe(2);
+    // --json carries the exit code beside the status, as a failure's document does.
+    const json = cli(root, ['check', '--json']);
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'CRITICAL', code: 2 });
     sample('check-critical', transcript(root, 'isolate check', before_check));
 
     const saved = cli(root, ['plan']);
@@ -114,6 +118,7 @@ describe('docs/commands.md', () => {
     running(root, alloc.kafka.cpuList, alloc.flink.cpuList);
     const ok = cli(root, ['check']);
     expect(ok.code).toBe(0);
+    expect(JSON.parse(cli(root, ['check', '--json']).stdout)).toMatchObject({ status: 'OK', code: 0 });
     sample('check-ok', transcript(root, 'isolate check', ok));
 
     const agent = cli(root, ['agent', '--once'], { ISOLATE_LOG: 'json' });
