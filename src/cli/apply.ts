@@ -204,7 +204,10 @@ export function registerApply(program: Command): void {
       const report = await check({ root, notice, policyPath: opts.policy });
       const code = EXIT_STATUS[report.status];
       // `code` beside `status` in every document, as a failure's has it: one field to read either way.
-      if (opts.json) printJson({ status: report.status, code, ...report });
+      if (opts.json) {
+        const { status, ...rest } = report;
+        printJson({ status, code, ...rest });
+      }
       else printText(formatCheck(report));
       process.exitCode = code;
     });
