@@ -2,50 +2,23 @@
 // set-property --runtime`, drop-ins under /run/systemd/system.control/), never by writing the
 // unit's cgroup files, which systemd rewrites on every reload. Rollback removes exactly the
 // drop-ins isolate created, then reloads systemd once for all of them (commitUndo).
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { mkdir, rmdir } from 'node:fs/promises';
+import { readdirSync, rmSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChangeExecutor, StepError, type UndoResult } from '../apply/executor.js';
 import { UserError } from '../model/errors.js';
 import { isIoProperty, sameIoEntry } from '../model/io.js';
-import {
-  IRQBALANCE_DROP_IN,
-  IRQBALANCE_ENV_FILE,
-  IRQBALANCE_SETTING,
-  IRQBALANCE_UNIT,
-  irqbalanceDropInText,
-  irqbalanceEnvText,
-  runsWith,
-  showIrqbalanceValue,
-  valueOfEnvText,
-} from '../model/irqbalance.js';
-import {
-  cpusIn,
-  JVM_OPTIONS_SETTING,
-  jvmDropInPath,
-  jvmDropInText,
-  unwritableValue,
-} from '../model/jvm-options.js';
+import { IRQBALANCE_SETTING, IRQBALANCE_UNIT, showIrqbalanceValue } from '../model/irqbalance.js';
+import { JVM_OPTIONS_SETTING } from '../model/jvm-options.js';
 import type { Change } from '../model/plan.js';
-import { sliceDropInPath, sliceDropInText, slicePath } from '../model/systemd.js';
-import { isDirLiveSync, ReadRefused, readBoundedIfPresent, readLiveSync, readTrimSync } from '../sys/read.js';
-import { writeFileAtomic } from '../sys/write.js';
+import { slicePath } from '../model/systemd.js';
+import { isDirLiveSync, readLiveSync, readTrimSync } from '../sys/read.js';
+import { DropIns } from './drop-ins.js';
 import { IoEntries } from './io.js';
-import { environmentFilesOf, runningEnv } from './irqbalance.js';
 import { systemdRuns } from './observe.js';
 import { restored, sameProperty, UnitProperties } from './properties.js';
 import { parseShow, systemctl } from './systemctl.js';
-import {
-  cgroupDir,
-  DROP_IN_MAX_BYTES,
-  errCodeOf,
-  IN_FORCE_TRIES,
-  IN_FORCE_WAIT_MS,
-  type StagedUndo,
-  StagedUndos,
-  Units,
-} from './unit.js';
+import { cgroupDir, errCodeOf, type StagedUndo, StagedUndos, Units } from './unit.js';
 
 export { ioFileMissing } from './io.js';
 export { sameProperty } from './properties.js';
@@ -66,6 +39,7 @@ export class SystemdExecutor implements ChangeExecutor {
   private readonly units: Units;
   private readonly io: IoEntries;
   private readonly properties: UnitProperties;
+  private readonly dropIns: DropIns;
   /** Undos whose drop-in is removed but which systemd sees only after the next daemon-reload. */
   private readonly staged = new StagedUndos();
 
@@ -73,6 +47,7 @@ export class SystemdExecutor implements ChangeExecutor {
     this.units = new Units(root);
     this.io = new IoEntries(this.units);
     this.properties = new UnitProperties(this.units, this.io, this.staged);
+    this.dropIns = new DropIns(root, this.properties, this.staged);
   }
 
   async ready(): Promise<void> {
@@ -85,7 +60,7 @@ export class SystemdExecutor implements ChangeExecutor {
   }
 
   async read(change: Change): Promise<string | null> {
-    if (change.setting === IRQBALANCE_SETTING) return this.readIrqbalance();
+    if (change.setting === IRQBALANCE_SETTING) return this.dropIns.readIrqbalance();
     return this.properties.read(change);
   }
 
@@ -97,7 +72,7 @@ export class SystemdExecutor implements ChangeExecutor {
     if (changes.some((c) => c.setting === IRQBALANCE_SETTING)) {
       const rest = changes.filter((c) => c.setting !== IRQBALANCE_SETTING);
       const values = await this.properties.readMany(rest);
-      const ours = await this.readIrqbalance();
+      const ours = await this.dropIns.readIrqbalance();
       return changes.map((c) => (c.setting === IRQBALANCE_SETTING ? ours : (values.shift() ?? null)));
     }
     return this.properties.readMany(changes);
@@ -114,13 +89,13 @@ export class SystemdExecutor implements ChangeExecutor {
 
   /** The `Slice=` drop-in of a unit, under --root (which is / whenever systemd is asked). */
   sliceDropIn(unit: string): string {
-    return path.join(this.root, sliceDropInPath(unit));
+    return this.dropIns.sliceDropIn(unit);
   }
 
   async apply(change: Change): Promise<{ skipped?: string }> {
-    if (change.setting === 'Slice') return this.applySlice(change);
-    if (change.setting === JVM_OPTIONS_SETTING) return this.applyJvmOptions(change);
-    if (change.setting === IRQBALANCE_SETTING) return this.applyIrqbalance(change);
+    if (change.setting === 'Slice') return this.dropIns.applySlice(change);
+    if (change.setting === JVM_OPTIONS_SETTING) return this.dropIns.applyJvmOptions(change);
+    if (change.setting === IRQBALANCE_SETTING) return this.dropIns.applyIrqbalance(change);
     if (change.setting === 'ActiveState') return this.properties.applyActive(change);
     return this.properties.apply(change);
   }
@@ -130,183 +105,13 @@ export class SystemdExecutor implements ChangeExecutor {
    * whether the running irqbalance has isolate's ban.
    */
   async notInForce(change: Change, live: string | null): Promise<string | null> {
-    if (change.setting === IRQBALANCE_SETTING) return this.irqbalanceNotInForce(live);
+    if (change.setting === IRQBALANCE_SETTING) return this.dropIns.irqbalanceNotInForce(live);
     return this.properties.notInForce(change, live);
-  }
-
-  /**
-   * `Slice=` cannot be set on a loaded unit through set-property: isolate writes a drop-in (the one
-   * safe writer, 0644), reloads systemd and reads the configured slice back. The unit moves at its
-   * next start; isolate never restarts it.
-   */
-  private async applySlice(change: Change): Promise<{ skipped?: string }> {
-    const file = this.sliceDropIn(change.target);
-    const dir = path.dirname(file);
-    if (!existsSync(dir)) await mkdir(dir, { mode: 0o755 });
-    await writeFileAtomic(file, sliceDropInText(change.target, change.to), { mode: 0o644 });
-    await systemctl(['daemon-reload']);
-    const now = await this.read(change);
-    if (!this.satisfied(change, now)) {
-      throw new StepError(
-        `${file}: systemd reports Slice=${now ?? '(unit not loaded)'} for ${change.target} after daemon-reload (a later drop-in of the operator's sets another slice?); remove the conflicting Slice= or name that slice in the policy`,
-      );
-    }
-    return {};
   }
 
   /** The JVM options drop-in of a unit, under --root (which is / whenever systemd is asked). */
   jvmDropIn(unit: string): string {
-    return path.join(this.root, jvmDropInPath(unit));
-  }
-
-  /**
-   * The JVM options drop-in (model/jvm-options.ts): written through the one safe writer (0644),
-   * systemd reloaded, the variable read back as systemd will pass it at the next start. The running
-   * JVM keeps the options it started with; isolate never restarts it.
-   */
-  private async applyJvmOptions(change: Change): Promise<{ skipped?: string }> {
-    const file = this.jvmDropIn(change.target);
-    const bad = unwritableValue(change.to);
-    if (bad) throw new StepError(`${file}: ${change.to.slice(0, 60)}... cannot be written (${bad})`);
-    const dir = path.dirname(file);
-    if (!existsSync(dir)) await mkdir(dir, { mode: 0o755 });
-    await writeFileAtomic(file, jvmDropInText(change.target, change.to, cpusIn(change.to) ?? 0), {
-      mode: 0o644,
-    });
-    await systemctl(['daemon-reload']);
-    const now = await this.read(change);
-    if (!this.satisfied(change, now)) {
-      throw new StepError(
-        `${file}: systemd reports ${now === null ? '(unit not loaded)' : `"${now}"`} for ${change.target} after daemon-reload, not "${change.to}" (a later drop-in of the operator's sets the variable?); add -XX:ActiveProcessorCount there, or remove jvm: from the policy`,
-      );
-    }
-    return {};
-  }
-
-  /**
-   * isolate's irqbalance value: the assignments of its environment file when systemd has loaded the
-   * drop-in naming it (EnvironmentFiles=, printed once per file), '' when it has not; null when
-   * irqbalance.service is not loaded (not installed).
-   */
-  private async readIrqbalance(): Promise<string | null> {
-    const show = await systemctl([
-      'show',
-      '-p',
-      'LoadState',
-      '-p',
-      'EnvironmentFiles',
-      '--',
-      IRQBALANCE_UNIT,
-    ]);
-    if (!/^LoadState=loaded$/m.test(show)) return null;
-    if (!environmentFilesOf(show.split('\n')).some((f) => f.file === IRQBALANCE_ENV_FILE)) return '';
-    let text: string | null;
-    try {
-      text = readBoundedIfPresent(path.join(this.root, IRQBALANCE_ENV_FILE), { maxBytes: DROP_IN_MAX_BYTES });
-    } catch (err) {
-      throw new StepError(`${IRQBALANCE_ENV_FILE}: ${err instanceof ReadRefused ? err.reason : String(err)}`);
-    }
-    return text === null ? '' : valueOfEnvText(text);
-  }
-
-  /** The running irqbalance (MainPID) started without `live`: it reads its environment only at start. */
-  private async irqbalanceNotInForce(live: string | null): Promise<string | null> {
-    if (!live) return null;
-    const [props] = parseShow(
-      await systemctl(['show', '-p', 'ActiveState', '-p', 'MainPID', '--', IRQBALANCE_UNIT]),
-    );
-    const pid = Number(props?.MainPID ?? 0);
-    if (props?.ActiveState !== 'active' || !(pid > 0)) return null;
-    const env = runningEnv(this.root, pid);
-    if (env === null || runsWith(env, live)) return null;
-    return `irqbalance (pid ${pid}) runs without isolate's ban (started before it was written)`;
-  }
-
-  /**
-   * irqbalance's ban: isolate's environment file and the drop-in naming it, both through the one safe
-   * writer (0644), systemd reloaded, the value read back as systemd will pass it, then irqbalance
-   * restarted once (try-restart: a stopped irqbalance stays stopped and reads it at its next start)
-   * and its new process's environment checked.
-   */
-  private async applyIrqbalance(change: Change): Promise<{ skipped?: string }> {
-    const file = path.join(this.root, IRQBALANCE_ENV_FILE);
-    if (/[\x00-\x09\x0b-\x1f\x7f]/.test(change.to))
-      throw new StepError(`${file}: the value holds a control character; not written`);
-    const dir = path.dirname(file);
-    if (!existsSync(dir)) await mkdir(dir, { mode: 0o755 });
-    await writeFileAtomic(file, irqbalanceEnvText(change.to), { mode: 0o644 });
-    await writeFileAtomic(path.join(this.root, IRQBALANCE_DROP_IN), irqbalanceDropInText(), { mode: 0o644 });
-    await systemctl(['daemon-reload']);
-    const now = await this.readIrqbalance();
-    if (now !== change.to) {
-      throw new StepError(
-        `${IRQBALANCE_DROP_IN}: after daemon-reload systemd ${now === null ? `does not know ${IRQBALANCE_UNIT}` : `passes ${now ? showIrqbalanceValue(now) : "no value of isolate's"}`}, not ${showIrqbalanceValue(change.to)}`,
-      );
-    }
-    await systemctl(['try-restart', '--', IRQBALANCE_UNIT]);
-    let why = await this.irqbalanceNotInForce(now);
-    for (let i = 0; why !== null && i < IN_FORCE_TRIES; i++) {
-      await sleep(IN_FORCE_WAIT_MS);
-      why = await this.irqbalanceNotInForce(now);
-    }
-    if (why) throw new StepError(`systemctl try-restart ${IRQBALANCE_UNIT}: ${why}`);
-    return {};
-  }
-
-  /**
-   * Back to the value before: isolate's files removed (recognised by their header) when there was
-   * none, else its earlier value written again. Staged: commitUndo reloads systemd once, then
-   * restarts irqbalance once.
-   */
-  private async undoIrqbalance(change: Change, previous: string | null): Promise<UndoResult> {
-    const env = path.join(this.root, IRQBALANCE_ENV_FILE);
-    const dropIn = path.join(this.root, IRQBALANCE_DROP_IN);
-    if (previous) {
-      await writeFileAtomic(env, irqbalanceEnvText(previous), { mode: 0o644 });
-      await writeFileAtomic(dropIn, irqbalanceDropInText(), { mode: 0o644 });
-    } else {
-      for (const file of [dropIn, env]) {
-        let text: string | null;
-        try {
-          text = readBoundedIfPresent(file, { maxBytes: DROP_IN_MAX_BYTES });
-        } catch (err) {
-          const why = err instanceof ReadRefused ? err.reason : String(err);
-          return { note: `${file} is not isolate's (${why}); left in place` };
-        }
-        if (text !== null && !text.startsWith('# Written by isolate'))
-          return { note: `${file} was not written by isolate; left in place` };
-        rmSync(file, { force: true });
-      }
-      await rmdir(path.dirname(env)).catch(() => {});
-    }
-    this.staged.push({ change, previous });
-    return { pending: true };
-  }
-
-  /**
-   * Removes exactly isolate's own drop-in, Slice= or JVM options (recognised by its header), and its directory if it is
-   * left empty. Staged: in force at commitUndo's daemon-reload. An absent file is staged as well: a
-   * crash between the removal and the reload leaves exactly that, and the reload is still owed.
-   */
-  private async undoOwnDropIn(change: Change, previous: string | null): Promise<UndoResult> {
-    const file = change.setting === 'Slice' ? this.sliceDropIn(change.target) : this.jvmDropIn(change.target);
-    // Bounded and regular files only: a FIFO or device at isolate's name is not its drop-in.
-    let text: string | null;
-    try {
-      text = readBoundedIfPresent(file, { maxBytes: DROP_IN_MAX_BYTES });
-    } catch (err) {
-      const why = err instanceof ReadRefused ? err.reason : String(err);
-      return { note: `${file} is not isolate's drop-in (${why}); left in place` };
-    }
-    if (text !== null && !text.startsWith('# Written by isolate')) {
-      return { note: `${file} was not written by isolate; left in place` };
-    }
-    if (text !== null) {
-      rmSync(file, { force: true });
-      await rmdir(path.dirname(file)).catch(() => {});
-    }
-    this.staged.push({ change, previous });
-    return { pending: true };
+    return this.dropIns.jvmDropIn(unit);
   }
 
   /** A runtime drop-in of `set-property --runtime`, under --root (which is / whenever systemd is asked). */
@@ -316,9 +121,9 @@ export class SystemdExecutor implements ChangeExecutor {
 
   async undo(change: Change, previous: string | null): Promise<UndoResult> {
     if (isIoProperty(change.setting)) return this.io.undo(change, previous);
-    if (change.setting === IRQBALANCE_SETTING) return this.undoIrqbalance(change, previous);
+    if (change.setting === IRQBALANCE_SETTING) return this.dropIns.undoIrqbalance(change, previous);
     if (change.setting === 'Slice' || change.setting === JVM_OPTIONS_SETTING)
-      return this.undoOwnDropIn(change, previous);
+      return this.dropIns.undoOwnDropIn(change, previous);
     if (change.setting === 'ActiveState') return this.properties.undoActive(change, previous);
     return this.properties.undo(change, previous);
   }
