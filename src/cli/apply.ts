@@ -207,8 +207,7 @@ export function registerApply(program: Command): void {
       if (opts.json) {
         const { status, ...rest } = report;
         printJson({ status, code, ...rest });
-      }
-      else printText(formatCheck(report));
+      } else printText(formatCheck(report));
       process.exitCode = code;
     });
 }
