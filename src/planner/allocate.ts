@@ -440,6 +440,19 @@ function nearestMemoryNode(topology: Topology, from: NumaNode): number | null {
   return withMem[0]?.id ?? null;
 }
 
+/**
+ * The most of its nodes' memory a memory.low derived from `{ writeRate, window }` may protect. All of
+ * it (what the planner once capped at) leaves nothing reclaimable for the heap Kafka itself grows, the
+ * kernel and the batch workloads on that node; a bigger protection is the operator's to write as a size.
+ */
+const DERIVED_SHARE_MAX = 75;
+
+/** The share (in %, rounded up) of `scope` that `bytes` is, when above DERIVED_SHARE_MAX; null when within it or unknown. */
+function derivedShare(bytes: number, scope: number): number | null {
+  if (scope <= 0 || bytes * 100 <= scope * DERIVED_SHARE_MAX) return null;
+  return Math.ceil((bytes * 100) / scope);
+}
+
 function resolveMemory(
   topology: Topology,
   policy: Policy,
@@ -451,7 +464,18 @@ function resolveMemory(
   const out: WorkloadAllocation['memory'] = {};
   const resolve = (a: MemoryAmount): number | 'max' => {
     if ('unlimited' in a) return 'max';
-    if ('writeRate' in a) return sizeCache(a, scope).bytes;
+    if ('writeRate' in a) {
+      const share = derivedShare(a.writeRate * a.windowSeconds, scope);
+      if (share !== null) {
+        const where = `node${mems.length === 1 ? '' : 's'} ${mems.join(',')}`;
+        throw policyError(
+          policy,
+          [...w.path, 'memory', 'low'],
+          `${a.written.writeRate} × ${a.written.window} is ${formatBytes(a.writeRate * a.windowSeconds)}, ${share} % of the ${formatBytes(scope)} of ${where}; a protection derived from a write rate is kept to ${DERIVED_SHARE_MAX} % of its nodes' memory (${formatBytes((scope * DERIVED_SHARE_MAX) / 100)} here: the heap, the kernel and the other workloads live there too): lower window or writeRate, give ${w.name} more nodes (memory.mems), or write memory.low as a size if you mean that much`,
+        );
+      }
+      return sizeCache(a).bytes;
+    }
     const bytes = 'bytes' in a ? a.bytes : (scope * a.percent) / 100;
     return pageAlign(bytes);
   };

@@ -32,22 +32,14 @@ export function layoutOf(observed: ObservedState): string {
 }
 
 /** The arithmetic of each memory.low given as a write rate and a window (page-cache.ts). */
-function cacheWindowNotes(
-  topology: Topology,
-  policy: Policy,
-  allocation: Allocation,
-  notes: string[],
-  warnings: string[],
-): void {
+function cacheWindowNotes(topology: Topology, policy: Policy, allocation: Allocation, notes: string[]): void {
   for (const w of policy.workloads) {
     const low = w.memory.low;
     const a = allocation.workloads.find((x) => x.name === w.name);
     if (!low || !('writeRate' in low) || !a) continue;
     // The same scope memory.low was resolved in (allocate.ts resolveMemory): its mems nodes.
     const scope = topology.nodes.filter((n) => a.mems.includes(n.id)).reduce((s, n) => s + n.memoryBytes, 0);
-    const text = cacheSizingText(w.name, low, sizeCache(low, scope), a.mems, scope);
-    notes.push(text.note);
-    if (text.warning) warnings.push(text.warning);
+    notes.push(cacheSizingText(w.name, low, sizeCache(low), a.mems, scope).note);
   }
 }
 
@@ -94,7 +86,7 @@ export function planHost(topology: Topology, policy: Policy, observed: ObservedS
     warnings.push(...t.warnings);
     if (t.ties.length > 0) raidDisks = t.ties;
   }
-  cacheWindowNotes(topology, policy, allocation, notes, warnings);
+  cacheWindowNotes(topology, policy, allocation, notes);
   return {
     allocation,
     changes,

@@ -113,16 +113,18 @@ describe('planning', () => {
     expect(p.warnings.filter((w) => w.startsWith('memory.low'))).toEqual([]);
   });
 
-  it('capped by the memory of the workload’s nodes, with how long that holds, as a warning', () => {
-    const p = plan('{ writeRate: 170MB/s, window: 30m }');
-    const kafka = p.allocation.workloads.find((w) => w.name === 'kafka')!;
-    expect(kafka.memory.low).toBe(128 * GiB);
-    expect(p.notes.find((n) => n.startsWith('memory.low kafka'))).toBe(
-      'memory.low kafka: 170MB/s × 30m = 170.0 MB/s (162.1M/s) × 30.0 min = 285.0G (306000000000 bytes), capped at the 128G of node 0: 128G holds 13.5 min of writes at 170MB/s',
+  it('more than 75 % of the workload’s nodes is refused, naming the share and the fixes; a size is the operator’s word', () => {
+    // 170 MB/s × 30 min = 285 GB against node 0's 128 GiB (the planner once capped it at all of it).
+    expect(() => plan('{ writeRate: 170MB/s, window: 30m }')).toThrow(
+      /^p\.yaml:\d+:\d+: workloads\[0\]\.memory\.low: 170MB\/s × 30m is 285\.0G, 223 % of the 128G of node 0; a protection derived from a write rate is kept to 75 % of its nodes' memory \(96G here: .*\): lower window or writeRate, give kafka more nodes \(memory\.mems\), or write memory\.low as a size if you mean that much$/,
     );
-    expect(p.warnings).toContain(
-      'memory.low kafka: 30m of writes at 170MB/s (285.0G) is more than the memory of node 0 (128G); the cache holds 13.5 min at most: lower window, or give kafka more nodes (memory.mems)',
+    // At the edge: 606 s of 170 MB/s is 74.96 % of 128 GiB (planned), 607 s is 75.08 % (refused).
+    expect(() => plan('{ writeRate: 170MB/s, window: 606s }')).not.toThrow();
+    expect(() => plan('{ writeRate: 170MB/s, window: 607s }')).toThrow(
+      /is 96\.1G, 76 % of the 128G of node 0/,
     );
+    // The same amount written as a size: planned as written.
+    expect(plan('100G').allocation.workloads.find((w) => w.name === 'kafka')!.memory.low).toBe(100 * GiB);
   });
 
   it('the plain size form is unchanged and has no note', () => {
