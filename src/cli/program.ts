@@ -3,7 +3,7 @@
 // for RAID adapters, pino or execa. Entry point: src/cli.ts (dist/ and the executable).
 import { Command, CommanderError } from 'commander';
 import pkg from '../../package.json' with { type: 'json' };
-import { oneLine, UserError } from '../model/errors.js';
+import { oneLine, UserError, UserErrors } from '../model/errors.js';
 import { registerAgent } from './agent.js';
 import { registerApply } from './apply.js';
 import { registerCore } from './core.js';
@@ -104,9 +104,15 @@ function reportError(err: unknown, argv: string[]): number {
     code = 1;
     message = err.message.replace(/^error: /, '');
   } else if (err instanceof UserError) {
-    message = clean(err.message);
+    // Several failures of one input (every mistake of a policy): one line each, as one failure is.
+    const lines = (err instanceof UserErrors ? err.lines : [err.message]).map(clean);
+    message =
+      lines.length > 1
+        ? `${lines[0]} (and ${lines.length - 1} more: ${lines.slice(1).join('; ')})`
+        : lines[0]!;
     code = err.exitCode;
-    writeErr(`isolate: ${monitoring && !message.startsWith('UNKNOWN') ? 'UNKNOWN: ' : ''}${message}\n`);
+    for (const line of lines)
+      writeErr(`isolate: ${monitoring && !line.startsWith('UNKNOWN') ? 'UNKNOWN: ' : ''}${line}\n`);
   } else {
     message = clean(`internal error: ${err instanceof Error ? err.message : String(err)}`);
     code = 1;

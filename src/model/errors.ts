@@ -12,6 +12,20 @@ export class UserError extends Error {
   }
 }
 
+/**
+ * Several independent failures of one input (a policy with five mistakes): each is its own line,
+ * `lines`, so one run names them all; `message` holds them one a line.
+ */
+export class UserErrors extends UserError {
+  constructor(
+    readonly lines: readonly string[],
+    exitCode = 1,
+  ) {
+    super(lines.join('\n'), exitCode);
+    this.name = 'UserErrors';
+  }
+}
+
 /** Collapse any message to one line: our error contract is one line per failure. */
 export function oneLine(message: string): string {
   return message.replace(/\s*\n\s*/g, '; ').trim();

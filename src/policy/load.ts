@@ -1,7 +1,7 @@
 // Loads a HostPolicy YAML file and validates it field by field. Every error names the file,
 // line:column, the field path and what was expected, as one line (exit code 1).
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
-import { UserError } from '../model/errors.js';
+import { UserError, UserErrors } from '../model/errors.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { parseIo } from './io.js';
 import { parseRaidPolicy } from './raid.js';
@@ -98,14 +98,51 @@ function parsePolicyUnguarded(text: string, source: string): Policy {
     const { line, col } = lineCounter.linePos(offset);
     return `${source}:${line}:${col}`;
   };
-  const errors: FieldErrors = {
-    fail(path: FieldPath, message: string, at: 'key' | 'value' = 'value'): never {
-      throw new UserError(`${locate(path, at)}: ${formatPath(path)}: ${message}`);
-    },
-  };
-
+  const errors = new CollectedErrors(locate);
   const raw = doc.toJS({ maxAliasCount: 100 }) as unknown;
-  return validatePolicy(raw, source, errors, locate);
+  let policy: Policy | undefined;
+  try {
+    policy = validatePolicy(raw, source, errors, locate);
+  } catch (err) {
+    if (!(err instanceof FieldError)) throw err;
+    errors.found.push(err.message);
+  }
+  errors.settle();
+  return policy!;
+}
+
+/** One field's failure while the policy is read: kept by CollectedErrors, never seen outside this file. */
+class FieldError extends Error {}
+
+/**
+ * Every error of a policy in one run: `fail` stops the part being read (a field, a workload), and
+ * `attempt` around each independent part keeps that error and reads on. `settle` then throws them
+ * all, each its own line with its own location and fix (UserErrors), or returns when there are none.
+ */
+class CollectedErrors implements FieldErrors {
+  readonly found: string[] = [];
+  constructor(private readonly locate: Policy['locate']) {}
+
+  fail(path: FieldPath, message: string, at: 'key' | 'value' = 'value'): never {
+    throw new FieldError(`${this.locate(path, at)}: ${formatPath(path)}: ${message}`);
+  }
+
+  /** Reads one independent part; on an error there, keeps it and gives `fallback` so the rest is read. */
+  attempt<T>(read: () => T, fallback: T): T {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof FieldError)) throw err;
+      if (!this.found.includes(err.message)) this.found.push(err.message);
+      return fallback;
+    }
+  }
+
+  /** Throws what was found (one error as before, several as UserErrors); returns when nothing was. */
+  settle(): void {
+    if (this.found.length === 1) throw new UserError(this.found[0]!);
+    if (this.found.length > 1) throw new UserErrors(this.found);
+  }
 }
 
 /** The YAML library's message, without its advice about its own API and at a bounded length. */
@@ -134,18 +171,38 @@ function nodeAt(root: Node | null, path: FieldPath, at: 'key' | 'value'): Node |
   return node;
 }
 
-function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locate: Policy['locate']): Policy {
+function validatePolicy(
+  raw: unknown,
+  source: string,
+  errors: CollectedErrors,
+  locate: Policy['locate'],
+): Policy {
   const top = object(raw, [], errors, 'a HostPolicy mapping with apiVersion, kind and workloads');
-  allowOnly(top, [], ['apiVersion', 'kind', 'reserved', 'strict', 'quiet', 'workloads', 'raid'], errors);
+  // Each part below is read on whatever the others hold: one run names every mistake (settle).
+  errors.attempt(
+    () =>
+      allowOnly(top, [], ['apiVersion', 'kind', 'reserved', 'strict', 'quiet', 'workloads', 'raid'], errors),
+    undefined,
+  );
+  errors.attempt(() => {
+    if (top.apiVersion !== 'isolate/v1') {
+      errors.fail(['apiVersion'], `expected "isolate/v1"; got ${describe(top.apiVersion)}`);
+    }
+  }, undefined);
+  errors.attempt(() => {
+    if (top.kind !== 'HostPolicy') errors.fail(['kind'], `expected "HostPolicy"; got ${describe(top.kind)}`);
+  }, undefined);
 
-  if (top.apiVersion !== 'isolate/v1') {
-    errors.fail(['apiVersion'], `expected "isolate/v1"; got ${describe(top.apiVersion)}`);
-  }
-  if (top.kind !== 'HostPolicy') errors.fail(['kind'], `expected "HostPolicy"; got ${describe(top.kind)}`);
-
-  const reserved = parseReserved(top.reserved, errors);
-  const strict = top.strict === undefined ? false : boolean(top.strict, ['strict'], errors);
-  const quiet = parseQuiet(top.quiet, errors);
+  const reserved = errors.attempt(() => parseReserved(top.reserved, errors), undefined);
+  const strict = errors.attempt(
+    () => (top.strict === undefined ? false : boolean(top.strict, ['strict'], errors)),
+    false,
+  );
+  const quiet = errors.attempt(() => parseQuiet(top.quiet, errors), undefined);
+  const raid = errors.attempt(
+    () => (top.raid === undefined ? undefined : parseRaidPolicy(top.raid, ['raid'], errors)),
+    undefined,
+  );
 
   if (!Array.isArray(top.workloads) || top.workloads.length === 0) {
     errors.fail(
@@ -161,7 +218,12 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
       `${top.workloads.length} workloads; a policy holds at most ${MAX_WORKLOADS} (one host runs a handful)`,
     );
   }
-  const workloads = top.workloads.map((w, i) => parseWorkload(w, ['workloads', i], errors));
+  const read = top.workloads.map((w, i) =>
+    errors.attempt(() => parseWorkload(w, ['workloads', i], errors), undefined),
+  );
+  // What follows compares workloads with each other: only once each one has been read whole.
+  errors.settle();
+  const workloads = read as WorkloadSpec[];
 
   const names = new Map<string, number>();
   const targets = new Map<string, number>();
@@ -205,15 +267,14 @@ function validatePolicy(raw: unknown, source: string, errors: FieldErrors, locat
     );
   }
 
-  const raid = top.raid === undefined ? undefined : parseRaidPolicy(top.raid, ['raid'], errors);
-
+  // errors.settle() above returned: every part was read, none fell back to undefined.
   return {
     source,
     apiVersion: 'isolate/v1',
     kind: 'HostPolicy',
-    reserved,
+    reserved: reserved!,
     strict,
-    quiet,
+    quiet: quiet!,
     workloads,
     raid: raid || undefined,
     locate,
@@ -308,78 +369,117 @@ function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] 
   return { cpus: cpuList(r.cpus, ['reserved', 'cpus'], errors) };
 }
 
-function parseWorkload(value: unknown, path: FieldPath, errors: FieldErrors): WorkloadSpec {
+function parseWorkload(value: unknown, path: FieldPath, errors: CollectedErrors): WorkloadSpec {
   const w = object(value, path, errors, 'a workload mapping with name, class and match');
-  allowOnly(
-    w,
-    path,
-    ['name', 'class', 'cores', 'numa', 'near', 'irqs', 'disks', 'io', 'match', 'memory', 'cpu', 'jvm'],
-    errors,
+  // Each field is read on whatever the others hold (errors.attempt): one run names every mistake.
+  const check = (read: () => void) => errors.attempt(read, undefined);
+  check(() =>
+    allowOnly(
+      w,
+      path,
+      ['name', 'class', 'cores', 'numa', 'near', 'irqs', 'disks', 'io', 'match', 'memory', 'cpu', 'jvm'],
+      errors,
+    ),
   );
-
-  if (typeof w.name !== 'string' || !/^[a-z0-9]([a-z0-9_-]{0,62}[a-z0-9])?$/.test(w.name)) {
-    errors.fail(
-      [...path, 'name'],
-      `expected a name of lowercase letters, digits, "-" or "_" (at most 64, e.g. kafka); got ${describe(w.name)}`,
-    );
-  }
-  if (w.class !== 'exclusive' && w.class !== 'batch') {
-    errors.fail([...path, 'class'], `expected "exclusive" or "batch"; got ${describe(w.class)}`);
-  }
-  const cls = w.class;
-  const exclusiveOnly = (key: string) => {
-    if (cls === 'batch' && w[key] !== undefined) {
+  check(() => {
+    if (typeof w.name !== 'string' || !/^[a-z0-9]([a-z0-9_-]{0,62}[a-z0-9])?$/.test(w.name)) {
       errors.fail(
-        [...path, key],
-        `only exclusive workloads take ${key}; batch workloads get every CPU the others leave`,
+        [...path, 'name'],
+        `expected a name of lowercase letters, digits, "-" or "_" (at most 64, e.g. kafka); got ${describe(w.name)}`,
       );
     }
-  };
-  ['cores', 'numa', 'near', 'irqs'].forEach(exclusiveOnly);
-  if (cls === 'batch' && w.disks !== undefined) {
-    errors.fail(
-      [...path, 'disks'],
-      "only exclusive workloads take disks; batch workloads are held back on the exclusive workloads' disks — move disks to the exclusive workload (e.g. kafka)",
-    );
+  });
+  check(() => {
+    if (w.class !== 'exclusive' && w.class !== 'batch') {
+      errors.fail([...path, 'class'], `expected "exclusive" or "batch"; got ${describe(w.class)}`);
+    }
+  });
+  const cls = w.class;
+  for (const key of ['cores', 'numa', 'near', 'irqs']) {
+    check(() => {
+      if (cls === 'batch' && w[key] !== undefined) {
+        errors.fail(
+          [...path, key],
+          `only exclusive workloads take ${key}; batch workloads get every CPU the others leave`,
+        );
+      }
+    });
   }
-  if (cls === 'exclusive' && w.cpu !== undefined) {
-    errors.fail(
-      [...path, 'cpu'],
-      'cpu (weight/idle) is for batch workloads; exclusive workloads own their cores',
-    );
-  }
+  check(() => {
+    if (cls === 'batch' && w.disks !== undefined) {
+      errors.fail(
+        [...path, 'disks'],
+        "only exclusive workloads take disks; batch workloads are held back on the exclusive workloads' disks — move disks to the exclusive workload (e.g. kafka)",
+      );
+    }
+  });
+  check(() => {
+    if (cls === 'exclusive' && w.cpu !== undefined) {
+      errors.fail(
+        [...path, 'cpu'],
+        'cpu (weight/idle) is for batch workloads; exclusive workloads own their cores',
+      );
+    }
+  });
 
   let cores: WorkloadSpec['cores'];
   if (cls === 'exclusive') {
-    if (w.cores === undefined)
-      errors.fail([...path, 'cores'], 'exclusive workloads need cores: N or cores: "50%"');
-    cores = parseCores(w.cores, [...path, 'cores'], errors);
+    cores = errors.attempt(() => {
+      if (w.cores === undefined)
+        errors.fail([...path, 'cores'], 'exclusive workloads need cores: N or cores: "50%"');
+      return parseCores(w.cores, [...path, 'cores'], errors);
+    }, undefined);
   }
   let numa: WorkloadSpec['numa'] = 'single';
   if (w.numa !== undefined) {
-    if (w.numa !== 'single' && w.numa !== 'spread') {
-      errors.fail([...path, 'numa'], `expected "single" or "spread"; got ${describe(w.numa)}`);
-    }
-    numa = w.numa;
+    check(() => {
+      if (w.numa !== 'single' && w.numa !== 'spread') {
+        errors.fail([...path, 'numa'], `expected "single" or "spread"; got ${describe(w.numa)}`);
+      }
+      numa = w.numa;
+    });
   }
 
+  const match = errors.attempt(() => parseMatch(w.match, [...path, 'match'], errors), undefined);
   const spec: WorkloadSpec = {
-    name: w.name,
-    class: cls,
+    name: w.name as string,
+    class: cls as WorkloadSpec['class'],
     numa,
-    near: parseNear(w.near, [...path, 'near'], errors),
-    match: parseMatch(w.match, [...path, 'match'], errors),
-    memory: parseMemory(w.memory, [...path, 'memory'], errors),
+    near: errors.attempt(() => parseNear(w.near, [...path, 'near'], errors), []),
+    // A stand-in only while another field's error is pending: settle() throws before it is used.
+    match: match ?? { kind: 'cgroup', path: '/' },
+    memory: errors.attempt(() => parseMemory(w.memory, [...path, 'memory'], errors), { mems: 'local' }),
     path,
   };
   if (cores) spec.cores = cores;
-  if (w.cpu !== undefined) spec.cpu = parseCpu(w.cpu, [...path, 'cpu'], errors);
-  if (w.disks !== undefined) spec.disks = parseDisks(w.disks, [...path, 'disks'], errors);
-  if (w.jvm !== undefined) spec.jvm = parseJvm(w.jvm, spec.match, [...path, 'jvm'], errors);
-  const io = parseIo(w.io, cls, spec.disks !== undefined, [...path, 'io'], errors);
-  if (io) spec.io = io;
+  if (w.cpu !== undefined) {
+    const cpu = errors.attempt(() => parseCpu(w.cpu, [...path, 'cpu'], errors), undefined);
+    if (cpu) spec.cpu = cpu;
+  }
+  let disksRead = true;
+  if (w.disks !== undefined) {
+    const disks = errors.attempt(() => parseDisks(w.disks, [...path, 'disks'], errors), undefined);
+    if (disks) spec.disks = disks;
+    else disksRead = false;
+  }
+  // The JVM options are judged against the match, the io settings against the disks: not read
+  // against a stand-in after those failed (their own error would mislead).
+  if (w.jvm !== undefined && match) {
+    const jvm = errors.attempt(() => parseJvm(w.jvm, match, [...path, 'jvm'], errors), undefined);
+    if (jvm) spec.jvm = jvm;
+  }
+  if (disksRead) {
+    const io = errors.attempt(
+      () => parseIo(w.io, cls as WorkloadSpec['class'], spec.disks !== undefined, [...path, 'io'], errors),
+      undefined,
+    );
+    if (io) spec.io = io;
+  }
   if (cls === 'exclusive') {
-    spec.irqs = w.irqs === undefined ? { on: 'housekeeping' } : parseIrqs(w.irqs, [...path, 'irqs'], errors);
+    spec.irqs = errors.attempt(
+      () => (w.irqs === undefined ? { on: 'housekeeping' } : parseIrqs(w.irqs, [...path, 'irqs'], errors)),
+      { on: 'housekeeping' },
+    );
   }
   return spec;
 }

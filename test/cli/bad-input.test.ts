@@ -73,8 +73,9 @@ describe('policy errors name file, line:column, field and the fix', () => {
     ],
     [
       'unknown workload field',
-      (t) => t.replace('    cores: 2', '    cpus: 2'),
-      /:7:5: workloads\[0\]\.cpus: unknown field "cpus"/,
+      // Beside cores (cpus instead of cores would be two mistakes, both reported: below).
+      (t) => t.replace('    cores: 2', '    cores: 2\n    cpus: 2'),
+      /:8:5: workloads\[0\]\.cpus: unknown field "cpus"/,
     ],
     [
       'wrong type for cores',
@@ -204,6 +205,32 @@ describe('policy errors name file, line:column, field and the fix', () => {
       new RegExp(`^isolate: ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`),
     );
     expectOneLineError(isolate(['policy', 'validate', file]), pattern);
+  });
+
+  it('names every mistake in one run, each on its own line with its location and fix', () => {
+    // Five mistakes in three places: the top level, the first workload (three) and the second.
+    const text = GOOD.replace('apiVersion: isolate/v1', 'apiVersion: isolate/v2')
+      .replace('    cores: 2', '    cpus: 2')
+      .replace('    memory: { low: 1G }', '    memory: { low: 1Q }')
+      .replace('    class: batch', '    class: bulk');
+    const file = policy('five-mistakes', text);
+    const r = isolate(['policy', 'validate', file]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    const lines = r.stderr.trimEnd().split('\n');
+    const at = (re: string) => new RegExp(`^isolate: ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:${re}`);
+    expect(lines, r.stderr).toHaveLength(5);
+    expect(lines[0]).toMatch(at('1:13: apiVersion: expected "isolate/v1"; got "isolate/v2"'));
+    expect(lines[1]).toMatch(at('7:5: workloads\\[0\\]\\.cpus: unknown field "cpus"'));
+    expect(lines[2]).toMatch(at('\\d+:\\d+: workloads\\[0\\]\\.cores: exclusive workloads need cores'));
+    expect(lines[3]).toMatch(at('9:20: workloads\\[0\\]\\.memory\\.low: '));
+    expect(lines[4]).toMatch(
+      at('11:12: workloads\\[1\\]\\.class: expected "exclusive" or "batch"; got "bulk"'),
+    );
+    // --json: one document, every error in it.
+    const j = isolate(['plan', '--dry-run', '--json', '--root', root, '--policy', file]);
+    expect(j.code).toBe(1);
+    expect(JSON.parse(j.stdout).error).toMatch(/apiVersion: .* \(and 4 more: .*workloads\[1\]\.class: /);
   });
 
   it('accepts the good policy', () => {
