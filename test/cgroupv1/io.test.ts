@@ -67,7 +67,7 @@ describe('io on cgroup v1: blkio weights and throttles only', () => {
     );
     expect(err).toBeInstanceOf(UserError);
     expect(err.message).toMatch(
-      /workloads\[0\]\.io\.latency: io\.latency does not exist in cgroup v1 \(blkio has BFQ weights and throttles only\) on this legacy cgroup v1 layout; remove workloads\[0\]\.io\.latency from the policy or boot with systemd\.unified_cgroup_hierarchy=1/,
+      /workloads\[0\]\.io\.latency: io\.latency does not exist in cgroup v1 \(blkio has BFQ weights and throttles only\) on this legacy cgroup v1 layout; what v1 offers is a weight on BFQ disks and the batch workloads' caps .*; remove workloads\[0\]\.io\.latency from the policy, or boot a kernel of 5\.0 or later/,
     );
   });
 

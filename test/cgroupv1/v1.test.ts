@@ -336,6 +336,13 @@ describe('fields cgroup v1 cannot express are refused', () => {
     expect(err.message).toMatch(
       /cpu\.idle: cpu\.idle \(cgroup SCHED_IDLE\) does not exist in cgroup v1 on this hybrid cgroup layout.*systemd\.unified_cgroup_hierarchy=1/,
     );
+    // What v1 offers instead, and why the kernel parameter is no way out on a RHEL 7 host.
+    expect(err.message).toContain(
+      'the v1 substitute is a low cpu.weight (written as cpu.shares on v1, e.g. weight: 1 → shares 10)',
+    );
+    expect(err.message).toMatch(
+      /boot a kernel of 5\.0 or later \(cpuset on cgroup v2\) .*\(a 3\.10 kernel, as RHEL 7's, cannot\)$/,
+    );
   });
 });
 

@@ -59,7 +59,7 @@ const cases: [string, 'legacy' | 'hybrid', (t: string) => string, RegExp, string
     'memory.low on legacy',
     'legacy',
     (t) => t.replace("'kafka\\.Kafka' } }\n", "'kafka\\.Kafka' } }\n    memory: { low: 1G }\n"),
-    /policy\.yaml:\d+:\d+: workloads\[0\]\.memory\.low: memory\.low protection does not exist in cgroup v1 \(no memory\.low file\) on this legacy cgroup v1 layout; remove workloads\[0\]\.memory\.low from the policy or boot with systemd\.unified_cgroup_hierarchy=1/,
+    /policy\.yaml:\d+:\d+: workloads\[0\]\.memory\.low: memory\.low protection does not exist in cgroup v1 \(no memory\.low file\) on this legacy cgroup v1 layout; v1 has no way to keep Kafka's page cache from reclaim: what it offers is capping the batch workloads .*; remove workloads\[0\]\.memory\.low from the policy, or boot a kernel of 5\.0 or later \(cpuset on cgroup v2\) with systemd\.unified_cgroup_hierarchy=1 \(a 3\.10 kernel, as RHEL 7's, cannot\)/,
   ],
   [
     'memory.min on hybrid',
