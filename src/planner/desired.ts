@@ -73,6 +73,8 @@ class DesiredBuilder {
   private readonly anchorNames = new Set<string>();
   /** Workloads whose unit runs outside its dedicated slice until its next restart. */
   private readonly movingLater = new Set<string>();
+  /** The dedicated slices (`/kafka.slice`) strict moves exclusive units into: never fenced off them. */
+  private readonly homes = new Set<string>();
   private readonly exclusiveCpus: CpuSet;
   private readonly observed: ObservedState;
 
@@ -99,6 +101,7 @@ class DesiredBuilder {
     const placed = this.view.known ? slicePlacement(spec, this.observed, this.policy.strict) : null;
     if (!placed) return;
     const home = slicePath(placed.slice);
+    this.homes.add(home);
     if (placed.move) {
       this.sliceMoves.push({
         backend: 'systemd',
@@ -241,7 +244,9 @@ class DesiredBuilder {
     for (const u of STANDARD_TOP_LEVEL) if (sd?.units[u]) names.add(u);
     for (const name of [...names].sort()) {
       const path = `/${name}`;
-      if (targets.has(path)) continue;
+      // An exclusive unit's own slice, even one systemd has not loaded yet (an empty cgroup left there):
+      // fenced, the unit would start off its own CPUs at its next restart.
+      if (targets.has(path) || this.homes.has(path)) continue;
       if (exclusiveTargets.some((t) => t.startsWith(`${path}/`))) {
         this.warnings.push(
           `strict: ${path} holds an exclusive workload, so its other children are not fenced; run the workload in its own top-level slice`,

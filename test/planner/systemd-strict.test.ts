@@ -235,6 +235,17 @@ describe('strict: true through systemd', () => {
     expect(plan.changes.map(line)).not.toContain(`systemd kafka.slice AllowedCPUs:  → ${KAFKA}`);
   });
 
+  it('an empty /kafka.slice systemd has not loaded is never fenced: kafka.service moves into it at its restart', () => {
+    // The slice's cgroup is there (left empty) but systemd lists no kafka.slice unit; kafka.service
+    // still runs in system.slice.
+    const o = host('/system.slice/kafka.service', 'system.slice', ['kafka.slice']);
+    delete o.systemd!.units['kafka.slice'];
+    o.cgroup.groups['/kafka.slice'] = group({ 'cpuset.cpus': '' });
+    const plan = planHost(topology, policy, systemdWrote(o));
+    expect(plan.changes.map(line)).toContain('systemd kafka.service Slice: system.slice → kafka.slice');
+    expect(plan.changes.filter((c) => c.target === '/kafka.slice' || c.target === 'kafka.slice')).toEqual([]);
+  });
+
   it('a nested slice (system-kafka.slice) is not a slice of its own: the drop-in names kafka.slice', () => {
     const plan = planHost(
       topology,
