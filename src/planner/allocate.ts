@@ -44,7 +44,16 @@ export function allocate(
     const { picked, reason } =
       w.numa === 'spread'
         ? pickSpread(topology, policy, w, current, eligible)
-        : pickSingleNode(topology, policy, w, current, eligible, warnings, assigned !== undefined);
+        : pickSingleNode(
+            topology,
+            policy,
+            w,
+            current,
+            eligible,
+            warnings,
+            assigned !== undefined,
+            diskNodes(observed, w),
+          );
     for (const c of picked) taken.add(c.id);
     const cpus = CpuSet.of(picked.flatMap((c) => c.cpus.toArray()));
     const nodes = [...new Set(picked.map((c) => c.node!))].sort((a, b) => a - b);
@@ -251,6 +260,19 @@ function nearScore(topology: Topology, w: WorkloadSpec, warnings: string[]): Map
   return score;
 }
 
+/**
+ * Node → how many of the workload's own disks (`disks:`, its data directories' whole disks) sit
+ * there, with their names: Kafka's log segments are read and written through memory of the node its
+ * disks' controller is on, so its cores go there, as they go near a `near:` device. Disks whose node
+ * the kernel does not know (-1) count nowhere.
+ */
+function diskNodes(observed: ObservedState | undefined, w: WorkloadSpec): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  const disks = observed?.disks?.find((d) => d.workload === w.name)?.disks ?? [];
+  for (const d of disks) if (d.node !== null) out.set(d.node, [...(out.get(d.node) ?? []), d.name]);
+  return out;
+}
+
 function pickSingleNode(
   topology: Topology,
   policy: Policy,
@@ -259,6 +281,7 @@ function pickSingleNode(
   eligible: (c: Core) => boolean,
   warnings: string[],
   assigned = false,
+  disksOn: Map<number, string[]> = new Map(),
 ): { picked: Core[]; reason: string } {
   // Computed once: the comparators below would otherwise rescan every core per comparison.
   const free = new Map<number, Core[]>();
@@ -288,6 +311,7 @@ function pickSingleNode(
     const score = nearScore(topology, w, warnings);
     const criteria: [string, (a: NumaNode, b: NumaNode) => number][] = [
       ['near', (a, b) => (score.get(b.id) ?? 0) - (score.get(a.id) ?? 0)],
+      ['disks', (a, b) => (disksOn.get(b.id)?.length ?? 0) - (disksOn.get(a.id)?.length ?? 0)],
       ['memory', (a, b) => Number(b.hasMemory) - Number(a.hasMemory)],
       ['free', (a, b) => freeOn(b).length - freeOn(a).length],
       ['id', (a, b) => a.id - b.id],
@@ -300,7 +324,7 @@ function pickSingleNode(
       return 0;
     });
     node = ranked[0];
-    if (node) reason = nodeReason(w, node, ranked[1], criteria, freeOn(node).length);
+    if (node) reason = nodeReason(w, node, ranked[1], criteria, freeOn(node).length, disksOn);
     if (node && current.length > 0) {
       warnings.push(
         `${w.name}: its current cores ${current.map((c) => c.id).join(',')} cannot hold the request on one node; moving to node ${node.id}`,
@@ -335,11 +359,15 @@ function nodeReason(
   next: NumaNode | undefined,
   criteria: [string, (a: NumaNode, b: NumaNode) => number][],
   free: number,
+  disksOn: Map<number, string[]>,
 ): string {
   if (!next) return `node ${node.id}: the only node where the request fits`;
   const decided = criteria.find(([, cmp]) => cmp(node, next) !== 0)?.[0] ?? 'id';
   if (decided === 'near') {
     return `node ${node.id}: near ${w.near.map((d) => `${d.kind}:${d.name}`).join(', ')}`;
+  }
+  if (decided === 'disks') {
+    return `node ${node.id}: its disks ${disksOn.get(node.id)!.join(', ')} (disks:) are on this node`;
   }
   if (decided === 'memory') return `node ${node.id}: has memory (node ${next.id} has none)`;
   if (decided === 'free') return `node ${node.id}: most free whole cores (${free})`;

@@ -204,3 +204,66 @@ describe('allocate: node choice and fill order', () => {
     );
   });
 });
+
+describe('allocate: the workload’s disks steer its node like near: does', () => {
+  /** A host whose kafka data directories are on these whole disks, each on its NUMA node (or -1). */
+  function withDisks(disks: [string, number | null][]): ObservedState {
+    const o = freshHost(['kafka.slice', 'hadoop-yarn']);
+    o.disks = [
+      {
+        workload: 'kafka',
+        source: 'paths',
+        dirs: [],
+        findings: [],
+        disks: disks.map(([name, node]) => ({
+          name,
+          dev: '259:0',
+          node,
+          scheduler: 'none',
+          schedulers: ['none'],
+          rotational: false,
+        })),
+      },
+    ];
+    return o;
+  }
+  const pick = (extra: string, o: ObservedState) =>
+    allocate(tree('qemu-2s-smt2'), policy(KAFKA(1, 1, extra)), o, []).workloads.find(
+      (w) => w.name === 'kafka',
+    )!;
+
+  it('goes to the node of its disks, and says so', () => {
+    // Without disks the tie goes to node 0 (lowest id, above).
+    const a = pick('', withDisks([['nvme0n1', 1]]));
+    expect(a.nodes).toEqual([1]);
+    expect(a.reason).toBe('node 1: its disks nvme0n1 (disks:) are on this node');
+  });
+
+  it('near: outranks the disks; a disk on an unknown node (-1) counts nowhere', () => {
+    expect(pick(', near: [nic:eth0]', withDisks([['nvme0n1', 0]])).nodes).toEqual([1]);
+    expect(pick('', withDisks([['nvme0n1', null]])).nodes).toEqual([0]);
+  });
+
+  it('most disks win: two on node 0 against one on node 1', () => {
+    expect(
+      pick(
+        '',
+        withDisks([
+          ['sda', 0],
+          ['sdb', 0],
+          ['nvme0n1', 1],
+        ]),
+      ).nodes,
+    ).toEqual([0]);
+    expect(
+      pick(
+        '',
+        withDisks([
+          ['sda', 1],
+          ['sdb', 1],
+          ['nvme0n1', 0],
+        ]),
+      ).nodes,
+    ).toEqual([1]);
+  });
+});
