@@ -6,12 +6,12 @@
 // tasks move last. Fields v1 cannot express are refused, naming the layout and the kernel parameter.
 import { CpuSet } from '../model/cpuset.js';
 import type { ObservedState, ObservedV1 } from '../model/observed.js';
-import type { Allocation, CgroupSetting, Change, WorkloadAllocation } from '../model/plan.js';
+import type { Allocation, Change, WorkloadAllocation } from '../model/plan.js';
 import type { Policy } from '../model/policy.js';
 import type { Topology } from '../model/topology.js';
 import { refuseInexpressible } from './v1-refusals.js';
 import { byText } from '../model/order.js';
-import { blkioChanges, memoryAndCpu } from './v1-settings.js';
+import { blkioChanges, memoryAndCpu, type Push } from './v1-settings.js';
 
 export { weightToShares } from './v1-settings.js';
 
@@ -162,15 +162,7 @@ class V1Writes {
     return this.v1.cpusets[p];
   }
 
-  private readonly push = (
-    hierarchy: string,
-    target: string,
-    setting: CgroupSetting,
-    from: string | null,
-    to: string,
-    workload?: string,
-    note?: string,
-  ): void => {
+  private readonly push: Push = (hierarchy, target, setting, from, to, workload, note) => {
     this.changes.push({
       backend: 'cgroupfs',
       hierarchy,
