@@ -111,8 +111,11 @@ function parsePolicyUnguarded(text: string, source: string): Policy {
   return policy!;
 }
 
-/** One field's failure while the policy is read: kept by CollectedErrors, never seen outside this file. */
-class FieldError extends Error {}
+/**
+ * One field's failure while the policy is read: kept by CollectedErrors, never seen outside this file.
+ * A UserError, so the parsers' `instanceof UserError` guards (cpuList's) pass it on as they always did.
+ */
+class FieldError extends UserError {}
 
 /**
  * Every error of a policy in one run: `fail` stops the part being read (a field, a workload), and

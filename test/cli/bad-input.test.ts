@@ -194,6 +194,11 @@ describe('policy errors name file, line:column, field and the fix', () => {
       (t) => t.replace('    cores: 2', '    cores: 2\n    cores: 3'),
       /YAML syntax error: Map keys must be unique/,
     ],
+    [
+      'an empty reserved CPU list',
+      (t) => t.replace('reserved: { cores: 1 }', 'reserved: { cpus: "" }'),
+      /:3:\d+: reserved\.cpus: expected a non-empty CPU list like "0-3,8"$/,
+    ],
     ['not a mapping', () => '- just\n- a list\n', /\(document\): expected a HostPolicy mapping/],
     // yaml warns about a collection used as a key on its own (stderr): only isolate's line is printed.
     ['a list as a key', (t) => `? [a, b]\n: 1\n${t}`, /:1:1: \[ a, b \]: unknown field/],
