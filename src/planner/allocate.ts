@@ -1,19 +1,18 @@
 // Allocation: which whole physical cores each exclusive workload gets, on which NUMA node, and
 // what the batch workloads keep. Pure: same topology, policy and observation give the same answer.
-import { formatBytes, pageAlign, plural } from '../model/units.js';
+import { plural } from '../model/units.js';
 import type { ObservedState } from '../model/observed.js';
 import { UserError } from '../model/errors.js';
-import { type FieldPath, formatPath } from '../model/field.js';
-import type { MemoryAmount, MemoryKey, Policy, WorkloadSpec } from '../model/policy.js';
-import { sizeCache } from './page-cache.js';
+import type { Policy, WorkloadSpec } from '../model/policy.js';
 import { CpuSet } from '../model/cpuset.js';
 import type { Core, NumaNode, Topology } from '../model/topology.js';
 import { workloadTarget } from './targets.js';
+import { checkProtections, memsFor, resolveMemory } from './memory.js';
+import { policyError } from './policy-error.js';
 import type { Allocation, WorkloadAllocation } from '../model/plan.js';
 
-export function policyError(policy: Policy, path: FieldPath, message: string): UserError {
-  return new UserError(`${policy.locate(path)}: ${formatPath(path)}: ${message}`);
-}
+// Where the planner's other modules have always found it.
+export { policyError } from './policy-error.js';
 
 export function allocate(
   topology: Topology,
@@ -423,121 +422,4 @@ function noFreeCore(topology: Topology, policy: Policy, w: WorkloadSpec): UserEr
     [...w.path, 'cores'],
     `no whole core is free for ${w.name}: ${takers.join(', ')} take all ${plural(topology.cores.length, 'core')}; lower reserved, free boot-isolated CPUs, or remove a workload`,
   );
-}
-
-function memsFor(
-  topology: Topology,
-  policy: Policy,
-  w: WorkloadSpec,
-  nodes: number[],
-  warnings: string[],
-): number[] {
-  const memNodes = topology.nodes.filter((n) => n.hasMemory).map((n) => n.id);
-  const spec = w.memory.mems;
-  if (spec === 'all' || (spec === 'local' && w.class === 'batch')) return memNodes;
-  if (spec === 'local') {
-    const out = new Set<number>();
-    for (const id of nodes) {
-      const n = topology.nodes.find((x) => x.id === id)!;
-      if (n.hasMemory) out.add(id);
-      else {
-        const nearest = nearestMemoryNode(topology, n);
-        if (nearest === null)
-          throw policyError(policy, [...w.path, 'memory', 'mems'], 'no node on this host has memory');
-        warnings.push(`${w.name}: mems use node ${nearest} (nearest memory to node ${id})`);
-        out.add(nearest);
-      }
-    }
-    return [...out].sort((a, b) => a - b);
-  }
-  for (const id of spec) {
-    if (!memNodes.includes(id)) {
-      throw policyError(
-        policy,
-        [...w.path, 'memory', 'mems'],
-        `node ${id} has no memory on this host (nodes with memory: ${CpuSet.of(memNodes)}); list nodes with memory`,
-      );
-    }
-  }
-  return spec.toArray();
-}
-
-function nearestMemoryNode(topology: Topology, from: NumaNode): number | null {
-  const withMem = topology.nodes.filter((n) => n.hasMemory);
-  withMem.sort((a, b) => (from.distances[a.id] ?? 255) - (from.distances[b.id] ?? 255) || a.id - b.id);
-  return withMem[0]?.id ?? null;
-}
-
-/**
- * The most of its nodes' memory a memory.low derived from `{ writeRate, window }` may protect. All of
- * it (what the planner once capped at) leaves nothing reclaimable for the heap Kafka itself grows, the
- * kernel and the batch workloads on that node; a bigger protection is the operator's to write as a size.
- */
-const DERIVED_SHARE_MAX = 75;
-
-/** The share (in %, rounded up) of `scope` that `bytes` is, when above DERIVED_SHARE_MAX; null when within it or unknown. */
-function derivedShare(bytes: number, scope: number): number | null {
-  if (scope <= 0 || bytes * 100 <= scope * DERIVED_SHARE_MAX) return null;
-  return Math.ceil((bytes * 100) / scope);
-}
-
-function resolveMemory(
-  topology: Topology,
-  policy: Policy,
-  w: WorkloadSpec,
-  mems: number[],
-): WorkloadAllocation['memory'] {
-  // Percentages are of the memory the workload may use: its mems nodes (all nodes for batch).
-  const scope = topology.nodes.filter((n) => mems.includes(n.id)).reduce((s, n) => s + n.memoryBytes, 0);
-  const out: WorkloadAllocation['memory'] = {};
-  const resolve = (a: MemoryAmount): number | 'max' => {
-    if ('unlimited' in a) return 'max';
-    if ('writeRate' in a) {
-      const share = derivedShare(a.writeRate * a.windowSeconds, scope);
-      if (share !== null) {
-        const where = `node${mems.length === 1 ? '' : 's'} ${mems.join(',')}`;
-        throw policyError(
-          policy,
-          [...w.path, 'memory', 'low'],
-          `${a.written.writeRate} × ${a.written.window} is ${formatBytes(a.writeRate * a.windowSeconds)}, ${share} % of the ${formatBytes(scope)} of ${where}; a protection derived from a write rate is kept to ${DERIVED_SHARE_MAX} % of its nodes' memory (${formatBytes((scope * DERIVED_SHARE_MAX) / 100)} here: the heap, the kernel and the other workloads live there too): lower window or writeRate, give ${w.name} more nodes (memory.mems), or write memory.low as a size if you mean that much`,
-        );
-      }
-      return sizeCache(a).bytes;
-    }
-    const bytes = 'bytes' in a ? a.bytes : (scope * a.percent) / 100;
-    return pageAlign(bytes);
-  };
-  for (const key of ['min', 'low', 'high', 'max'] as MemoryKey[]) {
-    const a = w.memory[key];
-    if (a) out[key] = resolve(a);
-  }
-  const { high, max } = out;
-  if (typeof high === 'number' && typeof max === 'number' && max < high) {
-    throw policyError(
-      policy,
-      [...w.path, 'memory', 'max'],
-      `max (${formatBytes(max)}) is below high (${formatBytes(high)}) on this host; max must be at least high`,
-    );
-  }
-  return out;
-}
-
-/** Protections promised to all workloads together must fit in the host's memory. */
-function checkProtections(topology: Topology, policy: Policy, allocs: WorkloadAllocation[]): void {
-  const hostMemory = topology.nodes.reduce((s, n) => s + n.memoryBytes, 0);
-  if (hostMemory === 0) return;
-  let sum = 0;
-  for (const a of allocs) {
-    const m = a.memory;
-    // Counted separately and conservatively: min and low both promise memory to someone.
-    sum += (typeof m.min === 'number' ? m.min : 0) + (typeof m.low === 'number' ? m.low : 0);
-    if (sum > hostMemory) {
-      const w = policy.workloads.find((x) => x.name === a.name)!;
-      throw policyError(
-        policy,
-        [...w.path, 'memory'],
-        `memory protections (min + low) of all workloads add up to ${formatBytes(sum)}, more than the host's ${formatBytes(hostMemory)}; lower min/low`,
-      );
-    }
-  }
 }
