@@ -8,7 +8,8 @@ import { allowOnly, boolean, exact, type Obj, object } from './validate.js';
 import type { FieldErrors, FieldPath } from '../model/field.js';
 import { describe } from './size.js';
 import { CollectedErrors, FieldError } from './collected-errors.js';
-import { cpuList, parseWorkload } from './workload.js';
+import { cpuList } from './placement.js';
+import { parseWorkload } from './workload.js';
 import type { Match, Policy, WorkloadSpec } from '../model/policy.js';
 
 export function loadPolicyFile(file: string): Policy {
