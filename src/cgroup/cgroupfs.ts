@@ -1,4 +1,7 @@
 // The cgroupfs backend: reads, writes, verifies and undoes one Change on the cgroup2 filesystem.
+// The settings and their sameness are in settings.ts, the undo of each kind in cgroupfs-undo.ts.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import {
   type ChangeExecutor,
   type PreflightOptions,
@@ -9,96 +12,19 @@ import {
 } from '../apply/executor.js';
 import { changeSubject } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
-import { formatBytes, pageAlign, parseBytes } from '../model/units.js';
-import { mkdir, rmdir } from 'node:fs/promises';
-import path from 'node:path';
+import { type IoFile, ioDeviceOf, ioLineOf, ioSatisfies } from '../model/io.js';
 import type { Change } from '../model/plan.js';
-import { sameCpuList } from '../model/cpuset.js';
+import { formatBytes, parseBytes } from '../model/units.js';
+import { isDirLiveSync, readLiveSync } from '../sys/read.js';
 import { WriteRefused, writeKernelFile } from '../sys/write.js';
-import { isDirLiveSync, readLiveSync, UnreadableError } from '../sys/read.js';
+import { undoCgroupChange } from './cgroupfs-undo.js';
 import { errCode, errnoMeaning } from './errno.js';
-import {
-  cgroupDir,
-  exists,
-  isDir,
-  listEntries,
-  normCgPath,
-  parseProcCgroup,
-  readTrim,
-  readTrimSync,
-} from './fsutil.js';
+import { cgroupDir, exists, isDir, normCgPath, parseProcCgroup, readTrim } from './fsutil.js';
 import { writeRefusal } from './observe.js';
-import { notTheMovedTask } from './task-start.js';
-import { IO_FILES, type IoFile, ioDeviceOf, ioLineOf, ioSatisfies, sameIoValue } from '../model/io.js';
+import { pidOf, procCgroup } from './pid-cgroup.js';
+import { IO, isKnownSetting, PLAIN, sameValue, tokens } from './settings.js';
 
-const CPU_LISTS = new Set(['cpuset.cpus', 'cpuset.mems', 'cpuset.cpus.exclusive']);
-const MEMORY = new Set(['memory.min', 'memory.low', 'memory.high', 'memory.max']);
-const PLAIN = new Set([
-  ...CPU_LISTS,
-  ...MEMORY,
-  'cpuset.cpus.partition',
-  'cpu.weight',
-  'cpu.idle',
-  'memory.oom.group',
-]);
-
-/** The cgroup v2 per-device io files: a change carries one device's line (model/io.ts). */
-const IO = new Set<string>(IO_FILES);
-
-export function isKnownSetting(setting: string): boolean {
-  return (
-    PLAIN.has(setting) ||
-    IO.has(setting) ||
-    setting === 'mkdir' ||
-    setting === 'cgroup.subtree_control' ||
-    setting === 'cgroup.procs'
-  );
-}
-
-function tokens(v: string | null): string[] {
-  return v ? v.split(/\s+/).filter(Boolean) : [];
-}
-
-export function sameValue(setting: string, a: string | null, b: string | null): boolean {
-  if (a === null || b === null) return a === b;
-  if (IO.has(setting)) return sameIoValue(setting as IoFile, a, b);
-  if (CPU_LISTS.has(setting)) return sameCpuList(a, b);
-  if (MEMORY.has(setting)) {
-    const x = parseBytes(a);
-    const y = parseBytes(b);
-    if (x === null || y === null) return a.trim() === b.trim();
-    if (x === 'max' || y === 'max') return x === y;
-    // The kernel stores page counts: a written value reads back rounded down to the page.
-    return pageAlign(x) === pageAlign(y);
-  }
-  if (setting === 'cgroup.subtree_control') {
-    const ta = new Set(tokens(a));
-    const tb = new Set(tokens(b));
-    return ta.size === tb.size && [...ta].every((t) => tb.has(t));
-  }
-  if (setting === 'cgroup.procs' || setting === 'mkdir') {
-    return a === b || (setting === 'cgroup.procs' && normCgPath(a) === normCgPath(b));
-  }
-  return a.trim() === b.trim();
-}
-
-function pidOf(change: Change): number {
-  const pid = Number(change.to);
-  if (!Number.isInteger(pid) || pid <= 0)
-    throw new StepError(`cgroup.procs change has a bad PID "${change.to}"`);
-  return pid;
-}
-
-/** Cgroups PIDs were moved out of, by destination cgroup (to re-home stragglers before rmdir). */
-function movedFrom(ctx: UndoContext): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const e of ctx.entries) {
-    if (e.change.setting === 'cgroup.procs' && e.previous && !out.has(normCgPath(e.change.target))) {
-      out.set(normCgPath(e.change.target), e.previous);
-    }
-  }
-  return out;
-}
+export { sameValue } from './settings.js';
 
 export class CgroupFsExecutor implements ChangeExecutor {
   constructor(readonly root: string) {}
@@ -323,140 +249,7 @@ export class CgroupFsExecutor implements ChangeExecutor {
     return change.setting === 'cgroup.subtree_control';
   }
 
-  /** The child cgroups (relative to the mount) whose own subtree_control enables `controller`. */
-  private usersOf(target: string, controller: string): string[] {
-    const dir = this.dir(target);
-    const out: string[] = [];
-    for (const child of listEntries(dir)?.dirs.sort() ?? []) {
-      const text = readTrimSync(path.join(dir, child, 'cgroup.subtree_control'));
-      if (tokens(text).includes(controller)) out.push(path.posix.join(normCgPath(target), child));
-    }
-    return out;
-  }
-
   async undo(change: Change, previous: string | null, ctx: UndoContext): Promise<{ note?: string }> {
-    const what = `undo ${changeSubject(change)}`;
-    switch (change.setting) {
-      case 'mkdir': {
-        if (previous === 'present') return {};
-        const dir = this.dir(change.target);
-        if (!(await isDir(dir))) return {};
-        await this.evacuate(change.target, ctx);
-        try {
-          await rmdir(dir);
-        } catch (err) {
-          const code = errCode(err);
-          if (code === 'ENOENT') return {};
-          throw new StepError(`${what}: rmdir ${dir} failed: ${code} (${errnoMeaning('rmdir', code)})`, code);
-        }
-        return {};
-      }
-      case 'cgroup.subtree_control': {
-        const had = new Set(tokens(previous));
-        const now = new Set(tokens(await readTrim(this.file(change))));
-        const kept: string[] = [];
-        for (const t of tokens(change.to).reverse()) {
-          if (had.has(t) || !now.has(t)) continue;
-          try {
-            await this.write(this.file(change), `-${t}`, change, `${what} -${t}`);
-          } catch (err) {
-            // EBUSY: a child still enables the controller for its own children. Undone last (undoLast),
-            // after every write of isolate's and every systemd property, what is left is not isolate's:
-            // systemd keeps a controller it enabled for a property in a slice, a delegated unit its own.
-            const users =
-              err instanceof StepError && err.code === 'EBUSY' ? this.usersOf(change.target, t) : [];
-            if (users.length === 0) throw err;
-            kept.push(
-              `${change.target} keeps ${t} enabled: ${users.join(', ')} still enable${users.length === 1 ? 's' : ''} it for the cgroups below (not isolate's to change; systemd does not disable a controller it enabled for a unit property); those cgroups' ${t} files stay, holding every online CPU and memory node`,
-            );
-          }
-        }
-        return kept.length > 0 ? { note: kept.join('; ') } : {};
-      }
-      case 'cgroup.procs': {
-        if (previous === null) return {};
-        const pid = pidOf(change);
-        const live = await this.read(change);
-        if (live === null) return { note: `PID ${pid} exited` };
-        if (normCgPath(live) === normCgPath(previous)) return {};
-        // A PID handed out again since the move is another process: it stays where it is.
-        const other = notTheMovedTask(this.root, change);
-        if (other) return { note: other };
-        try {
-          await this.write(path.join(this.dir(previous), 'cgroup.procs'), String(pid), change, what);
-        } catch (err) {
-          if (err instanceof StepError && err.code === 'ESRCH') return { note: `PID ${pid} exited` };
-          throw err;
-        }
-        return {};
-      }
-      default: {
-        if (previous === null) return {}; // file did not exist: the cgroup was created by us (rmdir undoes it)
-        const file = this.file(change);
-        if (!(await isDir(this.dir(change.target)))) return { note: `${change.target} no longer exists` };
-        let value = previous;
-        if (change.setting === 'cpuset.cpus.partition') value = previous.split(/\s+/)[0] ?? 'member';
-        // An io file's previous value is its device's line (the clearing value when it had none).
-        const live = IO.has(change.setting) ? await this.read(change) : await readTrim(file);
-        if (live !== null && this.same(change, live, value) && change.setting !== 'cpuset.cpus.partition')
-          return {};
-        if (change.setting === 'cpuset.cpus.partition' && live === value) return {};
-        try {
-          await this.write(file, value, change, what);
-        } catch (err) {
-          // Emptying a populated cgroup's list is refused (ENOSPC): the nearest equivalent is the
-          // parent's effective set, which is what an empty (inherited) list resolves to.
-          if (
-            err instanceof StepError &&
-            err.code === 'ENOSPC' &&
-            value.trim() === '' &&
-            CPU_LISTS.has(change.setting)
-          ) {
-            const parent = path.posix.dirname(normCgPath(change.target));
-            const eff = change.setting === 'cpuset.mems' ? 'cpuset.mems.effective' : 'cpuset.cpus.effective';
-            const inherited = await readTrim(path.join(this.dir(parent), eff));
-            if (inherited) {
-              await this.write(file, inherited, change, what);
-              return {
-                note: `${change.target} ${change.setting} could not be emptied while the cgroup has processes; set to the parent's effective "${inherited}" (what the empty value inherits)`,
-              };
-            }
-          }
-          throw err;
-        }
-        return {};
-      }
-    }
-  }
-
-  /** Before removing a cgroup we created, move any processes left in it (forked since) back out. */
-  private async evacuate(target: string, ctx: UndoContext): Promise<void> {
-    const dir = this.dir(target);
-    const procs = await readTrim(path.join(dir, 'cgroup.procs'));
-    if (!procs) return;
-    const home = movedFrom(ctx).get(normCgPath(target)) ?? path.posix.dirname(normCgPath(target));
-    for (const pid of procs.split('\n').filter(Boolean)) {
-      try {
-        await this.write(
-          path.join(this.dir(home), 'cgroup.procs'),
-          pid,
-          { backend: 'cgroupfs', target: home, setting: 'cgroup.procs', from: target, to: pid },
-          `move PID ${pid} out of ${target}`,
-        );
-      } catch (err) {
-        if (!(err instanceof StepError && err.code === 'ESRCH')) throw err;
-      }
-    }
-    // Child cgroups created meanwhile by others are not ours to delete; rmdir reports them.
-  }
-}
-
-/** A process's /proc/PID/cgroup; null when the process is gone (ENOENT, or ESRCH while it exits). */
-export function procCgroup(file: string): string | null {
-  try {
-    return readLiveSync(file);
-  } catch (err) {
-    if (err instanceof UnreadableError && err.code === 'ESRCH') return null;
-    throw err;
+    return undoCgroupChange(this, change, previous, ctx);
   }
 }

@@ -9,7 +9,8 @@ import {
   type UndoContext,
   type WriteResult,
 } from '../apply/executor.js';
-import { CgroupFsExecutor, procCgroup } from '../cgroup/cgroupfs.js';
+import { CgroupFsExecutor } from '../cgroup/cgroupfs.js';
+import { procCgroup } from '../cgroup/pid-cgroup.js';
 import { errCode, errnoMeaning } from '../cgroup/errno.js';
 import { cgroupMount, isDir, normCgPath, readTrim } from '../cgroup/fsutil.js';
 import { detectCgroupLayout } from '../cgroup/layout.js';
