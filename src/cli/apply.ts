@@ -61,7 +61,14 @@ function renderChanges(changes: Change[], warnings: string[]): void {
   for (const w of warnings) writeOut(`  warning: ${w}\n`);
 }
 
+/** `apply`, `rollback` and `check`, in this order in the help. */
 export function registerApply(program: Command): void {
+  registerApplyCommand(program);
+  registerRollback(program);
+  registerCheck(program);
+}
+
+function registerApplyCommand(program: Command): void {
   program
     .command('apply')
     .description('apply the plan: journal each previous value, write, read back, roll back on any failure')
@@ -143,7 +150,9 @@ export function registerApply(program: Command): void {
         sig.done();
       }
     });
+}
 
+function registerRollback(program: Command): void {
   program
     .command('rollback')
     .description(
@@ -182,7 +191,9 @@ export function registerApply(program: Command): void {
         sig.done();
       }
     });
+}
 
+function registerCheck(program: Command): void {
   program
     .command('check')
     .description(

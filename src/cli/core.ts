@@ -22,7 +22,14 @@ function formatLayout(l: import('../cgroup/layout.js').CgroupMounts): string {
   return `cgroup layout: ${l.layout} (${cpuset}${l.unified !== null ? `; cgroup2 at /sys/fs/cgroup${l.unified ? `/${l.unified}` : ''}` : ''}${v1 ? `; v1: ${v1}` : ''}; from ${l.source})`;
 }
 
+/** `topology`, `policy validate` and `plan`, in this order in the help. */
 export function registerCore(program: Command): void {
+  registerTopology(program);
+  registerPolicy(program);
+  registerPlan(program);
+}
+
+function registerTopology(program: Command): void {
   program
     .command('topology')
     .description('show packages, NUMA nodes, physical cores, CPUs, memory and devices per node')
@@ -56,7 +63,9 @@ export function registerCore(program: Command): void {
         printText(`${text}${layout ? `${formatLayout(layout)}\n` : ''}${diskText}`);
       }
     });
+}
 
+function registerPolicy(program: Command): void {
   const policy = program.command('policy').description('work with policy files');
   policy
     .command('validate')
@@ -81,7 +90,9 @@ export function registerCore(program: Command): void {
       const n = p.workloads.length;
       writeOut(`${file}: ok (${n} workload${n === 1 ? '' : 's'})\n`);
     });
+}
 
+function registerPlan(program: Command): void {
   program
     .command('plan')
     .description('compute the allocation and the changes that apply would make')
