@@ -66,143 +66,173 @@ export async function runAgent(o: AgentOptions): Promise<number> {
     o.log('error', 'agent not started: no valid policy', { policy: o.policyPath, error: policy.error });
     throw new UserError(policy.error ?? `no policy at ${o.policyPath}`);
   }
+  return new AgentLoop(o, policy).run();
+}
 
+/** The agent's loop: a round when due, the audit on its cadence, then a sleep events may cut short. */
+class AgentLoop {
   // Kept across rounds (ops/round-cache.ts): PIDs that matched no workload are not read again every
   // round (proc-scan.ts), and systemd's last answer is used again while the cgroup tree reads the same.
-  const processScan = new ProcessScanMemo();
+  private readonly processScan = new ProcessScanMemo();
   // The last read of the interrupt counters: each audit measures from the one before it.
   // The closing reads of the previous audit: the next audit's windows start there.
-  const interruptCounts: AuditWindows = { last: null, io: null };
-  const systemdMemo = new SystemdMemo();
+  private readonly interruptCounts: AuditWindows = { last: null, io: null };
+  private readonly systemdMemo = new SystemdMemo();
   // The last full IRQ scan: a round re-reads only the managed IRQs until IRQs or NICs change.
-  const irqMemo = new IrqMemo();
-  const cache = { processes: processScan, systemd: systemdMemo, irqs: irqMemo };
-  const topology = new TopologyHolder(o.root);
-  let backoff: Backoff = NO_BACKOFF;
-  let nextRaid = 0;
-  let nextCheck = 0;
-  let reload = false;
-  let wake: ((now: boolean) => void) | null = null;
+  private readonly irqMemo = new IrqMemo();
+  private readonly cache = { processes: this.processScan, systemd: this.systemdMemo, irqs: this.irqMemo };
+  private readonly topology: TopologyHolder;
+  private backoff: Backoff = NO_BACKOFF;
+  private nextRaid = 0;
+  private nextCheck = 0;
+  private reload = false;
+  private wake: ((now: boolean) => void) | null = null;
   // Set by every event (a write to a watched file, a probe's find, SIGHUP); one that arrives while a
   // round runs (which may have read the file just before the write) makes the next sleep short.
-  let nudged = false;
-  const nudge = () => {
-    nudged = true;
-    wake?.(false);
+  private nudged = false;
+  private readonly nudge = () => {
+    this.nudged = true;
+    this.wake?.(false);
   };
-  let roundEndedAt = 0;
-  o.onReload?.(() => {
-    reload = true;
-    nudge();
-  });
-  o.stop.addEventListener('abort', () => wake?.(true), { once: true });
-  const watchers = new Map<string, FSWatcher>();
-  // systemd's answer is forgotten when a set-property drop-in changes (what no cgroup file may show).
-  const dropIns = new DropInWatch(o.root, () => {
-    systemdMemo.forget();
-    nudge();
-  });
-  let readyDone = false;
-  let lastWatchdog = 0;
+  private roundEndedAt = 0;
+  private readonly watchers = new Map<string, FSWatcher>();
+  private readonly dropIns: DropInWatch;
+  private readyDone = false;
+  private lastWatchdog = 0;
 
-  try {
-    for (;;) {
-      const now = Date.now();
-      if (o.notify?.watchdogMs && now - lastWatchdog >= o.notify.watchdogMs / 2) {
-        lastWatchdog = now;
-        await o.notify.watchdog();
-      }
-      if (await policy.refresh(reload)) backoff = NO_BACKOFF;
-      reload = false;
-      o.metrics?.policyValid(policy.error === null);
+  constructor(
+    private readonly o: AgentOptions,
+    private readonly policy: PolicyHolder,
+  ) {
+    this.topology = new TopologyHolder(o.root);
+    o.onReload?.(() => {
+      this.reload = true;
+      this.nudge();
+    });
+    o.stop.addEventListener('abort', () => this.wake?.(true), { once: true });
+    // systemd's answer is forgotten when a set-property drop-in changes (what no cgroup file may show).
+    this.dropIns = new DropInWatch(o.root, () => {
+      this.systemdMemo.forget();
+      this.nudge();
+    });
+  }
 
-      let round: RoundResult | null = null;
-      if (o.once || due(backoff, now)) {
-        const raidDue = o.once || now >= nextRaid;
-        round = await reconcile(o, policy, raidDue, cache, topology.current());
-        if (raidDue && round.ok) nextRaid = now + o.raidIntervalMs;
-        backoff = round.ok ? NO_BACKOFF : afterFailure(backoff, now, o.intervalMs, o.maxBackoffMs);
-        o.metrics?.failures(backoff.failures);
-        if (!round.ok) {
-          o.log('error', 'reconcile failed; retrying with backoff', {
-            error: round.error,
-            failures: backoff.failures,
-            retryInMs: backoff.nextAt - now,
-          });
+  async run(): Promise<number> {
+    const o = this.o;
+    try {
+      for (;;) {
+        const now = Date.now();
+        if (o.notify?.watchdogMs && now - this.lastWatchdog >= o.notify.watchdogMs / 2) {
+          this.lastWatchdog = now;
+          await o.notify.watchdog();
         }
-        if (round.allocation) {
-          watchWorkloads(o.root, round.allocation, watchers, nudge);
-          recordPressure(o, round.allocation);
-        }
-        if (systemdMemo.systemdRuns && !o.once) dropIns.refresh();
-        await o.afterRound?.(round);
-        roundEndedAt = Date.now();
-      }
-      if (!readyDone) {
-        readyDone = true;
-        await o.notify?.ready(round?.ok ? 'converged' : 'running; last reconcile failed');
-      }
+        if (await this.policy.refresh(this.reload)) this.backoff = NO_BACKOFF;
+        this.reload = false;
+        o.metrics?.policyValid(this.policy.error === null);
 
-      if (o.once) {
-        const report = await hostCheck(o, policy, processScan, topology.current(), interruptCounts);
-        logCheck(o, report);
-        return round?.ok === false && report.status === 'OK'
-          ? EXIT_STATUS.WARNING
-          : EXIT_STATUS[report.status];
-      }
-      if (Date.now() >= nextCheck) {
-        nextCheck = Date.now() + o.checkIntervalMs;
-        // Logged like `isolate check` (status and summary), so the journal of an agent host says what
-        // each audit found, not only the metrics; an audit that cannot run is UNKNOWN, as there.
-        const report = await hostCheck(o, policy, processScan, topology.current(), interruptCounts).catch(
-          (err: unknown) => {
-            o.log('warn', 'check', {
-              status: 'UNKNOWN',
-              summary: err instanceof Error ? err.message : String(err),
-            });
-            return null;
-          },
-        );
-        if (report) {
+        const round = o.once || due(this.backoff, now) ? await this.round(now) : null;
+        if (!this.readyDone) {
+          this.readyDone = true;
+          await o.notify?.ready(round?.ok ? 'converged' : 'running; last reconcile failed');
+        }
+
+        if (o.once) {
+          const report = await this.hostCheck();
           logCheck(o, report);
-          // The counts, not the lists' lengths: the report lists at most 1,000 of each.
-          o.metrics?.violations({
-            user: report.counts.violations,
-            kernel: report.counts.kernelViolations,
-            workload: report.counts.outside,
-          });
-          o.metrics?.jvmOversized(report.jvmOversized);
-          if (report.interrupts) o.metrics?.interrupts(report.interrupts);
-          if (report.io) o.metrics?.io(report.io);
+          return round?.ok === false && report.status === 'OK'
+            ? EXIT_STATUS.WARNING
+            : EXIT_STATUS[report.status];
         }
+        if (Date.now() >= this.nextCheck) await this.audit();
+        if (o.stop.aborted) return 0;
+        await this.sleep();
+        if (o.stop.aborted) return 0;
       }
-      if (o.stop.aborted) return 0;
-      let sleepMs = Math.max(
-        0,
-        Math.min(o.intervalMs, due(backoff, Date.now()) ? o.intervalMs : backoff.nextAt - Date.now()),
-      );
-      // Never more than one round per MIN_NUDGE_GAP_MS from events, so a file that keeps changing
-      // cannot spin the loop; a backoff is never cut short by them.
-      const gap = () => Math.max(0, roundEndedAt + MIN_NUDGE_GAP_MS - Date.now());
-      if (nudged && due(backoff, Date.now())) sleepMs = Math.min(sleepMs, gap());
-      nudged = false;
-      const probing = startProbe(o, processScan, nudge, sleepMs);
-      await new Promise<void>((resolve) => {
-        let t = setTimeout(resolve, sleepMs);
-        wake = (now) => {
-          clearTimeout(t);
-          if (now) resolve();
-          else t = setTimeout(resolve, gap());
-        };
-      });
-      wake = null;
-      probing.stop();
-      if (o.stop.aborted) return 0;
+    } finally {
+      for (const w of this.watchers.values()) w.close();
+      this.dropIns.close();
+      await o.notify?.stopping();
     }
-  } finally {
-    for (const w of watchers.values()) w.close();
-    dropIns.close();
-    await o.notify?.stopping();
+  }
+
+  /** One reconcile (RAID too when its slower cadence is due), then the backoff, watches and metrics. */
+  private async round(now: number): Promise<RoundResult> {
+    const o = this.o;
+    const raidDue = o.once || now >= this.nextRaid;
+    const round = await reconcile(o, this.policy, raidDue, this.cache, this.topology.current());
+    if (raidDue && round.ok) this.nextRaid = now + o.raidIntervalMs;
+    this.backoff = round.ok ? NO_BACKOFF : afterFailure(this.backoff, now, o.intervalMs, o.maxBackoffMs);
+    o.metrics?.failures(this.backoff.failures);
+    if (!round.ok) {
+      o.log('error', 'reconcile failed; retrying with backoff', {
+        error: round.error,
+        failures: this.backoff.failures,
+        retryInMs: this.backoff.nextAt - now,
+      });
+    }
+    if (round.allocation) {
+      watchWorkloads(o.root, round.allocation, this.watchers, this.nudge);
+      recordPressure(o, round.allocation);
+    }
+    if (this.systemdMemo.systemdRuns && !o.once) this.dropIns.refresh();
+    await o.afterRound?.(round);
+    this.roundEndedAt = Date.now();
+    return round;
+  }
+
+  private hostCheck(): Promise<CheckReport> {
+    return hostCheck(this.o, this.policy, this.processScan, this.topology.current(), this.interruptCounts);
+  }
+
+  /** The full thread audit on its cadence: logged, and its counts exported. */
+  private async audit(): Promise<void> {
+    const o = this.o;
+    this.nextCheck = Date.now() + o.checkIntervalMs;
+    // Logged like `isolate check` (status and summary), so the journal of an agent host says what
+    // each audit found, not only the metrics; an audit that cannot run is UNKNOWN, as there.
+    const report = await this.hostCheck().catch((err: unknown) => {
+      o.log('warn', 'check', {
+        status: 'UNKNOWN',
+        summary: err instanceof Error ? err.message : String(err),
+      });
+      return null;
+    });
+    if (!report) return;
+    logCheck(o, report);
+    // The counts, not the lists' lengths: the report lists at most 1,000 of each.
+    o.metrics?.violations({
+      user: report.counts.violations,
+      kernel: report.counts.kernelViolations,
+      workload: report.counts.outside,
+    });
+    o.metrics?.jvmOversized(report.jvmOversized);
+    if (report.interrupts) o.metrics?.interrupts(report.interrupts);
+    if (report.io) o.metrics?.io(report.io);
+  }
+
+  /** Until the interval (or the backoff) ends, or an event brings the next round forward. */
+  private async sleep(): Promise<void> {
+    const o = this.o;
+    let sleepMs = Math.max(
+      0,
+      Math.min(o.intervalMs, due(this.backoff, Date.now()) ? o.intervalMs : this.backoff.nextAt - Date.now()),
+    );
+    // Never more than one round per MIN_NUDGE_GAP_MS from events, so a file that keeps changing
+    // cannot spin the loop; a backoff is never cut short by them.
+    const gap = () => Math.max(0, this.roundEndedAt + MIN_NUDGE_GAP_MS - Date.now());
+    if (this.nudged && due(this.backoff, Date.now())) sleepMs = Math.min(sleepMs, gap());
+    this.nudged = false;
+    const probing = startProbe(o, this.processScan, this.nudge, sleepMs);
+    await new Promise<void>((resolve) => {
+      let t = setTimeout(resolve, sleepMs);
+      this.wake = (now) => {
+        clearTimeout(t);
+        if (now) resolve();
+        else t = setTimeout(resolve, gap());
+      };
+    });
+    this.wake = null;
+    probing.stop();
   }
 }
 
