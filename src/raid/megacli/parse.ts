@@ -39,6 +39,148 @@ interface AdapterFacts {
 
 type Block = 'adapter' | 'bbu' | 'vd' | 'pd' | null;
 
+/**
+ * One output read line by line: the block a line belongs to (an adapter's properties, its BBU with
+ * the firmware-status and gas-gauge sub-blocks, a virtual drive, a physical drive), each property
+ * kept in the facts of the adapter or drive the last header named, the first value of a key winning.
+ */
+class OutputPass {
+  readonly touched = new Set<AdapterFacts>();
+  sawBbu = false;
+  sawAnything = false;
+  printedCode: string | null = null;
+  sawCount = false;
+  private sub: 'fw' | 'gauge' | null = null;
+  private adapter: AdapterFacts | null = null;
+  private block: Block = null;
+  private vd: VdFacts | null = null;
+
+  constructor(
+    private readonly source: string,
+    private readonly facts: (adapter: string) => AdapterFacts,
+    private readonly hostFindings: Finding[],
+  ) {}
+
+  line(raw: string): void {
+    const line = raw.replace(/\t/g, ' ');
+    if (this.header(line)) return;
+    this.property(raw, line);
+  }
+
+  /** A line that opens a block or ends the output; true when it was one. */
+  private header(line: string): boolean {
+    const t = line.trim();
+    let m: RegExpExecArray | null;
+    m = /^Adapter #?(\d+)(?:\s+--\s+Virtual Drive Information:|\s*$)/.exec(t);
+    if (m) {
+      this.enter(m[1] as string, 'adapter');
+      this.vd = null;
+      this.sawAnything = true;
+      return true;
+    }
+    m = /^BBU status for Adapter:\s*(\d+)/.exec(t);
+    if (m) {
+      this.enterBbu(m[1] as string);
+      this.sawAnything = true;
+      return true;
+    }
+    m = /^BBU \w+ Info for Adapter:\s*(\d+)|^BBU Properties for Adapter:\s*(\d+)/.exec(t);
+    if (m) {
+      this.enterBbu((m[1] ?? m[2]) as string);
+      return true;
+    }
+    if (this.block === 'bbu' && /^BBU Firmware Status\s*:\s*$/.test(t)) {
+      this.sub = 'fw';
+      return true;
+    }
+    if (this.block === 'bbu' && /^(GasGuageStatus|BBU GasGauge Status)\s*:/.test(t)) {
+      this.sub = 'gauge';
+      return true;
+    }
+    m = /^Adapter (\d+): Get BBU Status Failed\./.exec(t);
+    if (m) {
+      // No BBU: "Get BBU Status Failed." (+ "required hardware component is not present" on 8.07),
+      // check_raid-issue32-bbu-absent-exit-0x22.txt / -0x01.txt.
+      this.enter(m[1] as string, 'bbu').bbuFailed = true;
+      this.sawAnything = true;
+      this.sawBbu = true;
+      return true;
+    }
+    if (/required hardware component is not present/i.test(line) && this.adapter && this.block === 'bbu') {
+      this.adapter.bbuAbsent = true;
+      return true;
+    }
+    m = /^Exit Code:\s*(0x[0-9A-Fa-f]+)/.exec(t);
+    if (m) {
+      this.printedCode = m[1] as string;
+      return true;
+    }
+    if (/^Controller Count:\s*\d+/.test(t)) {
+      // -adpCount exits with the count (0x01 for one adapter): not an error (glpi-adpCount-exit-0x01.txt).
+      this.sawAnything = true;
+      this.sawCount = true;
+      return true;
+    }
+    m = /^Virtual (?:Drive|Disk):\s*(\d+)/i.exec(t);
+    if (m) {
+      this.enterVd(m[1] as string);
+      return true;
+    }
+    if (/^PD:\s*\d+ Information/.test(t)) {
+      this.block = 'pd';
+      return true;
+    }
+    return false;
+  }
+
+  private enter(adapter: string, block: Block): AdapterFacts {
+    this.adapter = this.facts(adapter);
+    this.touched.add(this.adapter);
+    this.block = block;
+    return this.adapter;
+  }
+
+  private enterBbu(adapter: string): void {
+    this.enter(adapter, 'bbu').bbu ??= new Map();
+    this.sub = null;
+    this.sawBbu = true;
+  }
+
+  private enterVd(vd: string): void {
+    if (!this.adapter) {
+      this.hostFindings.push({
+        severity: 'unknown',
+        message: `megacli: ${this.source}: virtual drive without an adapter header`,
+      });
+      return;
+    }
+    this.vd = { vd, props: new Map() };
+    this.adapter.vds.set(vd, this.vd);
+    this.block = 'vd';
+  }
+
+  /** A `key: value` line, kept in the current block's facts (the first value of a key wins). */
+  private property(raw: string, line: string): void {
+    const adapter = this.adapter;
+    const pair = colonPair(line);
+    if (!pair || !adapter) return;
+    const key = normKey(pair[0]);
+    const value = pair[1];
+    if (this.block === 'vd' && this.vd) {
+      if (!this.vd.props.has(key)) this.vd.props.set(key, value);
+    } else if (this.block === 'bbu' && adapter.bbu) {
+      // Older MegaCli prints gauge lines after the GasGuageStatus flags without indent: those
+      // are top-level again (netdata-AdpBbuCmd-old.txt "Relative State of Charge", "isSOHGood").
+      if (this.sub !== null && raw.startsWith(' ')) {
+        const target = this.sub === 'fw' ? adapter.bbuFw : adapter.bbuGauge;
+        if (!target.has(key)) target.set(key, value);
+      } else if (!adapter.bbu.has(key)) adapter.bbu.set(key, value);
+    } else if (this.block === 'adapter') {
+      if (!adapter.adp.has(key)) adapter.adp.set(key, value);
+    }
+  }
+}
+
 export class MegacliReader {
   private readonly adapters = new Map<string, AdapterFacts>();
   private readonly hostFindings: Finding[] = [];
@@ -55,141 +197,38 @@ export class MegacliReader {
       this.summaries.push(readShowSummary(output, source, exitCode));
       return;
     }
-    const lines = output.replace(/\r/g, '').split('\n');
-    const touched = new Set<AdapterFacts>();
-    let sawBbu = false;
-    let sub: 'fw' | 'gauge' | null = null;
-    let adapter: AdapterFacts | null = null;
-    let block: Block = null;
-    let vd: VdFacts | null = null;
-    let sawAnything = false;
-    let printedCode: string | null = null;
-    let sawCount = false;
-    for (const raw of lines) {
-      const line = raw.replace(/\t/g, ' ');
-      let m: RegExpExecArray | null;
-      m = /^Adapter #?(\d+)(?:\s+--\s+Virtual Drive Information:|\s*$)/.exec(line.trim());
-      if (m) {
-        adapter = this.facts(m[1] as string);
-        touched.add(adapter);
-        block = 'adapter';
-        vd = null;
-        sawAnything = true;
-        continue;
-      }
-      m = /^BBU status for Adapter:\s*(\d+)/.exec(line.trim());
-      if (m) {
-        adapter = this.facts(m[1] as string);
-        touched.add(adapter);
-        adapter.bbu ??= new Map();
-        block = 'bbu';
-        sub = null;
-        sawAnything = true;
-        sawBbu = true;
-        continue;
-      }
-      m = /^BBU \w+ Info for Adapter:\s*(\d+)|^BBU Properties for Adapter:\s*(\d+)/.exec(line.trim());
-      if (m) {
-        adapter = this.facts((m[1] ?? m[2]) as string);
-        touched.add(adapter);
-        adapter.bbu ??= new Map();
-        block = 'bbu';
-        sub = null;
-        sawBbu = true;
-        continue;
-      }
-      if (block === 'bbu' && /^BBU Firmware Status\s*:\s*$/.test(line.trim())) {
-        sub = 'fw';
-        continue;
-      }
-      if (block === 'bbu' && /^(GasGuageStatus|BBU GasGauge Status)\s*:/.test(line.trim())) {
-        sub = 'gauge';
-        continue;
-      }
-      m = /^Adapter (\d+): Get BBU Status Failed\./.exec(line.trim());
-      if (m) {
-        // No BBU: "Get BBU Status Failed." (+ "required hardware component is not present" on 8.07),
-        // check_raid-issue32-bbu-absent-exit-0x22.txt / -0x01.txt.
-        adapter = this.facts(m[1] as string);
-        touched.add(adapter);
-        adapter.bbuFailed = true;
-        block = 'bbu';
-        sawAnything = true;
-        sawBbu = true;
-        continue;
-      }
-      if (/required hardware component is not present/i.test(line) && adapter && block === 'bbu') {
-        adapter.bbuAbsent = true;
-        continue;
-      }
-      m = /^Exit Code:\s*(0x[0-9A-Fa-f]+)/.exec(line.trim());
-      if (m) {
-        printedCode = m[1] as string;
-        continue;
-      }
-      if (/^Controller Count:\s*\d+/.test(line.trim())) {
-        // -adpCount exits with the count (0x01 for one adapter): not an error (glpi-adpCount-exit-0x01.txt).
-        sawAnything = true;
-        sawCount = true;
-        continue;
-      }
-      m = /^Virtual (?:Drive|Disk):\s*(\d+)/i.exec(line.trim());
-      if (m) {
-        if (!adapter) {
-          this.hostFindings.push({
-            severity: 'unknown',
-            message: `megacli: ${source}: virtual drive without an adapter header`,
-          });
-          continue;
-        }
-        vd = { vd: m[1] as string, props: new Map() };
-        adapter.vds.set(vd.vd, vd);
-        block = 'vd';
-        continue;
-      }
-      if (/^PD:\s*\d+ Information/.test(line.trim())) {
-        block = 'pd';
-        continue;
-      }
-      const pair = colonPair(line);
-      if (!pair || !adapter) continue;
-      const key = normKey(pair[0]);
-      const value = pair[1];
-      if (block === 'vd' && vd) {
-        if (!vd.props.has(key)) vd.props.set(key, value);
-      } else if (block === 'bbu' && adapter.bbu) {
-        // Older MegaCli prints gauge lines after the GasGuageStatus flags without indent: those
-        // are top-level again (netdata-AdpBbuCmd-old.txt "Relative State of Charge", "isSOHGood").
-        if (sub !== null && raw.startsWith(' ')) {
-          const target = sub === 'fw' ? adapter.bbuFw : adapter.bbuGauge;
-          if (!target.has(key)) target.set(key, value);
-        } else if (!adapter.bbu.has(key)) adapter.bbu.set(key, value);
-      } else if (block === 'adapter') {
-        if (!adapter.adp.has(key)) adapter.adp.set(key, value);
-      }
-    }
-    if (!sawAnything) {
+    const pass = new OutputPass(source, (id) => this.facts(id), this.hostFindings);
+    for (const raw of output.replace(/\r/g, '').split('\n')) pass.line(raw);
+    if (!pass.sawAnything) {
       this.hostFindings.push({
         severity: 'unknown',
         message: `megacli: ${source} is not MegaCli output I recognise; give -AdpAllInfo, -LDInfo (or -LDPDInfo) and -AdpBbuCmd outputs`,
       });
     }
-    const printed = printedCode === null ? null : Number.parseInt(printedCode, 16);
-    let incomplete: string | null = null;
-    if (printedCode === null) {
-      incomplete = `megacli: ${source} does not end with "Exit Code:" (cut short or crashed)`;
-    } else if (exitCode !== null && exitCode !== printed) {
-      incomplete = `megacli: ${source} printed Exit Code ${printedCode} but the process exited with ${exitCode} (crashed?)`;
-    } else if (printedCode !== '0x00' && !sawCount && !this.anyBbuFailure()) {
-      incomplete = `megacli: ${source} ended with Exit Code ${printedCode}`;
-    }
-    if (incomplete !== null && sawAnything) {
-      for (const a of touched) {
+    const incomplete = this.incompleteness(pass, source, exitCode);
+    if (incomplete !== null && pass.sawAnything) {
+      for (const a of pass.touched) {
         a.incomplete ??= incomplete;
-        if (sawBbu) a.bbuIncomplete = true;
+        if (pass.sawBbu) a.bbuIncomplete = true;
       }
-      if (touched.size === 0) this.hostFindings.push({ severity: 'unknown', message: incomplete });
+      if (pass.touched.size === 0) this.hostFindings.push({ severity: 'unknown', message: incomplete });
     }
+  }
+
+  /** Why one output cannot be trusted (no `Exit Code:`, another exit status, an error code), or null. */
+  private incompleteness(pass: OutputPass, source: string, exitCode: number | null): string | null {
+    const printedCode = pass.printedCode;
+    const printed = printedCode === null ? null : Number.parseInt(printedCode, 16);
+    if (printedCode === null) {
+      return `megacli: ${source} does not end with "Exit Code:" (cut short or crashed)`;
+    }
+    if (exitCode !== null && exitCode !== printed) {
+      return `megacli: ${source} printed Exit Code ${printedCode} but the process exited with ${exitCode} (crashed?)`;
+    }
+    if (printedCode !== '0x00' && !pass.sawCount && !this.anyBbuFailure()) {
+      return `megacli: ${source} ended with Exit Code ${printedCode}`;
+    }
+    return null;
   }
 
   private anyBbuFailure(): boolean {
