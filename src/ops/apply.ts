@@ -72,76 +72,12 @@ export interface ApplyOutcome extends ApplyResult {
 
 export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   const { root, log } = req;
-  // An interrupted apply is undone first: every plan must be made against a whole host.
-  // The agent comes here every round: backends are built only when there is something to recover.
-  const journal = stateNeedsRecovery(await readJournalState(root)) ? await readJournal(root) : null;
-  const early = needsRecovery(journal)
-    ? await recoverIfNeeded({
-        root,
-        executors: await executorsFor(
-          root,
-          journal!.entries.map((e) => e.change),
-          journalOptions(journal),
-        ),
-        log,
-      })
-    : null;
-
-  const planReq = {
-    root,
-    notice: req.notice,
-    raidToolPaths: req.raidToolPaths,
-    observeRaid: req.observeRaid,
-    topology: req.topology,
-    cache: req.cache,
-    jvms: req.jvms,
-    disks: req.disks,
-  };
-  const chosen = {
-    policySource: req.policySource,
-    policyPath: req.policyPath,
-  };
-  let changes: Change[];
-  let warnings: string[] = [];
-  let options: ExecutorOptions;
-  let fromSaved = false;
-  let allocation: Allocation | undefined;
-  let raid: RaidObservation | undefined;
-  // The plan applied, whose exclusive CPUs become isolate's assignment once it is in place.
-  let applied: BuiltPlan | null = null;
+  const early = await recoverFirst(req);
+  const todo = await changesToApply(req);
+  const { warnings, fromSaved, raid } = todo;
+  let { changes, allocation, applied } = todo;
   const remember = () =>
     applied && saveAssignment(root, applied.source.sha256, applied.topology, applied.plan.allocation);
-  if (__ISOLATE_TEST_HOOKS__ && req.testBareChanges) {
-    changes = req.testBareChanges;
-    options = {};
-    fromSaved = true;
-  } else if (req.planFile) {
-    const { checkSavedOptions, readSavedPlan, verifiedChanges } = await import('./saved-plan.js');
-    const saved = readSavedPlan(req.planFile);
-    // The saved plan's own policy text, never the file: it may have been edited or deleted since.
-    // Nothing is run (no RAID tool, no systemctl) before the plan's stored options are known to be
-    // the ones this command would use anyway.
-    checkSavedOptions(req.planFile, saved, executorOptionsFor(policyOf(saved.policy), req.raidToolPaths));
-    const now = await buildPlan({ ...planReq, policySource: saved.policy });
-    changes = verifiedChanges(req.planFile, saved, now.plan);
-    options = now.executorOptions;
-    fromSaved = true;
-    applied = now;
-  } else {
-    const built = await buildPlan({ ...planReq, ...chosen });
-    applied = built;
-    changes = built.plan.changes;
-    warnings = built.plan.warnings;
-    options = built.executorOptions;
-    allocation = built.plan.allocation;
-    raid = built.observed.raid;
-    const fs = built.observed.cgroup;
-    if (!fs.writable && changes.some((c) => c.backend === 'cgroupfs' && !c.hierarchy)) {
-      throw new UserError(
-        `cannot apply: ${fs.reason ?? 'no writable cgroup v2 hierarchy'}; "isolate plan" still works`,
-      );
-    }
-  }
 
   if (changes.length === 0) {
     await remember();
@@ -172,10 +108,10 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
       signal: req.signal,
       hooks: req.hooks,
     });
-  let result = await run(changes, options);
+  let result = await run(changes, todo.options);
   if (result.recovered && !fromSaved) {
     // Another run was interrupted between our plan and our lock: plan again on the restored host.
-    const built = await buildPlan({ ...planReq, ...chosen });
+    const built = await planFromPolicy(req);
     changes = built.plan.changes;
     allocation = built.plan.allocation;
     applied = built;
@@ -190,6 +126,98 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     allocation,
     raid,
   };
+}
+
+/**
+ * An interrupted apply is undone first: every plan must be made against a whole host. The agent
+ * comes here every round: backends are built only when there is something to recover.
+ */
+async function recoverFirst(req: ApplyRequest): Promise<RecoveryReport | null> {
+  const { root, log } = req;
+  const journal = stateNeedsRecovery(await readJournalState(root)) ? await readJournal(root) : null;
+  return needsRecovery(journal)
+    ? await recoverIfNeeded({
+        root,
+        executors: await executorsFor(
+          root,
+          journal!.entries.map((e) => e.change),
+          journalOptions(journal),
+        ),
+        log,
+      })
+    : null;
+}
+
+/** What an apply writes: its changes, their backends' options, and the plan they come from. */
+interface ChangesToApply {
+  changes: Change[];
+  warnings: string[];
+  options: ExecutorOptions;
+  /** From a saved plan (or the tests' bare list): each change's `from` must still be the host's. */
+  fromSaved: boolean;
+  allocation?: Allocation;
+  raid?: RaidObservation;
+  /** The plan applied, whose exclusive CPUs become isolate's assignment once it is in place. */
+  applied: BuiltPlan | null;
+}
+
+/** The tests' bare changes, a saved plan verified against the host now, or a plan made from the policy. */
+async function changesToApply(req: ApplyRequest): Promise<ChangesToApply> {
+  if (__ISOLATE_TEST_HOOKS__ && req.testBareChanges) {
+    return { changes: req.testBareChanges, warnings: [], options: {}, fromSaved: true, applied: null };
+  }
+  if (req.planFile) {
+    const { checkSavedOptions, readSavedPlan, verifiedChanges } = await import('./saved-plan.js');
+    const saved = readSavedPlan(req.planFile);
+    // The saved plan's own policy text, never the file: it may have been edited or deleted since.
+    // Nothing is run (no RAID tool, no systemctl) before the plan's stored options are known to be
+    // the ones this command would use anyway.
+    checkSavedOptions(req.planFile, saved, executorOptionsFor(policyOf(saved.policy), req.raidToolPaths));
+    const now = await buildPlan({ ...planRequestOf(req), policySource: saved.policy });
+    return {
+      changes: verifiedChanges(req.planFile, saved, now.plan),
+      warnings: [],
+      options: now.executorOptions,
+      fromSaved: true,
+      applied: now,
+    };
+  }
+  const built = await planFromPolicy(req);
+  const changes = built.plan.changes;
+  const fs = built.observed.cgroup;
+  if (!fs.writable && changes.some((c) => c.backend === 'cgroupfs' && !c.hierarchy)) {
+    throw new UserError(
+      `cannot apply: ${fs.reason ?? 'no writable cgroup v2 hierarchy'}; "isolate plan" still works`,
+    );
+  }
+  return {
+    changes,
+    warnings: built.plan.warnings,
+    options: built.executorOptions,
+    fromSaved: false,
+    allocation: built.plan.allocation,
+    raid: built.observed.raid,
+    applied: built,
+  };
+}
+
+/** What every plan of an apply is made with, whatever its policy. */
+function planRequestOf(req: ApplyRequest) {
+  return {
+    root: req.root,
+    notice: req.notice,
+    raidToolPaths: req.raidToolPaths,
+    observeRaid: req.observeRaid,
+    topology: req.topology,
+    cache: req.cache,
+    jvms: req.jvms,
+    disks: req.disks,
+  };
+}
+
+/** A plan from the policy the request names (the agent's current one, or a file). */
+function planFromPolicy(req: ApplyRequest): Promise<BuiltPlan> {
+  return buildPlan({ ...planRequestOf(req), policySource: req.policySource, policyPath: req.policyPath });
 }
 
 function journalOptions(j: Awaited<ReturnType<typeof readJournal>>): ExecutorOptions {
