@@ -11,7 +11,8 @@ import type { Allocation, CgroupSetting, Change } from '../model/plan.js';
 import { SYSTEMD_PROPERTY, type SystemdManagedFile, toSystemdValue } from '../model/systemd.js';
 import { byText } from '../model/order.js';
 import { ioLineOf, ioSatisfies } from '../model/io.js';
-import { ioUnitChanges, ioUnitNotInForce } from './io.js';
+import { ioUnitNotInForce } from './held-not-in-force.js';
+import { ioUnitChanges } from './io.js';
 import { type Desired, desiredState, type Role } from './desired.js';
 import { ObservedCgroups } from './observed-cgroups.js';
 

@@ -11,10 +11,7 @@ import {
   type IoLatencySupport,
   type IoFile,
   type IoProperty,
-  ioClear,
   ioEntryOf,
-  ioLineOf,
-  ioSatisfies,
   sameIoEntry,
 } from '../model/io.js';
 import type { SystemdChange } from '../model/plan.js';
@@ -283,38 +280,4 @@ export function ioUnitChanges(unit: string, want: IoWant, props: Record<string, 
     });
   }
   return out;
-}
-
-/**
- * A latency target or cap systemd holds for a running unit that the unit's cgroup file does not have
- * (written behind systemd's back: systemd writes its io files only when it realizes the unit, and
- * never reads them back) is not in force: set again, with why, as a CPU list systemd holds but never
- * wrote is (changes.ts). `kernel` is the cgroup's file as observed; undefined (not observed, no io
- * there) leaves it to apply's read-back, which names what is missing. Weights are not compared:
- * systemd scales them for BFQ.
- */
-export function ioUnitNotInForce(
-  unit: string,
-  want: IoWant,
-  props: Record<string, string>,
-  cgroup: string,
-  kernel: string | undefined,
-): SystemdChange[] {
-  if ((want.file !== 'io.latency' && want.file !== 'io.max') || kernel === undefined) return [];
-  const line = ioLineOf(want.file, kernel, want.dev);
-  if (ioSatisfies(want.file, line, want.value)) return [];
-  const where = `${cgroup}/${want.file}`;
-  const reads =
-    want.file === 'io.latency' && line === ioClear(want.file, want.dev)
-      ? `has no target for ${want.dev}`
-      : `reads "${line}"`;
-  const path = devicePath(want.dev);
-  return ioUnitChanges(unit, want, {}).map((c) => {
-    const held = ioEntryOf(props[IO_PROPERTY_SHOWN[c.setting as IoProperty]], path);
-    return {
-      ...c,
-      from: held,
-      note: `${want.disk}: systemd holds ${c.setting}=${held} but ${where} ${reads}: not in force; set again`,
-    };
-  });
 }

@@ -1,6 +1,6 @@
 // What the kernel and systemd hold for a cgroup of a cgroup v2 host, as the planner diffs against it
-// (changes.ts): a cgroup's files, its unit, and whether systemd owns it or hands it on.
-import { sameCpuList } from '../model/cpuset.js';
+// (changes.ts): a cgroup's files, its unit, and whether systemd owns it or hands it on. A unit's CPU
+// list systemd holds but the kernel lacks is judged in held-not-in-force.ts, as its io entries are.
 import type { ObservedGroup, ObservedState } from '../model/observed.js';
 import type { CgroupSetting } from '../model/plan.js';
 import {
@@ -9,7 +9,8 @@ import {
   type SystemdManagedFile,
   unitOfCgroup,
 } from '../model/systemd.js';
-import { ancestors, parentOf } from './targets.js';
+import { cpusetNotInForce } from './held-not-in-force.js';
+import { ancestors } from './targets.js';
 
 export class ObservedCgroups {
   /** False when the cgroup tree cannot be read here: nothing is known, so every write is planned. */
@@ -53,17 +54,10 @@ export class ObservedCgroups {
   /** What systemd holds for a unit's file; null (and noted as not in force) when the kernel differs. */
   private held(path: string, unit: string, f: SystemdManagedFile): string | null {
     const held = fromSystemdValue(f, this.systemd!.units[unit]![SYSTEMD_PROPERTY[f]] ?? '');
-    const kernel = this.group(path);
-    // No cpuset.cpus: cpuset is not enabled there (every observed group reads it). A sibling's
-    // cpuset.mems is not read at all (observe.ts SIBLING_FILES): absent there is unknown, not wrong.
-    if ((f === 'cpuset.cpus' || f === 'cpuset.mems') && held !== '' && kernel?.exists) {
-      const enabled = kernel.values['cpuset.cpus'] !== undefined;
-      const now = kernel.values[f];
-      if (!enabled || (now !== undefined && !sameCpuList(now, held))) {
-        this.unrealised.set(
-          `${path} ${f}`,
-          `systemd holds ${SYSTEMD_PROPERTY[f]}=${held} but ${path}/${f} ${now === undefined ? `does not exist (no cpuset in ${parentOf(path)})` : `is "${now}"`}: not in force; set again`,
-        );
+    if (f === 'cpuset.cpus' || f === 'cpuset.mems') {
+      const why = cpusetNotInForce(path, f, held, this.group(path));
+      if (why !== null) {
+        this.unrealised.set(`${path} ${f}`, why);
         return null;
       }
     }
