@@ -3,7 +3,7 @@
 import type { FieldErrors, FieldPath } from '../model/field.js';
 import type { DiskSource } from '../model/policy.js';
 import { describe } from './size.js';
-import { allowOnly, object } from './validate.js';
+import { mapping } from './validate.js';
 
 /** Most data directories one workload may name: a broker has one per disk, a few dozen at most. */
 export const MAX_DISK_PATHS = 256;
@@ -11,13 +11,13 @@ export const MAX_DISK_PATHS = 256;
 const MAX_PATH_LENGTH = 4095;
 
 export function parseDisks(value: unknown, path: FieldPath, errors: FieldErrors): DiskSource {
-  const d = object(
+  const d = mapping(
     value,
     path,
     errors,
     'a mapping with paths: [DIR, ...] or kafkaConfig: /etc/kafka/server.properties',
+    ['paths', 'kafkaConfig'],
   );
-  allowOnly(d, path, ['paths', 'kafkaConfig'], errors);
   if ((d.paths === undefined) === (d.kafkaConfig === undefined)) {
     errors.fail(
       path,

@@ -4,7 +4,7 @@ import type { FieldErrors, FieldPath } from '../model/field.js';
 import { parseRate } from './rate.js';
 import { IO_LIMIT_KEYS, type IoLimitKey, type IoSpec } from '../model/policy.js';
 import { describe } from './size.js';
-import { allowOnly, exact, object } from './validate.js';
+import { exact, mapping } from './validate.js';
 
 /** Kafka's weight on its disks by default: ten times a cgroup's default (100). */
 export const EXCLUSIVE_IO_WEIGHT = 1000;
@@ -43,15 +43,15 @@ export function parseIo(
     }
     return { latency: 'off', weight: BATCH_IO_WEIGHT, max: {} };
   }
-  const io = object(
+  const io = mapping(
     value,
     path,
     errors,
     cls === 'exclusive'
       ? 'a mapping like { latency: 25ms, weight: 1000 }'
       : 'a mapping like { weight: 25, max: { wbps: 80MB/s } }',
+    cls === 'exclusive' ? ['latency', 'weight'] : ['weight', 'max'],
   );
-  allowOnly(io, path, cls === 'exclusive' ? ['latency', 'weight'] : ['weight', 'max'], errors);
   if (cls === 'exclusive' && !hasDisks) {
     errors.fail(
       path,
@@ -91,13 +91,13 @@ function parseLatencyField(value: unknown, path: FieldPath, errors: FieldErrors)
 }
 
 function parseMax(value: unknown, path: FieldPath, errors: FieldErrors): IoSpec['max'] {
-  const m = object(
+  const m = mapping(
     value,
     path,
     errors,
     'a mapping with rbps, wbps (like 80MB/s), riops and/or wiops (like 300)',
+    [...IO_LIMIT_KEYS],
   );
-  allowOnly(m, path, [...IO_LIMIT_KEYS], errors);
   const out: Partial<Record<IoLimitKey, number>> = {};
   for (const key of IO_LIMIT_KEYS) {
     const v = m[key];

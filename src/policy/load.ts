@@ -4,7 +4,7 @@ import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, parseDocument }
 import { UserError } from '../model/errors.js';
 import { ReadRefused, readTextFile } from '../sys/read.js';
 import { parseRaidPolicy } from './raid.js';
-import { allowOnly, boolean, exact, type Obj, object } from './validate.js';
+import { allowOnly, boolean, exact, mapping, type Obj, object } from './validate.js';
 import type { FieldErrors, FieldPath } from '../model/field.js';
 import { describe } from './size.js';
 import { CollectedErrors, FieldError } from './collected-errors.js';
@@ -260,8 +260,10 @@ function parseQuiet(value: unknown, errors: FieldErrors): Policy['quiet'] {
   // On by default (issue 50): IRQs and packet steering for exclusive workloads. The workqueue mask,
   // a host-wide kernel setting, is left unset here: absent, it follows strict (planner/irqs.ts).
   if (value === undefined) return { irqs: true };
-  const q = object(value, ['quiet'], errors, 'a mapping with irqs: true|false and workqueues: true|false');
-  allowOnly(q, ['quiet'], ['irqs', 'workqueues'], errors);
+  const q = mapping(value, ['quiet'], errors, 'a mapping with irqs: true|false and workqueues: true|false', [
+    'irqs',
+    'workqueues',
+  ]);
   return {
     irqs: q.irqs === undefined ? true : boolean(q.irqs, ['quiet', 'irqs'], errors),
     ...(q.workqueues === undefined
@@ -272,8 +274,11 @@ function parseQuiet(value: unknown, errors: FieldErrors): Policy['quiet'] {
 
 function parseReserved(value: unknown, errors: FieldErrors): Policy['reserved'] {
   if (value === undefined) return { cores: 1, per: 'package' };
-  const r = object(value, ['reserved'], errors, 'a mapping with cores: N or cpus: "0,1"');
-  allowOnly(r, ['reserved'], ['cores', 'cpus', 'per'], errors);
+  const r = mapping(value, ['reserved'], errors, 'a mapping with cores: N or cpus: "0,1"', [
+    'cores',
+    'cpus',
+    'per',
+  ]);
   if ((r.cores === undefined) === (r.cpus === undefined)) {
     errors.fail(
       ['reserved'],

@@ -3,7 +3,7 @@
 import type { FieldErrors, FieldPath } from '../model/field.js';
 import type { Match } from '../model/policy.js';
 import { describe } from './size.js';
-import { allowOnly, exact, object } from './validate.js';
+import { exact, mapping } from './validate.js';
 
 /** Largest uid: uid_t is 32 bits and (uid_t)-1 means "no user". */
 const MAX_UID = 4294967294;
@@ -12,8 +12,12 @@ const MAX_UID = 4294967294;
 const V1_MATCH_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'blkio', 'pids', 'devices', 'freezer', 'cpuset'];
 
 export function parseMatch(value: unknown, path: FieldPath, errors: FieldErrors): Match {
-  const m = object(value, path, errors, 'a mapping with one of systemdUnit, cgroup or process');
-  allowOnly(m, path, ['systemdUnit', 'cgroup', 'process', 'hierarchy'], errors);
+  const m = mapping(value, path, errors, 'a mapping with one of systemdUnit, cgroup or process', [
+    'systemdUnit',
+    'cgroup',
+    'process',
+    'hierarchy',
+  ]);
   const keys = Object.keys(m).filter((k) => k !== 'hierarchy');
   if (m.hierarchy !== undefined && m.cgroup === undefined) {
     errors.fail(
@@ -58,8 +62,11 @@ export function parseMatch(value: unknown, path: FieldPath, errors: FieldErrors)
     }
     return { kind: 'cgroup', path: c, hierarchy: typeof h === 'string' ? h : undefined };
   }
-  const p = object(m.process, [...path, 'process'], errors, 'a mapping with cmdline, exe and/or user');
-  allowOnly(p, [...path, 'process'], ['cmdline', 'exe', 'user'], errors);
+  const p = mapping(m.process, [...path, 'process'], errors, 'a mapping with cmdline, exe and/or user', [
+    'cmdline',
+    'exe',
+    'user',
+  ]);
   if (p.cmdline === undefined && p.exe === undefined && p.user === undefined) {
     errors.fail([...path, 'process'], 'set at least one of cmdline (a regular expression), exe or user');
   }

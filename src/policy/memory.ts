@@ -6,12 +6,17 @@ import { formatBytes } from '../model/units.js';
 import { cpuList } from './placement.js';
 import { parseRate, parseWindow } from './rate.js';
 import { describe, parseMemoryAmount } from './size.js';
-import { allowOnly, object } from './validate.js';
+import { allowOnly, mapping } from './validate.js';
 
 export function parseMemory(value: unknown, path: FieldPath, errors: FieldErrors): MemorySpec {
   if (value === undefined) return { mems: 'local' };
-  const m = object(value, path, errors, 'a mapping with min, low, high, max and/or mems');
-  allowOnly(m, path, ['min', 'low', 'high', 'max', 'mems'], errors);
+  const m = mapping(value, path, errors, 'a mapping with min, low, high, max and/or mems', [
+    'min',
+    'low',
+    'high',
+    'max',
+    'mems',
+  ]);
   const spec: MemorySpec = { mems: 'local' };
   for (const key of ['min', 'low', 'high', 'max'] as const) {
     if (m[key] === undefined) continue;

@@ -6,7 +6,7 @@ import type { FieldErrors, FieldPath } from '../model/field.js';
 import { isNicName } from '../model/irq.js';
 import type { DeviceRef, WorkloadSpec } from '../model/policy.js';
 import { describe } from './size.js';
-import { allowOnly, exact, object, oneOf } from './validate.js';
+import { exact, mapping, oneOf } from './validate.js';
 
 export function parseCores(
   value: unknown,
@@ -55,8 +55,7 @@ export function parseIrqs(
   path: FieldPath,
   errors: FieldErrors,
 ): NonNullable<WorkloadSpec['irqs']> {
-  const v = object(value, path, errors, 'a mapping like { nics: [eth0], on: housekeeping }');
-  allowOnly(v, path, ['nics', 'on'], errors);
+  const v = mapping(value, path, errors, 'a mapping like { nics: [eth0], on: housekeeping }', ['nics', 'on']);
   const on =
     v.on === undefined
       ? 'housekeeping'

@@ -2,7 +2,7 @@
 // document and gives us a path and a FieldErrors that knows file:line:column.
 import type { FieldErrors, FieldPath } from '../model/field.js';
 import { describe } from './size.js';
-import { allowOnly, object, oneOf } from './validate.js';
+import { mapping, object, oneOf } from './validate.js';
 import {
   DEFAULT_RAID_POLICY,
   DISK_WRITE_CACHE,
@@ -18,8 +18,7 @@ const CONTROLLER_ID =
   /^(storcli|perccli|storcli2|perccli2|megacli):\/[ca]\d+$|^ssacli:slot=\w+$|^arcconf:\d+$/;
 
 export function parseRaidPolicy(raw: unknown, path: FieldPath, errors: FieldErrors): RaidPolicy {
-  const map = object(raw, path, errors, 'a mapping');
-  allowOnly(map, path, [...SETTING_KEYS, 'timeoutSeconds', 'controllers'], errors);
+  const map = mapping(raw, path, errors, 'a mapping', [...SETTING_KEYS, 'timeoutSeconds', 'controllers']);
   const settings = parseSettings(map, path, errors);
   const policy: RaidPolicy = {
     ...DEFAULT_RAID_POLICY,
@@ -46,8 +45,7 @@ export function parseRaidPolicy(raw: unknown, path: FieldPath, errors: FieldErro
           `expected a controller id as "isolate raid show" prints it (storcli:/c0, megacli:/a0, ssacli:slot=0, arcconf:1); got ${describe(id)}`,
         );
       }
-      const o = object(value, at, errors, 'a mapping');
-      allowOnly(o, at, SETTING_KEYS, errors);
+      const o = mapping(value, at, errors, 'a mapping', SETTING_KEYS);
       policy.controllers[id] = parseSettings(o, at, errors);
     }
   }

@@ -19,6 +19,19 @@ export function object(value: unknown, path: FieldPath, errors: FieldErrors, exp
   return value as Obj;
 }
 
+/** A mapping with only the `allowed` keys (object, then allowOnly): how most sections start. */
+export function mapping(
+  value: unknown,
+  path: FieldPath,
+  errors: FieldErrors,
+  expected: string,
+  allowed: string[],
+): Obj {
+  const obj = object(value, path, errors, expected);
+  allowOnly(obj, path, allowed, errors);
+  return obj;
+}
+
 export function boolean(value: unknown, path: FieldPath, errors: FieldErrors): boolean {
   if (typeof value !== 'boolean') errors.fail(path, `expected true or false; got ${describe(value)}`);
   return value;

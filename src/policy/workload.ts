@@ -10,7 +10,7 @@ import { parseMatch } from './match.js';
 import { parseMemory } from './memory.js';
 import { parseCores, parseIrqs, parseNear } from './placement.js';
 import { describe } from './size.js';
-import { allowOnly, boolean, exact, object } from './validate.js';
+import { allowOnly, boolean, exact, mapping, object } from './validate.js';
 
 export function parseWorkload(value: unknown, path: FieldPath, errors: CollectedErrors): WorkloadSpec {
   const w = object(value, path, errors, 'a workload mapping with name, class and match');
@@ -149,8 +149,7 @@ function readOptionalFields(
 }
 
 function parseCpu(value: unknown, path: FieldPath, errors: FieldErrors): NonNullable<WorkloadSpec['cpu']> {
-  const c = object(value, path, errors, 'a mapping with weight and/or idle');
-  allowOnly(c, path, ['weight', 'idle'], errors);
+  const c = mapping(value, path, errors, 'a mapping with weight and/or idle', ['weight', 'idle']);
   const out: NonNullable<WorkloadSpec['cpu']> = {};
   if (c.weight !== undefined) {
     const expected = 'a whole number from 1 to 10000 (cgroup cpu.weight)';
@@ -174,13 +173,13 @@ function parseCpu(value: unknown, path: FieldPath, errors: FieldErrors): NonNull
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 function parseJvm(value: unknown, match: Match, path: FieldPath, errors: FieldErrors): JvmSpec {
-  const j = object(
+  const j = mapping(
     value,
     path,
     errors,
     'a mapping like { activeProcessorCount: auto, optionsVariable: KAFKA_OPTS }',
+    ['activeProcessorCount', 'optionsVariable'],
   );
-  allowOnly(j, path, ['activeProcessorCount', 'optionsVariable'], errors);
   if (match.kind !== 'systemdUnit') {
     errors.fail(
       path,
