@@ -79,7 +79,10 @@ scenario() {
   standin kafka.Kafka 4 busy 90 &
   KPID=$!
   mkdir $CG/cpuset/scratch; echo 6-7 > $CG/cpuset/scratch/cpuset.cpus; echo 1 > $CG/cpuset/scratch/cpuset.mems
-  echo $KPID > $CG/cpuset/scratch/cgroup.procs; sleep 0.3; kill -USR1 $KPID; sleep 2
+  echo $KPID > $CG/cpuset/scratch/cgroup.procs; sleep 0.3; kill -USR1 $KPID
+  # Until the heap is touched (RssAnon >= 90 MiB), at most 120 s: a fixed 2 s was too short for a
+  # guest that shares its host core (the heap was 59 of 90 MiB when node 1's share was read).
+  i=0; while [ "$(awk '/^RssAnon:/ {print $2}' /proc/$KPID/status)" -lt 92160 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
   echo $KPID > $CG/cpuset/cgroup.procs; rmdir $CG/cpuset/scratch
   sec $L-numa-before; cat /proc/$KPID/numa_maps; endsec $L-numa-before
   sleep 100000 &
