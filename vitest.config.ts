@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestGuestsFirst } from './test/vm/harness/sequencer.js';
 
 // Tests run the source with the fault-injection hooks, as the build they drive has them
 // (src/model/build-flags.d.ts).
@@ -25,6 +26,7 @@ export default defineConfig({
     // child processes (the CLI, vendor-tool simulators, ansible-playbook, dpkg-deb, apt), not the CPU:
     // one worker left a core idle and took ~25 min cold (issue 59). The vm project stays one fork.
     maxWorkers: 3,
+    sequence: { sequencer: LongestGuestsFirst },
     projects: [
       {
         test: {
@@ -61,11 +63,13 @@ export default defineConfig({
           include: ['test/vm/**/*.test.ts'],
           exclude: KERNEL_GUESTS,
           hookTimeout: 1_800_000,
-          // One qemu guest at a time. Alone a guest keeps the 2 cores only 60-65 % busy, but two guests at
-          // once with the kernel's `make -j2` beside them (all at one priority) were slower in sum (cold
-          // rehearsals, issue 59: 75 min against 62; strict 101 → 317 s, JVM 188 → 692 s, the kernel build
-          // 65 min): an oversubscribed TCG guest spins on locks whose holder vCPU is not running. Four small
-          // guests two at a time, nothing else running: 171 → 150 s.
+          // Files in several forks, two qemu guests at a time across them (harness/slots.ts), each guest
+          // one host thread (TCG thread=single: harness/run.ts says why), longest first
+          // (harness/sequencer.ts). ISOLATE_VM_GUESTS=1: one guest at a time, in one fork.
+          poolOptions: { forks: { singleFork: process.env.ISOLATE_VM_GUESTS === '1' } },
+          // Never beside the unit files or the kernel's build (groupOrder, support/wait-prepare.ts): two
+          // thread=multi guests at once with `make -j2` beside them were slower in sum (cold rehearsals,
+          // issue 59: 75 min against 62; strict 101 → 317 s, JVM 188 → 692 s).
           sequence: { groupOrder: 2 },
         },
       },
@@ -74,8 +78,9 @@ export default defineConfig({
         test: {
           ...guests,
           // The guests that boot the io.latency kernel (and measure the disk): after every other guest and
-          // alone, so no other guest's CPU moves their disk numbers.
+          // alone, so no other guest's CPU moves their disk numbers; alone, a vCPU a host thread, as before.
           name: 'vm-kernel',
+          env: { ISOLATE_VM_TCG_THREAD: 'multi' },
           include: KERNEL_GUESTS,
           hookTimeout: 3_600_000,
           sequence: { groupOrder: 3 },

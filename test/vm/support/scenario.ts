@@ -14,6 +14,7 @@ import {
   type VmResult,
 } from '../harness/index.js';
 import { REPO_ROOT } from '../harness/paths.js';
+import { takeSlotWait } from '../harness/slots.js';
 import { keepConsole, LIB, standinBinary } from './guest.js';
 import { type SystemdStandinOptions, systemdStandins } from './systemd-guest.js';
 
@@ -77,12 +78,14 @@ export function vmScenario<O extends ScenarioOptions>(
     result = (await boot(opts)) as ResultOf<O>;
     wallMs = Date.now() - started;
     keepConsole(name, result.console);
-    // One line a guest, for the record of where CI's time goes (issue 59): building its initrd (and a
-    // second boot after a hung one), qemu until the scenario starts, the scenario. Never asserted.
+    // One line a guest, for the record of where CI's time goes (issue 59): waiting for one of the two
+    // guest slots, building its initrd (and a second boot after a hung one), qemu until the scenario
+    // starts, the scenario. Never asserted.
     const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
     const booted = result.bootMs;
+    const slot = takeSlotWait();
     process.stderr.write(
-      `guest ${name}: ${secs(wallMs)} in all; initrd and retries ${secs(wallMs - result.durationMs)}, boot ${booted === null ? '?' : secs(booted)}, scenario ${booted === null ? '?' : secs(result.durationMs - booted)}\n`,
+      `guest ${name}: ${secs(wallMs)} in all; waiting for a guest slot ${secs(slot)}, initrd and retries ${secs(wallMs - slot - result.durationMs)}, boot ${booted === null ? '?' : secs(booted)}, scenario ${booted === null ? '?' : secs(result.durationMs - booted)}\n`,
     );
     if (result.exitStatus === null) throw new Error(`guest did not finish:\n${result.console.slice(-4000)}`);
   }, hookTimeoutMs);
