@@ -631,3 +631,70 @@ order of first appearance walking present CPUs by id, so Socket is 0 and 1 where
 `,
   });
 }
+
+// ---------- (e) Intel 2-socket, 96 CPUs, a 48-queue NIC and the NVMe on node 1 ----------
+{
+  // Xeon Gold 6342: 24 cores per socket; first threads 0-47 socket by socket, second threads 48-95.
+  const cpus = range(0, 95).map((id) => {
+    const t = id >= 48 ? 1 : 0;
+    const k = id % 48;
+    const pkg = k >= 24 ? 1 : 0;
+    const coreId = k % 24;
+    const first = pkg * 24 + coreId;
+    const siblings = [first, first + 48];
+    const apic = pkg * 128 + coreId * 2 + t;
+    const l2id = apic >> 1;
+    const pkgCpus = [...range(pkg * 24, pkg * 24 + 23), ...range(pkg * 24 + 48, pkg * 24 + 71)];
+    return {
+      id,
+      pkg,
+      coreId,
+      node: pkg,
+      siblings,
+      clusterId: l2id,
+      clusterCpus: siblings,
+      caches: [
+        { level: 1, type: 'Data', shared: siblings, id: l2id },
+        { level: 1, type: 'Instruction', shared: siblings, id: l2id },
+        { level: 2, type: 'Unified', shared: siblings, id: l2id },
+        { level: 3, type: 'Unified', shared: pkgCpus, id: pkg },
+      ],
+    };
+  });
+  writeMachine({
+    name: 'intel-2s-96cpu',
+    cpus,
+    possible: range(0, 95),
+    nodes: [
+      { id: 0, memKb: 263_842_704, freeKb: 251_310_588 },
+      { id: 1, memKb: 264_223_440, freeKb: 257_118_204 },
+    ],
+    distances: [
+      [10, 20],
+      [20, 10],
+    ],
+    devices: devices(
+      pciNic('eno8303', 'pci0000:00/0000:00:1c.5/0000:04:00.0', 0),
+      pciNic('ens3f0', 'pci0000:ca/0000:ca:02.0/0000:cb:00.0', 1),
+      nvme('nvme0n1', 'nvme0', 'pci0000:e2/0000:e2:01.0/0000:e3:00.0', 1),
+      scsiHost('host0', 'pci0000:00/0000:00:17.0', 'ata1', 'ahci', 0),
+    ),
+    source: `# intel-2s-96cpu (hand-made)
+
+Imitates a **Dell PowerEdge R750 with two Intel Xeon Gold 6342** (Ice Lake-SP, 24 cores / 48 threads
+and 36 MB L3 per socket, 2 × 256 GiB RAM) running Debian 12 (kernel 6.1): the 96-CPU Kafka host of
+issue 63, with its 48-queue NIC and its NVMe on node 1.
+
+- 96 CPUs. Linux numbers the first thread of every core first, socket by socket, then the second
+  threads: cpu N and N+48 are siblings. Socket 0 / node 0 = cpus 0-23,48-71, socket 1 / node 1 =
+  cpus 24-47,72-95.
+- \`core_id\` is 0-23 on each socket (assumed dense). Assumed APIC id = 128 × socket + 2 × core_id +
+  thread. L1/L2 per core (id = APIC id >> 1, also the \`cluster_id\`); L3 per socket (id = socket).
+- Node distances 10/20.
+- Devices: the onboard Broadcom \`eno8303\` on node 0; an Intel E810 (\`ice\`, \`ens3f0\`; its second port is
+  left out) and an NVMe SSD on node 1's root ports; the chipset's SATA (ahci) \`host0\` on node 0.
+  \`ens3f0\` has 48 combined queues (49 MSI-X vectors with the misc one): the IRQ overlay of the
+  same name (\`../../irq/intel-2s-96cpu\`) holds them.
+${COMMON_NOTES}`,
+  });
+}
