@@ -96,6 +96,7 @@ export function registerCore(program: Command): void {
       'where to save the plan for `isolate apply --plan` (default <root>/var/lib/isolate/plan.json)',
     )
     .option('--json', 'machine-readable output')
+    .option('--verbose', 'list every change on its own line (alike IRQ and queue changes are grouped)')
     .option(
       '--detailed-exitcode',
       'exit 0 when there is nothing to change, 2 when there are changes, 1 on error',
@@ -108,7 +109,13 @@ export function registerCore(program: Command): void {
     )
     .action(
       async (
-        opts: CommonOpts & { dryRun?: boolean; out?: string; detailedExitcode?: boolean; toolPath: string[] },
+        opts: CommonOpts & {
+          dryRun?: boolean;
+          out?: string;
+          detailedExitcode?: boolean;
+          verbose?: boolean;
+          toolPath: string[];
+        },
         cmd: Command,
       ) => {
         const root = hostRoot(cmd);
@@ -136,7 +143,7 @@ export function registerCore(program: Command): void {
               : { saveTo: `${root.replace(/\/$/, '')}/var/lib/isolate/plan.json`, saveToStateDir: true }),
         });
         if (opts.json) printJson(out.json);
-        else printText(formatPlan(out.built.plan, out.built.source.path));
+        else printText(formatPlan(out.built.plan, out.built.source.path, { verbose: !!opts.verbose }));
         if (out.savedTo && !opts.json) {
           // The hint is pasted as it is: it names the root the plan was made for, unless that is this host.
           const rooted = root === '/' ? '' : ` --root ${root}`;
