@@ -116,8 +116,11 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
     options = {};
     fromSaved = true;
   } else if (req.planFile) {
-    const { checkSavedOptions, readSavedPlan, verifiedChanges } = await import('./saved-plan.js');
+    const { checkSavedOptions, checkSavedRoot, readSavedPlan, verifiedChanges } = await import(
+      './saved-plan.js'
+    );
     const saved = readSavedPlan(req.planFile);
+    checkSavedRoot(req.planFile, saved, root);
     // The saved plan's own policy text, never the file: it may have been edited or deleted since.
     // Nothing is run (no RAID tool, no systemctl) before the plan's stored options are known to be
     // the ones this command would use anyway.
