@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURES, HAVE_FIXTURES } from '../raid/fixtures.js';
 import { CV_9270, CV_9270_DETAIL, makeHost, type SimHost } from '../raid/host.js';
-import { docTable, expectDocSample, sampleIds } from '../support/doc-samples.js';
+import { formatTopology } from '../../src/topology/format.js';
+import { readTopology } from '../../src/topology/read.js';
+import { docTable, docText, expectDocSample, sampleIds } from '../support/doc-samples.js';
 import { LARGE_HOST_POLICY, largeHost } from '../support/irq-host.js';
 import { cli, hostWithPolicy, put, putProcesses, settleEffective, transcript } from './host.js';
 
@@ -44,6 +46,10 @@ describe('docs/commands.md', () => {
       ]),
     );
     sample('topology-json', JSON.stringify(excerpt, null, 2));
+    // On a live host the CPU model and memory come on a line of their own, before the CPU count.
+    const live = formatTopology(readTopology(root), 'Intel Xeon Gold 6342, 503.1 GiB').split('\n');
+    expect(live.slice(0, 2)).toEqual(['Intel Xeon Gold 6342, 503.1 GiB', r.stdout.split('\n')[0]]);
+    expect(docText(DOC)).toContain('On a live host (`--root /`) a line before\nthese names the CPU model');
   });
 
   it('policy validate', () => {
