@@ -56,7 +56,15 @@ export interface EngineOptions {
   /** Aborting finishes the current write, then rolls back every write made (never half-applied). */
   signal?: AbortSignal;
   hooks?: EngineHooks;
+  /**
+   * Told before each step that may take seconds (a RAID change runs the vendor's tool, up to its
+   * timeout, to read and to write), so a person at a terminal sees what it waits for.
+   */
+  progress?: (step: number, total: number, change: Change) => void;
 }
+
+/** Backends whose steps run an external tool and may take seconds each. */
+const SLOW_BACKENDS: ReadonlySet<Change['backend']> = new Set(['raid']);
 
 export interface ApplyOptions extends EngineOptions {
   changes: Change[];
@@ -196,6 +204,7 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
     let seq = 0;
     for (const [i, change] of changes.entries()) {
       const exec = executorOf(execs, change);
+      if (SLOW_BACKENDS.has(change.backend)) opts.progress?.(i + 1, changes.length, change);
       // What undo would restore. A read that fails (EACCES, a systemctl that timed out) is not
       // "absent": the step fails before its write, and the writes before it are undone.
       let live: string | null = null;

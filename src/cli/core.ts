@@ -2,7 +2,15 @@
 import type { Command } from 'commander';
 import { UserError } from '../model/errors.js';
 import { writeErr, writeOut } from './output.js';
-import { hostRoot, notice, printJson, printText, requireDir, rootOption } from './options.js';
+import {
+  hostRoot,
+  notice,
+  printJson,
+  printText,
+  progressOnTerminal,
+  requireDir,
+  rootOption,
+} from './options.js';
 
 interface CommonOpts {
   json?: boolean;
@@ -102,6 +110,10 @@ export function registerCore(program: Command): void {
       'exit 0 when there is nothing to change, 2 when there are changes, 1 on error',
     )
     .option(
+      '--timeout <seconds>',
+      "hard timeout for one vendor-tool call while reading the RAID controllers; without it, the policy's raid.timeoutSeconds (60)",
+    )
+    .option(
       '--tool-path <tool=path>',
       'RAID tool path (repeatable; also ISOLATE_RAID_TOOL_PATH)',
       (v: string, acc: string[]) => [...acc, v],
@@ -114,6 +126,7 @@ export function registerCore(program: Command): void {
           out?: string;
           detailedExitcode?: boolean;
           verbose?: boolean;
+          timeout?: string;
           toolPath: string[];
         },
         cmd: Command,
@@ -125,11 +138,17 @@ export function registerCore(program: Command): void {
           );
         }
         const { plan } = await import('../ops/plan.js');
-        const { toolPaths } = await import('../ops/raid.js');
+        const { raidCallOptions, toolPaths } = await import('../ops/raid.js');
         const { formatPlan } = await import('../planner/format.js');
+        const raidRead =
+          opts.timeout === undefined
+            ? undefined
+            : (await raidCallOptions(root, opts.timeout, [], undefined)).timeoutMs;
         const out = await plan({
           root,
           notice,
+          progress: progressOnTerminal(),
+          raidReadTimeoutMs: raidRead,
           allowBundledPolicy: !!opts.dryRun,
           warnUntrustedPolicy: !!opts.dryRun,
           policyPath: opts.policy,

@@ -16,7 +16,7 @@ import {
   rollbackLast,
 } from '../apply/engine.js';
 import { readBaseline, readJournal, readJournalState } from '../apply/journal.js';
-import { cgroupTarget, describeUndo, showValue } from '../model/describe.js';
+import { cgroupTarget, describeChange, describeUndo, showValue } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
@@ -57,6 +57,8 @@ export interface ApplyRequest extends OpContext {
   disks?: boolean;
   /** Shown the changes before any write; returning false refuses the apply. */
   confirm?: (changes: Change[], warnings: string[]) => Promise<boolean>;
+  /** Told before what may take seconds: reading the RAID controllers, and each RAID step. */
+  progress?: (message: string) => void;
 }
 
 export interface ApplyOutcome extends ApplyResult {
@@ -90,6 +92,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
   const planReq = {
     root,
     notice: req.notice,
+    progress: req.progress,
     raidToolPaths: req.raidToolPaths,
     observeRaid: req.observeRaid,
     topology: req.topology,
@@ -174,6 +177,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
       log,
       signal: req.signal,
       hooks: req.hooks,
+      progress: req.progress && stepProgress(req.progress),
     });
   let result = await run(changes, options);
   if (result.recovered && !fromSaved) {
@@ -277,4 +281,10 @@ export async function rollback(ctx: OpContext): Promise<RollbackResult> {
   // The host is as it was before isolate: no cores are assigned any more.
   await rm(assignmentPath(ctx.root), { force: true });
   return result;
+}
+
+/** A slow step, said before it runs: `step 3/30: storcli:/c0/v0 writeCache → write-back (a vendor tool)…`. */
+function stepProgress(say: (message: string) => void) {
+  return (step: number, total: number, change: Change) =>
+    say(`step ${step}/${total}: ${describeChange(change)} (runs the vendor's tool)…`);
 }

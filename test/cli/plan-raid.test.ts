@@ -99,4 +99,53 @@ raid: { writeCache: write-back }
     expect(viaFlag).toEqual([expect.objectContaining({ target: 'storcli:/c0/v0', to: 'write-back' })]);
     expect(raidChanges([], { ISOLATE_RAID_TOOL_PATH: `storcli=${tool}` })).toEqual(viaFlag);
   });
+
+  it('plan --timeout bounds each vendor-tool read, and a terminal is told what the plan waits for', async () => {
+    host = makeHost({
+      drivers: ['megaraid_sas'],
+      tools: { storcli: { hang: 'show', controllers: [{ showAll: M5015_BBU }] } },
+    });
+    cpSync(
+      join(import.meta.dirname, '../fixtures/sysfs/qemu-nosmt/sys/devices'),
+      join(host.root, 'sys/devices'),
+      {
+        recursive: true,
+      },
+    );
+    const policy = join(mkdtempSync(join(tmpdir(), 'isolate-raidplan-')), 'policy.yaml');
+    writeFileSync(
+      policy,
+      `apiVersion: isolate/v1
+kind: HostPolicy
+workloads:
+  - { name: kafka, class: exclusive, cores: 1, match: { cgroup: /kafka.slice } }
+  - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
+raid: { writeCache: write-back }
+`,
+    );
+    const env = { RAID_SIM_DIR: host.dir, ISOLATE_RAID_LOCK: join(host.dir, 'isolate-raid.lock') };
+    // The policy's timeout (60 s) would hold the plan for a minute; --timeout 1 gives up after one.
+    const r = isolate(['plan', '--dry-run', '--root', host.root, '--policy', policy, '--timeout', '1'], {
+      env,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/storcli64 \/call show all J nolog timed out after 1s/);
+    const bad = isolate(['plan', '--dry-run', '--root', host.root, '--policy', policy, '--timeout', '0'], {
+      env,
+    });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe('isolate: --timeout 0: expected seconds from 1 to 3600\n');
+    // What a terminal is told before the tools run (the CLI passes `progress` only to a terminal).
+    const said: string[] = [];
+    const { buildPlan } = await import('../../src/ops/plan.js');
+    await buildPlan({
+      root: host.root,
+      policyPath: policy,
+      raidReadTimeoutMs: 1000,
+      progress: (m) => said.push(m),
+    });
+    expect(said).toEqual([
+      'reading the RAID controllers with their vendor tools (each call up to 1 s; plan --timeout sets it)',
+    ]);
+  });
 });
