@@ -32,10 +32,15 @@ function changeLine(c: Change): string {
     : `${cgroupTarget(c)} ${c.setting}: ${showPlanned(c, c.from)} → ${showPlanned(c, c.to)}`;
 }
 
-/** What changes share to be shown as one line: backend, file, and the reason past the IRQ's own name. */
+/**
+ * What changes share to be shown as one line: backend, file, the reason past the IRQ's own name, and
+ * for IRQ affinities the new value ("→ 0-1,4-7 or 0-1" would not say which IRQ gets which). A NIC's
+ * queue masks may differ queue by queue (XPS: one CPU each) and still read as one line.
+ */
 function groupKey(c: Change): string | null {
   if (c.backend !== 'irq' || !/\d$/.test(c.target)) return null;
-  return [c.setting, c.target.replace(/\d+$/, ''), c.workload ?? '', reason(c)].join('\0');
+  const to = c.setting === 'smp_affinity_list' ? c.to : '';
+  return [c.setting, c.target.replace(/\d+$/, ''), c.workload ?? '', reason(c), to].join('\0');
 }
 
 /** A note without the `IRQ 131 (ice-ens3f0-TxRx-0): ` each IRQ's own note starts with. */

@@ -63,6 +63,21 @@ describe('plan, as printed', () => {
     expect(verbose).toContain('Changes (6, in the order apply makes them):');
   });
 
+  it('never groups IRQs given different CPUs: the line would not say which gets which', () => {
+    const why = 'off the exclusive CPUs 2-3';
+    const changes = [
+      ...[1, 4, 8].map((n) => irq(n, '0-7', '0-1,4-7', why)),
+      ...[34, 35, 36].map((n) => irq(n, '0-3', '0-1', why)),
+    ];
+    const text = formatPlan(planOf(changes), 'p.yaml');
+    expect(text).toContain(
+      '  1-3. 3 × /proc/irq/{1,4,8} smp_affinity_list: 0-7 → 0-1,4-7  [off the exclusive CPUs 2-3]\n',
+    );
+    expect(text).toContain(
+      '  4-6. 3 × /proc/irq/{34-36} smp_affinity_list: 0-3 → 0-1  [off the exclusive CPUs 2-3]\n',
+    );
+  });
+
   it('prints the CPUs a hex mask names next to it', () => {
     const mask: Change = {
       backend: 'irq',
