@@ -297,21 +297,29 @@ order of first appearance walking CPUs by id (as in the qemu captures), so they 
 \`core_id\` or \`physical_package_id\`.
 `;
 
-// ---------- (a) Intel 2-socket, HT siblings N and N+8 ----------
-{
-  // Xeon E5-2623 v4: 4 of the 10 cores of the LCC die are enabled, so core_id has gaps.
-  const coreIds = [0, 3, 8, 11];
-  const cpus = range(0, 15).map((id) => {
-    const t = id >= 8 ? 1 : 0;
-    const k = id % 8;
-    const pkg = k >= 4 ? 1 : 0;
-    const ci = k % 4;
+/**
+ * A 2-socket Intel machine as Linux numbers it: the first thread of every core, socket by socket,
+ * then the second threads (cpu N and N + half are siblings); one node per socket. `coreIds` are the
+ * enabled cores' core_id on each socket; APIC id = apicPerSocket × socket + 2 × core_id + thread.
+ * L1/L2 per core (id = APIC id >> 1, also the cluster_id), L3 per socket (id = socket).
+ */
+function intelSplitHt(coreIds, apicPerSocket) {
+  const perSocket = coreIds.length;
+  const half = 2 * perSocket;
+  return range(0, 2 * half - 1).map((id) => {
+    const t = id >= half ? 1 : 0;
+    const k = id % half;
+    const pkg = k >= perSocket ? 1 : 0;
+    const ci = k % perSocket;
     const coreId = coreIds[ci];
-    const first = pkg * 4 + ci;
-    const siblings = [first, first + 8];
-    const apic = pkg * 32 + coreId * 2 + t;
+    const first = pkg * perSocket + ci;
+    const siblings = [first, first + half];
+    const apic = pkg * apicPerSocket + coreId * 2 + t;
     const l2id = apic >> 1;
-    const pkgCpus = [...range(pkg * 4, pkg * 4 + 3), ...range(pkg * 4 + 8, pkg * 4 + 11)];
+    const pkgCpus = [
+      ...range(pkg * perSocket, pkg * perSocket + perSocket - 1),
+      ...range(pkg * perSocket + half, pkg * perSocket + half + perSocket - 1),
+    ];
     return {
       id,
       pkg,
@@ -328,6 +336,12 @@ order of first appearance walking CPUs by id (as in the qemu captures), so they 
       ],
     };
   });
+}
+
+// ---------- (a) Intel 2-socket, HT siblings N and N+8 ----------
+{
+  // Xeon E5-2623 v4: 4 of the 10 cores of the LCC die are enabled, so core_id has gaps.
+  const cpus = intelSplitHt([0, 3, 8, 11], 32);
   writeMachine({
     name: 'intel-2s-ht-split',
     cpus,
@@ -635,32 +649,7 @@ order of first appearance walking present CPUs by id, so Socket is 0 and 1 where
 // ---------- (e) Intel 2-socket, 96 CPUs, a 48-queue NIC and the NVMe on node 1 ----------
 {
   // Xeon Gold 6342: 24 cores per socket; first threads 0-47 socket by socket, second threads 48-95.
-  const cpus = range(0, 95).map((id) => {
-    const t = id >= 48 ? 1 : 0;
-    const k = id % 48;
-    const pkg = k >= 24 ? 1 : 0;
-    const coreId = k % 24;
-    const first = pkg * 24 + coreId;
-    const siblings = [first, first + 48];
-    const apic = pkg * 128 + coreId * 2 + t;
-    const l2id = apic >> 1;
-    const pkgCpus = [...range(pkg * 24, pkg * 24 + 23), ...range(pkg * 24 + 48, pkg * 24 + 71)];
-    return {
-      id,
-      pkg,
-      coreId,
-      node: pkg,
-      siblings,
-      clusterId: l2id,
-      clusterCpus: siblings,
-      caches: [
-        { level: 1, type: 'Data', shared: siblings, id: l2id },
-        { level: 1, type: 'Instruction', shared: siblings, id: l2id },
-        { level: 2, type: 'Unified', shared: siblings, id: l2id },
-        { level: 3, type: 'Unified', shared: pkgCpus, id: pkg },
-      ],
-    };
-  });
+  const cpus = intelSplitHt(range(0, 23), 128);
   writeMachine({
     name: 'intel-2s-96cpu',
     cpus,
