@@ -297,21 +297,29 @@ order of first appearance walking CPUs by id (as in the qemu captures), so they 
 \`core_id\` or \`physical_package_id\`.
 `;
 
-// ---------- (a) Intel 2-socket, HT siblings N and N+8 ----------
-{
-  // Xeon E5-2623 v4: 4 of the 10 cores of the LCC die are enabled, so core_id has gaps.
-  const coreIds = [0, 3, 8, 11];
-  const cpus = range(0, 15).map((id) => {
-    const t = id >= 8 ? 1 : 0;
-    const k = id % 8;
-    const pkg = k >= 4 ? 1 : 0;
-    const ci = k % 4;
+/**
+ * A 2-socket Intel machine as Linux numbers it: the first thread of every core, socket by socket,
+ * then the second threads (cpu N and N + half are siblings); one node per socket. `coreIds` are the
+ * enabled cores' core_id on each socket; APIC id = apicPerSocket × socket + 2 × core_id + thread.
+ * L1/L2 per core (id = APIC id >> 1, also the cluster_id), L3 per socket (id = socket).
+ */
+function intelSplitHt(coreIds, apicPerSocket) {
+  const perSocket = coreIds.length;
+  const half = 2 * perSocket;
+  return range(0, 2 * half - 1).map((id) => {
+    const t = id >= half ? 1 : 0;
+    const k = id % half;
+    const pkg = k >= perSocket ? 1 : 0;
+    const ci = k % perSocket;
     const coreId = coreIds[ci];
-    const first = pkg * 4 + ci;
-    const siblings = [first, first + 8];
-    const apic = pkg * 32 + coreId * 2 + t;
+    const first = pkg * perSocket + ci;
+    const siblings = [first, first + half];
+    const apic = pkg * apicPerSocket + coreId * 2 + t;
     const l2id = apic >> 1;
-    const pkgCpus = [...range(pkg * 4, pkg * 4 + 3), ...range(pkg * 4 + 8, pkg * 4 + 11)];
+    const pkgCpus = [
+      ...range(pkg * perSocket, pkg * perSocket + perSocket - 1),
+      ...range(pkg * perSocket + half, pkg * perSocket + half + perSocket - 1),
+    ];
     return {
       id,
       pkg,
@@ -328,6 +336,12 @@ order of first appearance walking CPUs by id (as in the qemu captures), so they 
       ],
     };
   });
+}
+
+// ---------- (a) Intel 2-socket, HT siblings N and N+8 ----------
+{
+  // Xeon E5-2623 v4: 4 of the 10 cores of the LCC die are enabled, so core_id has gaps.
+  const cpus = intelSplitHt([0, 3, 8, 11], 32);
   writeMachine({
     name: 'intel-2s-ht-split',
     cpus,
@@ -629,5 +643,47 @@ possible-but-not-present range (the shape this tree exists to test).
 order of first appearance walking present CPUs by id, so Socket is 0 and 1 where
 \`physical_package_id\` is 0 and 8; Node is the node's own id (0 and 8).
 `,
+  });
+}
+
+// ---------- (e) Intel 2-socket, 96 CPUs, a 48-queue NIC and the NVMe on node 1 ----------
+{
+  // Xeon Gold 6342: 24 cores per socket; first threads 0-47 socket by socket, second threads 48-95.
+  const cpus = intelSplitHt(range(0, 23), 128);
+  writeMachine({
+    name: 'intel-2s-96cpu',
+    cpus,
+    possible: range(0, 95),
+    nodes: [
+      { id: 0, memKb: 263_842_704, freeKb: 251_310_588 },
+      { id: 1, memKb: 264_223_440, freeKb: 257_118_204 },
+    ],
+    distances: [
+      [10, 20],
+      [20, 10],
+    ],
+    devices: devices(
+      pciNic('eno8303', 'pci0000:00/0000:00:1c.5/0000:04:00.0', 0),
+      pciNic('ens3f0', 'pci0000:ca/0000:ca:02.0/0000:cb:00.0', 1),
+      nvme('nvme0n1', 'nvme0', 'pci0000:e2/0000:e2:01.0/0000:e3:00.0', 1),
+      scsiHost('host0', 'pci0000:00/0000:00:17.0', 'ata1', 'ahci', 0),
+    ),
+    source: `# intel-2s-96cpu (hand-made)
+
+Imitates a **Dell PowerEdge R750 with two Intel Xeon Gold 6342** (Ice Lake-SP, 24 cores / 48 threads
+and 36 MB L3 per socket, 2 × 256 GiB RAM) running Debian 12 (kernel 6.1): the 96-CPU Kafka host of
+issue 63, with its 48-queue NIC and its NVMe on node 1.
+
+- 96 CPUs. Linux numbers the first thread of every core first, socket by socket, then the second
+  threads: cpu N and N+48 are siblings. Socket 0 / node 0 = cpus 0-23,48-71, socket 1 / node 1 =
+  cpus 24-47,72-95.
+- \`core_id\` is 0-23 on each socket (assumed dense). Assumed APIC id = 128 × socket + 2 × core_id +
+  thread. L1/L2 per core (id = APIC id >> 1, also the \`cluster_id\`); L3 per socket (id = socket).
+- Node distances 10/20.
+- Devices: the onboard Broadcom \`eno8303\` on node 0; an Intel E810 (\`ice\`, \`ens3f0\`; its second port is
+  left out) and an NVMe SSD on node 1's root ports; the chipset's SATA (ahci) \`host0\` on node 0.
+  \`ens3f0\` has 48 combined queues (49 MSI-X vectors with the misc one): the IRQ overlay of the
+  same name (\`../../irq/intel-2s-96cpu\`) holds them.
+${COMMON_NOTES}`,
   });
 }

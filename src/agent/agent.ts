@@ -293,7 +293,7 @@ async function reconcile(
     }
     o.metrics?.reconciled((performance.now() - t0) / 1000, true, Date.now());
     o.metrics?.corrected(applied);
-    o.metrics?.systemdAsked(cache.systemd.stats.asked);
+    o.metrics?.systemdAsked(cache.systemd.answeredBySystemd);
     if (out.allocation) o.metrics?.allocation(out.allocation);
     if (out.raid) o.metrics?.raid(out.raid);
     return { ok: true, changed: out.changed, allocation: out.allocation };

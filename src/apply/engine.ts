@@ -81,7 +81,10 @@ export async function applyChanges(opts: ApplyOptions): Promise<ApplyResult> {
     log('info', 'apply started', { journal: journal.id, changes: changes.length, toWrite: todo.length });
 
     const run = new ForwardApply(opts, log, journal, pre);
-    for (const [i, change] of changes.entries()) await run.step(i, change);
+    for (const [i, change] of changes.entries()) {
+      if (SLOW_BACKENDS.has(change.backend)) opts.progress?.(i + 1, changes.length, change);
+      await run.step(i, change);
+    }
     journal.state = 'applied';
     await writeJournal(root, journal);
     const changed = run.steps.filter((s) => s.status === 'applied').length;
@@ -112,6 +115,9 @@ async function recoverFirst(
 }
 
 /** The forward run of one apply: each change read, journaled, written; the first failure undoes all. */
+/** Backends whose steps run an external tool and may take seconds each. */
+const SLOW_BACKENDS: ReadonlySet<Change['backend']> = new Set(['raid']);
+
 class ForwardApply {
   readonly steps: StepReport[] = [];
   /** Journal entries written so far (a step already in place writes none). */

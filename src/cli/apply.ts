@@ -5,7 +5,7 @@ import { describeChange } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import type { Change } from '../model/plan.js';
 import { makeLogger } from './log.js';
-import { hostRoot, notice, printJson, printText } from './options.js';
+import { hostRoot, notice, printJson, printText, progressOnTerminal } from './options.js';
 import { writeOut } from './output.js';
 
 interface ApplyOpts {
@@ -104,6 +104,7 @@ function registerApplyCommand(program: Command): void {
           root,
           log: await makeLogger(),
           notice,
+          progress: progressOnTerminal(),
           signal: sig.signal,
           ...testing,
           policyPath: opts.policy,

@@ -2,7 +2,15 @@
 import type { Command } from 'commander';
 import { UserError } from '../model/errors.js';
 import { writeErr, writeOut } from './output.js';
-import { hostRoot, notice, printJson, printText, requireDir, rootOption } from './options.js';
+import {
+  hostRoot,
+  notice,
+  printJson,
+  printText,
+  progressOnTerminal,
+  requireDir,
+  rootOption,
+} from './options.js';
 
 interface CommonOpts {
   json?: boolean;
@@ -107,9 +115,14 @@ function registerPlan(program: Command): void {
       'where to save the plan for `isolate apply --plan` (default <root>/var/lib/isolate/plan.json)',
     )
     .option('--json', 'machine-readable output')
+    .option('--verbose', 'list every change on its own line (alike IRQ and queue changes are grouped)')
     .option(
       '--detailed-exitcode',
       'exit 0 when there is nothing to change, 2 when there are changes, 1 on error',
+    )
+    .option(
+      '--timeout <seconds>',
+      "hard timeout for one vendor-tool call while reading the RAID controllers; without it, the policy's raid.timeoutSeconds (60)",
     )
     .option(
       '--tool-path <tool=path>',
@@ -119,7 +132,14 @@ function registerPlan(program: Command): void {
     )
     .action(
       async (
-        opts: CommonOpts & { dryRun?: boolean; out?: string; detailedExitcode?: boolean; toolPath: string[] },
+        opts: CommonOpts & {
+          dryRun?: boolean;
+          out?: string;
+          detailedExitcode?: boolean;
+          verbose?: boolean;
+          timeout?: string;
+          toolPath: string[];
+        },
         cmd: Command,
       ) => {
         const root = hostRoot(cmd);
@@ -129,11 +149,17 @@ function registerPlan(program: Command): void {
           );
         }
         const { plan } = await import('../ops/plan.js');
-        const { toolPaths } = await import('../ops/raid.js');
+        const { raidCallOptions, toolPaths } = await import('../ops/raid.js');
         const { formatPlan } = await import('../planner/format.js');
+        const raidRead =
+          opts.timeout === undefined
+            ? undefined
+            : (await raidCallOptions(root, opts.timeout, [], undefined)).timeoutMs;
         const out = await plan({
           root,
           notice,
+          progress: progressOnTerminal(),
+          raidReadTimeoutMs: raidRead,
           allowBundledPolicy: !!opts.dryRun,
           warnUntrustedPolicy: !!opts.dryRun,
           policyPath: opts.policy,
@@ -147,7 +173,7 @@ function registerPlan(program: Command): void {
               : { saveTo: `${root.replace(/\/$/, '')}/var/lib/isolate/plan.json`, saveToStateDir: true }),
         });
         if (opts.json) printJson(out.json);
-        else printText(formatPlan(out.built.plan, out.built.source.path));
+        else printText(formatPlan(out.built.plan, out.built.source.path, { verbose: !!opts.verbose }));
         if (out.savedTo && !opts.json) {
           // The hint is pasted as it is: it names the root the plan was made for, unless that is this host.
           const rooted = root === '/' ? '' : ` --root ${root}`;

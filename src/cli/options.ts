@@ -1,3 +1,4 @@
+import { isatty } from 'node:tty';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -30,6 +31,15 @@ export const printed = { json: false };
 export function printJson(value: unknown): void {
   printed.json = true;
   writeOut(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * What a slow step waits for, on stderr when it is a terminal: a person sees why nothing moves (a
+ * vendor tool may take up to its timeout); a pipe, a service or a play gets nothing extra.
+ */
+export function progressOnTerminal(): ((message: string) => void) | undefined {
+  // isatty(2), not process.stderr.isTTY: touching process.stderr builds the stream the CLI avoids (output.ts).
+  return isatty(2) ? (m) => writeErr(`isolate: ${m}\n`) : undefined;
 }
 
 export function notice(message: string): void {

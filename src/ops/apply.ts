@@ -16,7 +16,7 @@ import {
   rollbackLast,
 } from '../apply/engine.js';
 import { readBaseline, readJournal, readJournalState } from '../apply/journal.js';
-import { cgroupTarget, describeUndo, showValue } from '../model/describe.js';
+import { cgroupTarget, describeChange, describeUndo, showValue } from '../model/describe.js';
 import { UserError } from '../model/errors.js';
 import type { Allocation, Change } from '../model/plan.js';
 import type { RaidObservation, RaidTool } from '../model/raid.js';
@@ -57,6 +57,8 @@ export interface ApplyRequest extends OpContext {
   disks?: boolean;
   /** Shown the changes before any write; returning false refuses the apply. */
   confirm?: (changes: Change[], warnings: string[]) => Promise<boolean>;
+  /** Told before what may take seconds: reading the RAID controllers, and each RAID step. */
+  progress?: (message: string) => void;
 }
 
 export interface ApplyOutcome extends ApplyResult {
@@ -107,6 +109,7 @@ export async function apply(req: ApplyRequest): Promise<ApplyOutcome> {
       log,
       signal: req.signal,
       hooks: req.hooks,
+      progress: req.progress && stepProgress(req.progress),
     });
   let result = await run(changes, todo.options);
   if (result.recovered && !fromSaved) {
@@ -167,8 +170,11 @@ async function changesToApply(req: ApplyRequest): Promise<ChangesToApply> {
     return { changes: req.testBareChanges, warnings: [], options: {}, fromSaved: true, applied: null };
   }
   if (req.planFile) {
-    const { checkSavedOptions, readSavedPlan, verifiedChanges } = await import('./saved-plan.js');
+    const { checkSavedOptions, checkSavedRoot, readSavedPlan, verifiedChanges } = await import(
+      './saved-plan.js'
+    );
     const saved = readSavedPlan(req.planFile);
+    checkSavedRoot(req.planFile, saved, req.root);
     // The saved plan's own policy text, never the file: it may have been edited or deleted since.
     // Nothing is run (no RAID tool, no systemctl) before the plan's stored options are known to be
     // the ones this command would use anyway.
@@ -206,6 +212,7 @@ function planRequestOf(req: ApplyRequest) {
   return {
     root: req.root,
     notice: req.notice,
+    progress: req.progress,
     raidToolPaths: req.raidToolPaths,
     observeRaid: req.observeRaid,
     topology: req.topology,
@@ -302,4 +309,10 @@ export async function rollback(ctx: OpContext): Promise<RollbackResult> {
   // The host is as it was before isolate: no cores are assigned any more.
   await rm(assignmentPath(ctx.root), { force: true });
   return result;
+}
+
+/** A slow step, said before it runs: `step 3/30: storcli:/c0/v0 writeCache → write-back (a vendor tool)…`. */
+function stepProgress(say: (message: string) => void) {
+  return (step: number, total: number, change: Change) =>
+    say(`step ${step}/${total}: ${describeChange(change)} (runs the vendor's tool)…`);
 }

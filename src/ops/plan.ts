@@ -31,6 +31,13 @@ export interface PlanRequest {
   raidToolPaths?: Partial<Record<RaidTool, string>>;
   /** Notices for stderr (e.g. "using the bundled default policy"). */
   notice?: (message: string) => void;
+  /** Told before a step that may take seconds (the RAID vendor tools), for a person at a terminal. */
+  progress?: (message: string) => void;
+  /**
+   * The hard timeout of one vendor-tool call while reading the controllers (`plan --timeout`); else
+   * the policy's raid.timeoutSeconds. What apply runs keeps the policy's, saved with the plan.
+   */
+  raidReadTimeoutMs?: number;
   /**
    * Run the RAID vendor tools when the policy asks for a RAID setting (default true). The agent
    * reads RAID on its own slower cadence and plans cgroups alone in between.
@@ -107,7 +114,11 @@ export async function buildPlan(req: PlanRequest): Promise<BuiltPlan> {
   await observeDisks(req.root, policy, observed);
   if (executorOptions.raid && req.observeRaid !== false) {
     const { observeRaid } = await import('../raid/observe.js');
-    observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid });
+    const timeoutMs = req.raidReadTimeoutMs ?? executorOptions.raid.timeoutMs;
+    req.progress?.(
+      `reading the RAID controllers with their vendor tools (each call up to ${timeoutMs / 1000} s; plan --timeout sets it)`,
+    );
+    observed.raid = await observeRaid({ root: req.root, ...executorOptions.raid, timeoutMs });
   }
   let plan = planFrom(observed);
   if (cache.systemd) {

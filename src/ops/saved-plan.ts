@@ -171,6 +171,18 @@ export function readJsonDocument(file: string, what: string, fix: string, truste
 }
 
 /**
+ * Refuses a saved plan made for another root than this apply's: its changes were computed from that
+ * tree, and a hint pasted without its --root would otherwise carry a fixture's plan to the real host.
+ */
+export function checkSavedRoot(file: string, saved: SavedPlan, root: string): void {
+  if (saved.root === root) return;
+  const flag = (r: string) => (r === '/' ? 'the host itself (no --root)' : `--root ${r}`);
+  throw new UserError(
+    `--plan ${file}: it was made for ${flag(saved.root)}, this apply is for ${flag(root)}; run "isolate apply${saved.root === '/' ? '' : ` --root ${saved.root}`} --plan ${file}", or "isolate plan" for this root`,
+  );
+}
+
+/**
  * Refuses a saved plan whose executor options (what would be run, and how) differ from the ones this
  * command has: a plan never chooses a binary.
  */

@@ -41,6 +41,14 @@ export class SystemdMemo {
   readonly stats = { asked: 0, reused: 0 };
   /** Whether systemd answered the last ask (see systemdRuns). */
   private answered = false;
+  /**
+   * Asks systemd answered: `systemctl show` ran. An ask where systemd does not run the host (a
+   * fixture root, a host without systemd) returns nothing at once and is not one.
+   */
+  get answeredBySystemd(): number {
+    return this.systemdAnswers;
+  }
+  private systemdAnswers = 0;
 
   constructor(
     private readonly maxAgeMs = SYSTEMD_MAX_AGE_MS,
@@ -69,6 +77,7 @@ export class SystemdMemo {
     const systemd = await ask();
     this.stats.asked++;
     this.answered = systemd !== undefined;
+    if (this.answered) this.systemdAnswers++;
     // Shared with later rounds: nothing may change it in between.
     const answer = { key, at, systemd: systemd && deepFreeze(systemd) };
     // Forgotten while systemctl ran: the answer may predate the change, so it is used once, not kept.

@@ -1,13 +1,25 @@
-import { cgroupTarget, describeChange, showValue } from '../model/describe.js';
 import { formatBytes, plural } from '../model/units.js';
 import type { Plan } from '../model/plan.js';
 import { formatWorkloadDisks } from '../topology/disks-format.js';
+import { formatChanges, summaryLine } from './format-changes.js';
 import { RESERVED_REASON } from './json.js';
 import { formatRaidDisks } from './raid/disks-format.js';
 
-/** Human view of a plan: allocation per workload, then each change as target setting: from → to. */
-export function formatPlan(plan: Plan, policySource: string): string {
-  const lines: string[] = [`Policy: ${policySource}`, '', 'Allocation:'];
+/**
+ * Human view of a plan: a summary and the warnings first (on a large host they used to follow 150
+ * changes), the allocation per workload, then the changes as target setting: from → to, runs of alike
+ * IRQ and queue changes one line each unless `verbose`.
+ */
+export function formatPlan(plan: Plan, policySource: string, opts: { verbose?: boolean } = {}): string {
+  const lines: string[] = [
+    `Policy: ${policySource}`,
+    summaryLine(plan.changes, plan.warnings.length, plan.notes.length),
+  ];
+  if (plan.warnings.length) {
+    lines.push('', 'Warnings:');
+    for (const w of plan.warnings) lines.push(`  - ${w}`);
+  }
+  lines.push('', 'Allocation:');
   for (const a of plan.allocation.workloads) {
     const mem = Object.entries(a.memory)
       .map(([k, v]) => `${k}=${v === 'max' ? 'max' : formatBytes(v as number)}`)
@@ -30,22 +42,14 @@ export function formatPlan(plan: Plan, policySource: string): string {
   if (plan.raidDisks?.length) lines.push('', 'RAID:', ...formatRaidDisks(plan.raidDisks));
   lines.push('');
   if (plan.changes.length === 0) lines.push('No changes: the host already matches the policy.');
-  else lines.push(`Changes (${plan.changes.length}, in the order apply makes them):`);
-  plan.changes.forEach((c, i) => {
-    // systemd changes read as the command that makes them: `systemctl set-property UNIT PROP=VALUE`.
-    const what =
-      c.backend === 'systemd'
-        ? `${describeChange(c)}  (now ${showValue(c.from)})`
-        : `${cgroupTarget(c)} ${c.setting}: ${showValue(c.from)} → ${c.to}`;
-    lines.push(`  ${String(i + 1).padStart(3)}. ${what}${c.note ? `  [${c.note}]` : ''}`);
-  });
+  else {
+    const listed = formatChanges(plan.changes, !!opts.verbose);
+    const grouped = listed.length < plan.changes.length ? '; alike ones grouped, --verbose lists each' : '';
+    lines.push(`Changes (${plan.changes.length}, in the order apply makes them${grouped}):`, ...listed);
+  }
   if (plan.notes.length) {
     lines.push('', 'Notes:');
     for (const n of plan.notes) lines.push(`  - ${n}`);
-  }
-  if (plan.warnings.length) {
-    lines.push('', 'Warnings:');
-    for (const w of plan.warnings) lines.push(`  - ${w}`);
   }
   return `${lines.join('\n')}\n`;
 }

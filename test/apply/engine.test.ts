@@ -89,6 +89,19 @@ describe('applyChanges', () => {
     expect((await readJournal(root))?.id).toBe(j?.id); // no-op leaves the journal alone
   });
 
+  it('says each RAID step before it runs, for a terminal: a vendor tool may take seconds', async () => {
+    const m = new MemExec();
+    const said: string[] = [];
+    const changes = [ch('a', 'x', null, 'wb'), ch('b', 'y', null, 'ra')];
+    await applyChanges({
+      root,
+      changes,
+      executors: { raid: m },
+      progress: (step, total, c) => said.push(`${step}/${total} ${c.target}`),
+    });
+    expect(said).toEqual(['1/2 mem:a', '2/2 mem:b']);
+  });
+
   it('rolls back in reverse order on failure and names the step and errno meaning', async () => {
     const m = new MemExec();
     m.state.set('a/x', '1');

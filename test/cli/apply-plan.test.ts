@@ -61,6 +61,18 @@ describe('apply --plan', () => {
     expect(readFileSync(join(cg, 'kafka.slice/cpuset.cpus.partition'), 'utf8').trim()).toBe('root');
   });
 
+  it('refuses a plan made for another root, naming both and the command for its own', () => {
+    const { root, cg } = host();
+    const { planFile } = savePlan(root);
+    const other = host().root;
+    const r = isolate(['apply', '--plan', planFile, '--root', other, '--yes'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe(
+      `isolate: --plan ${planFile}: it was made for --root ${root}, this apply is for --root ${other}; run "isolate apply --root ${root} --plan ${planFile}", or "isolate plan" for this root`,
+    );
+    expect(readFileSync(join(cg, 'kafka.slice/cpuset.cpus.partition'), 'utf8').trim()).toBe('member');
+  });
+
   it('an edited policy file does not change what the saved plan does', () => {
     const { root, cg } = host();
     const { planFile, policy } = savePlan(root);

@@ -14,24 +14,20 @@ afterEach(() => {
   host = null;
 });
 
-describe.skipIf(!HAVE_FIXTURES)('isolate plan with a raid: section', () => {
-  it('lists the safe write-back change and runs only read commands', () => {
-    host = makeHost({
-      drivers: ['megaraid_sas'],
-      // The BBU is judged from its own `/c0/bbu show all` (issue 8), so the host answers that too.
-      tools: { storcli: { controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }] } },
-    });
-    cpSync(
-      join(import.meta.dirname, '../fixtures/sysfs/qemu-nosmt/sys/devices'),
-      join(host.root, 'sys/devices'),
-      {
-        recursive: true,
-      },
-    );
-    const policy = join(mkdtempSync(join(tmpdir(), 'isolate-raidplan-')), 'policy.yaml');
-    writeFileSync(
-      policy,
-      `apiVersion: isolate/v1
+/** A simulated storcli host with qemu-nosmt's CPUs, and a policy that asks for write-back. */
+function raidHost(storcli: Record<string, unknown>): { host: SimHost; policy: string } {
+  const sim = makeHost({ drivers: ['megaraid_sas'], tools: { storcli } });
+  cpSync(
+    join(import.meta.dirname, '../fixtures/sysfs/qemu-nosmt/sys/devices'),
+    join(sim.root, 'sys/devices'),
+    {
+      recursive: true,
+    },
+  );
+  const policy = join(mkdtempSync(join(tmpdir(), 'isolate-raidplan-')), 'policy.yaml');
+  writeFileSync(
+    policy,
+    `apiVersion: isolate/v1
 kind: HostPolicy
 reserved: { cores: 1 }
 workloads:
@@ -39,7 +35,17 @@ workloads:
   - { name: flink, class: batch, match: { cgroup: /hadoop-yarn } }
 raid: { writeCache: write-back }
 `,
-    );
+  );
+  return { host: sim, policy };
+}
+
+describe.skipIf(!HAVE_FIXTURES)('isolate plan with a raid: section', () => {
+  it('lists the safe write-back change and runs only read commands', () => {
+    const made = raidHost({
+      controllers: [{ showAll: M5015_BBU, bbu: IBBU08_DETAIL, cache: { 0: 'RWTD' } }],
+    });
+    host = made.host;
+    const policy = made.policy;
     const env = { RAID_SIM_DIR: host.dir, ISOLATE_RAID_LOCK: join(host.dir, 'isolate-raid.lock') };
     const r = isolate(['plan', '--dry-run', '--json', '--root', host.root, '--policy', policy], { env });
     expect(r.code, r.stderr).toBe(0);
@@ -98,5 +104,36 @@ raid: { writeCache: write-back }
     const viaFlag = raidChanges(['--tool-path', `storcli=${tool}`]);
     expect(viaFlag).toEqual([expect.objectContaining({ target: 'storcli:/c0/v0', to: 'write-back' })]);
     expect(raidChanges([], { ISOLATE_RAID_TOOL_PATH: `storcli=${tool}` })).toEqual(viaFlag);
+  });
+
+  it('plan --timeout bounds each vendor-tool read, and a terminal is told what the plan waits for', async () => {
+    // storcli hangs on `show`.
+    const made = raidHost({ hang: 'show', controllers: [{ showAll: M5015_BBU }] });
+    host = made.host;
+    const policy = made.policy;
+    const env = { RAID_SIM_DIR: host.dir, ISOLATE_RAID_LOCK: join(host.dir, 'isolate-raid.lock') };
+    // The policy's timeout (60 s) would hold the plan for a minute; --timeout 1 gives up after one.
+    const r = isolate(['plan', '--dry-run', '--root', host.root, '--policy', policy, '--timeout', '1'], {
+      env,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/storcli64 \/call show all J nolog timed out after 1s/);
+    const bad = isolate(['plan', '--dry-run', '--root', host.root, '--policy', policy, '--timeout', '0'], {
+      env,
+    });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toBe('isolate: --timeout 0: expected seconds from 1 to 3600\n');
+    // What a terminal is told before the tools run (the CLI passes `progress` only to a terminal).
+    const said: string[] = [];
+    const { buildPlan } = await import('../../src/ops/plan.js');
+    await buildPlan({
+      root: host.root,
+      policyPath: policy,
+      raidReadTimeoutMs: 1000,
+      progress: (m) => said.push(m),
+    });
+    expect(said).toEqual([
+      'reading the RAID controllers with their vendor tools (each call up to 1 s; plan --timeout sets it)',
+    ]);
   });
 });

@@ -6,8 +6,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURES, HAVE_FIXTURES } from '../raid/fixtures.js';
 import { CV_9270, CV_9270_DETAIL, makeHost, type SimHost } from '../raid/host.js';
-import { docTable, expectDocSample, sampleIds } from '../support/doc-samples.js';
-import { cli, hostWithPolicy, putProcesses, settleEffective, transcript } from './host.js';
+import { formatTopology } from '../../src/topology/format.js';
+import { readTopology } from '../../src/topology/read.js';
+import { docTable, docText, expectDocSample, sampleIds } from '../support/doc-samples.js';
+import { LARGE_HOST_POLICY, largeHost } from '../support/irq-host.js';
+import { cli, hostWithPolicy, put, putProcesses, settleEffective, transcript } from './host.js';
 
 const DOC = 'docs/commands.md';
 const checked = new Set<string>();
@@ -43,6 +46,10 @@ describe('docs/commands.md', () => {
       ]),
     );
     sample('topology-json', JSON.stringify(excerpt, null, 2));
+    // On a live host the CPU model and memory come on a line of their own, before the CPU count.
+    const live = formatTopology(readTopology(root), 'Intel Xeon Gold 6342, 503.1 GiB').split('\n');
+    expect(live.slice(0, 2)).toEqual(['Intel Xeon Gold 6342, 503.1 GiB', r.stdout.split('\n')[0]]);
+    expect(docText(DOC)).toContain('On a live host (`--root /`) a line before\nthese names the CPU model');
   });
 
   it('policy validate', () => {
@@ -234,6 +241,31 @@ describe.skipIf(!HAVE_FIXTURES)('docs/commands.md: raid', () => {
     );
     expect(r.code).toBe(2);
     sample('raid-parse', transcript('/-', `isolate raid parse --tool megacli ${files.join(' ')} --check`, r));
+  });
+});
+
+describe('docs/commands.md: a plan on a large host', () => {
+  it('a 96-CPU host with a 48-queue NIC: summary and warnings first, alike changes one line each', () => {
+    const root = largeHost();
+    put(root, 'etc/isolate/policy.yaml', LARGE_HOST_POLICY);
+    const r = cli(root, ['plan', '--dry-run']);
+    expect(r.code, r.stderr).toBe(0);
+    const text = transcript(root, 'isolate plan --dry-run', r);
+    expect(text.split('\n').length).toBeLessThan(60);
+    expect(r.stdout).toMatch(
+      /^Summary: 158 changes \(5 cgroup, 57 IRQ affinity, 48 RPS, 47 XPS, 1 IRQ default\); 3 warnings, 1 note \(at the end\)$/m,
+    );
+    // The warnings come before the allocation and the changes.
+    expect(r.stdout.indexOf('Warnings:')).toBeLessThan(r.stdout.indexOf('Allocation:'));
+    expect(r.stdout).toMatch(/ 49 × \/proc\/irq\/\{130-178\} smp_affinity_list: .* → 24,72 /);
+    // A hex mask is followed by the CPUs it names.
+    expect(r.stdout).toMatch(/default_smp_affinity: ffffffff,ffffffff,ffffffff \(CPUs 0-95\) → /);
+    sample('plan-large-host', text);
+    // --verbose and --json list every change.
+    const all = cli(root, ['plan', '--dry-run', '--verbose']);
+    const changes = JSON.parse(cli(root, ['plan', '--dry-run', '--json']).stdout).changes;
+    expect(all.stdout.match(/^ +\d+\. /gm)?.length).toBe(changes.length);
+    expect(all.stdout).toContain('/proc/irq/131 smp_affinity_list: 24 → 24,72');
   });
 });
 

@@ -202,10 +202,15 @@ describe('exit codes', () => {
   });
 
   it('apply and rollback: the codes of src/apply/engine.ts', () => {
-    const cells = row('`apply`, `rollback`');
+    const cells = row('`apply`');
     expect(cells[EXIT.refused]).toMatch(/^refused before any write/);
     expect(cells[EXIT.rolledBack]).toMatch(/every write .* undone/);
     expect(cells[EXIT.rollbackIncomplete]).toMatch(/isolate rollback/);
+    // rollback has nothing to roll back to: a failed undo is incomplete (3), never 2.
+    const undo = row('`rollback`');
+    expect(undo[EXIT.refused]).toMatch(/^refused before any undo/);
+    expect(undo[EXIT.rolledBack]).toBe('—');
+    expect(undo[EXIT.rollbackIncomplete]).toMatch(/did not complete.*isolate rollback/);
   });
 
   it('the codes real runs return', () => {

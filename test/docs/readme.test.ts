@@ -187,6 +187,22 @@ describe('README.md and docs/ links', () => {
   });
 });
 
+describe('README.md and docs/ sources', () => {
+  it('cite nothing outside the repository: a reader has only the repository', () => {
+    const docs = readdirSync(join(REPO, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`);
+    for (const doc of [README, ...docs]) {
+      const text = docText(doc);
+      // raid.md cited ../shared/docs/raid-cli.md as §n for every vendor fact.
+      expect(text, `${doc}: a § citation`).not.toMatch(/§\s*\d/);
+      expect(text, `${doc}: a document outside the repository`).not.toMatch(
+        /\.\.\/shared\/docs|raid-cli\.md/,
+      );
+    }
+  });
+});
+
 describe('the Node.js version the docs ask for', () => {
   // package.json's engines is what npm enforces; a newcomer follows the docs.
   const engines = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).engines.node as string;

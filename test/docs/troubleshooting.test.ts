@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeHost, type SimHost } from '../raid/host.js';
 import { CLI } from '../cli/run.js';
-import { expectDocSample, sampleIds } from '../support/doc-samples.js';
+import { hostFindings } from '../../src/audit/rules.js';
+import { ThreadList } from '../../src/audit/threads.js';
+import { CpuSet } from '../../src/model/cpuset.js';
+import { docText, expectDocSample, sampleIds } from '../support/doc-samples.js';
 import { makeFakeV1Host } from '../support/fake-v1-host.js';
 import { cli, hostWithPolicy, KAFKA_FLINK, put, transcript } from './host.js';
 
@@ -74,11 +77,14 @@ describe('docs/troubleshooting.md', () => {
     const r = cli(root, ['plan', '--dry-run']);
     expect(r.code).toBe(0);
     const changes = r.stdout.slice(r.stdout.indexOf('Changes'));
-    expect(changes.slice(0, changes.indexOf('Warnings'))).not.toMatch(/cpuset\.cpus\.partition/);
-    expect(changes).toMatch(/kafka: this kernel has no cpuset partitions/);
+    expect(changes).not.toMatch(/cpuset\.cpus\.partition/);
+    // The warnings lead the plan; the sample leaves out the allocation (up to its blank line), as sed does.
+    const from = r.stdout.indexOf('Allocation:');
+    const shown = r.stdout.slice(0, from) + r.stdout.slice(r.stdout.indexOf('\n\n', from) + 2);
+    expect(shown.slice(0, shown.indexOf('Changes'))).toMatch(/kafka: this kernel has no cpuset partitions/);
     sample(
       'no-partitions',
-      transcript(root, "isolate plan --dry-run | sed -n '/^Changes/,$p'", { ...r, stdout: changes }),
+      transcript(root, "isolate plan --dry-run | sed '/^Allocation:/,/^$/d'", { ...r, stdout: shown }),
     );
   });
 
@@ -121,6 +127,18 @@ describe('docs/troubleshooting.md', () => {
     const r = cli(root, ['apply', '--yes']);
     expect(r.code).toBe(1);
     sample('policy-writable', transcript(root, 'isolate apply --yes', r));
+  });
+
+  it("the severity the symptom gives v1's unbound kernel threads is the one check reports", () => {
+    const kernel = new ThreadList(1);
+    kernel.add(() => ({ pid: 9, tid: 9, comm: 'kworker/u16:0', cgroup: '/', cpus: '0-7' }));
+    const scan = { violations: new ThreadList(1), unfenced: new ThreadList(1), kernelViolations: kernel };
+    const severity = (strict: boolean) =>
+      hostFindings(scan, CpuSet.parse('2-3'), 0, { strict, batchTargets: [], v1: true })[0]?.severity;
+    expect([severity(false), severity(true)]).toEqual(['info', 'warning']);
+    expect(docText(DOC)).toContain(
+      "reports unbound kernel threads on Kafka's CPUs as INFO (WARNING with `strict: true`).",
+    );
   });
 
   it('every sample in the doc is produced by this file', () => {

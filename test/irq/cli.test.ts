@@ -31,14 +31,16 @@ describe('quiet cores through the CLI', () => {
     const { root, policy } = host();
     const before = masks(root);
     const planFile = path.join(path.dirname(policy), 'plan.json');
-    let r = isolate(['plan', '--root', root, '--policy', policy, '--out', planFile], { env });
+    let r = isolate(['plan', '--root', root, '--policy', policy, '--out', planFile, '--verbose'], { env });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(
       "/proc/irq/36 smp_affinity_list: 4-7 → 4-5  [IRQ 36 (virtio2-input.1): eth0 serves kafka (near: nic:eth0): its queues go to node 1's housekeeping CPUs 4-5]",
     );
-    expect(r.stdout).toContain('/sys/class/net/eth0/queues/tx-1 xps_cpus: f0 → 20  [XPS: eth0 serves kafka');
     expect(r.stdout).toContain(
-      '/sys/devices/virtual/workqueue cpumask: ff → 3f  [unbound kernel workqueues off the exclusive CPUs 6-7',
+      '/sys/class/net/eth0/queues/tx-1 xps_cpus: f0 (CPUs 4-7) → 20 (CPU 5)  [XPS: eth0 serves kafka',
+    );
+    expect(r.stdout).toContain(
+      '/sys/devices/virtual/workqueue cpumask: ff (CPUs 0-7) → 3f (CPUs 0-5)  [unbound kernel workqueues off the exclusive CPUs 6-7',
     );
     expect(r.stdout).toMatch(
       /IRQs 28 \(virtio0-req\.3\), 32 \(virtio1-request\), 42 \(nvme0q4\) are kernel-managed/,

@@ -105,6 +105,8 @@ describe('SystemdMemo', () => {
     expect(m.memo.systemdRuns).toBe(true);
     await m.memo.answer('none', async () => undefined);
     expect(m.memo.systemdRuns).toBe(false);
+    // isolate_systemd_queries_total counts what systemd answered: no systemd, no query.
+    expect(m.memo.answeredBySystemd).toBe(4);
   });
 });
 

@@ -44,3 +44,28 @@ workloads:
   );
   return file;
 }
+
+/**
+ * The 96-CPU, two-node host of issue 63 (test/fixtures/sysfs/intel-2s-96cpu with its IRQ overlay:
+ * a 48-queue ice NIC ens3f0 and an NVMe on node 1) with a cgroup2 stand-in for commands that write.
+ */
+export function largeHost(): string {
+  return overlayFixture(
+    makeFakeHost('intel-2s-96cpu', [
+      'init.scope',
+      'system.slice',
+      'user.slice',
+      'kafka.slice',
+      'hadoop-yarn',
+    ]),
+    'irq/intel-2s-96cpu',
+  );
+}
+
+/** Kafka on 16 cores near its NIC, YARN batch: the policy the plan of docs/commands.md's large host shows. */
+export const LARGE_HOST_POLICY = `apiVersion: isolate/v1
+kind: HostPolicy
+workloads:
+  - { name: kafka, class: exclusive, cores: 16, near: [nic:ens3f0], match: { cgroup: /kafka.slice } }
+  - { name: yarn, class: batch, match: { cgroup: /hadoop-yarn } }
+`;
