@@ -23,6 +23,11 @@ export interface EngineOptions {
   /** Aborting finishes the current write, then rolls back every write made (never half-applied). */
   signal?: AbortSignal;
   hooks?: EngineHooks;
+  /**
+   * Told before each step that may take seconds (a RAID change runs the vendor's tool, up to its
+   * timeout, to read and to write), so a person at a terminal sees what it waits for.
+   */
+  progress?: (step: number, total: number, change: Change) => void;
 }
 
 export interface ApplyOptions extends EngineOptions {
