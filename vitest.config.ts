@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { LongestGuestsFirst } from './test/vm/harness/sequencer.js';
+import { guestSlots } from './test/vm/harness/slots.js';
 
 // Tests run the source with the fault-injection hooks, as the build they drive has them
 // (src/model/build-flags.d.ts).
@@ -63,10 +64,10 @@ export default defineConfig({
           include: ['test/vm/**/*.test.ts'],
           exclude: KERNEL_GUESTS,
           hookTimeout: 1_800_000,
-          // Files in several forks, two qemu guests at a time across them (harness/slots.ts), each guest
-          // one host thread (TCG thread=single: harness/run.ts says why), longest first
-          // (harness/sequencer.ts). ISOLATE_VM_GUESTS=1: one guest at a time, in one fork.
-          poolOptions: { forks: { singleFork: process.env.ISOLATE_VM_GUESTS === '1' } },
+          // One guest at a time in one fork; ISOLATE_VM_GUESTS=2: files in several forks, two qemu guests
+          // at a time across them (harness/slots.ts), each one host thread (TCG thread=single:
+          // harness/run.ts says why and why it is not the default yet), longest first (harness/sequencer.ts).
+          poolOptions: { forks: { singleFork: guestSlots() === 1 } },
           // Never beside the unit files or the kernel's build (groupOrder, support/wait-prepare.ts): two
           // thread=multi guests at once with `make -j2` beside them were slower in sum (cold rehearsals,
           // issue 59: 75 min against 62; strict 101 → 317 s, JVM 188 → 692 s).

@@ -1,9 +1,9 @@
 /**
- * How many qemu guests run at once across the suite's processes: two by default (ISOLATE_VM_GUESTS).
+ * How many qemu guests run at once across the suite's processes: ISOLATE_VM_GUESTS, one by default.
  *
- * Each guest is one host thread (TCG `thread=single`, harness/run.ts says why), so two fill this
- * 2-core machine and a third would only slow the others. A slot is taken before qemu starts, so every
- * guest's deadlines run on its own clock.
+ * With two, each guest is one host thread (TCG `thread=single`, harness/run.ts says why), so two fill
+ * this 2-core machine; a third would only slow the others. Not the default yet: see run.ts. A slot is
+ * taken before qemu starts, so every guest's deadlines run on its own clock.
  *
  * A slot is a lock file under .vm-cache/slots/ (src/sys/lock.ts: a holder that died is taken over), so
  * the vitest forks of the vm project share them, whatever runs each guest.
@@ -13,10 +13,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { acquireLock, type HeldLock, LockPathError } from '../../../src/sys/lock.js';
 import { VM_CACHE } from './paths.js';
 
-/** Guests allowed at once: ISOLATE_VM_GUESTS, 2 when unset or not a positive integer. */
+/** Guests allowed at once: ISOLATE_VM_GUESTS, 1 when unset or not a positive integer. */
 export function guestSlots(): number {
-  const n = Number(process.env.ISOLATE_VM_GUESTS ?? 2);
-  return Number.isInteger(n) && n >= 1 ? n : 2;
+  const n = Number(process.env.ISOLATE_VM_GUESTS ?? 1);
+  return Number.isInteger(n) && n >= 1 ? n : 1;
 }
 
 let waitedMs = 0;
