@@ -31,7 +31,7 @@ KAFKA=$!
 standin flink.TaskManager 3 busy &
 sleep 1
 state before
-run plan isolate plan --dry-run --policy $P
+run plan isolate plan --verbose --dry-run --policy $P
 run apply isolate apply --yes --json --policy $P
 state after
 # Started after apply: inherit the fence from their cgroup.

@@ -102,7 +102,7 @@ dump before
 # the kernel then hold (dump NAME), and the arm's window.
 policy_arm() {
   cp /etc/isolate/policy-$2.yaml /etc/isolate/policy.yaml
-  run plan-$1 isolate plan
+  run plan-$1 isolate plan --verbose
   run apply-$1 isolate apply --yes
   sleep 1
   dump $1
@@ -112,18 +112,18 @@ policy_arm() {
 policy_arm cpu off
 
 cp /etc/isolate/policy-weights.yaml /etc/isolate/policy.yaml
-run plan isolate plan
+run plan isolate plan --verbose
 run apply isolate apply --yes
 sleep 1
 dump applied
-run plan-again isolate plan
+run plan-again isolate plan --verbose
 run check isolate check
 # Drift the agent must see: the target taken out of the kernel behind systemd's back, which still holds it.
 KLAT=$CG/system.slice/kafka.service/io.latency
 echo "$DEVNO target=max" > $KLAT
 sec drifted; cat $KLAT; endsec drifted
 run check-drift isolate check
-run plan-drift isolate plan
+run plan-drift isolate plan --verbose
 # node itself in the background (not the isolate shell function, whose subshell a kill would leave
 # the agent running behind), logging its corrections as JSON.
 ISOLATE_LOG=json node /opt/isolate/dist/cli.js agent --interval 1s --no-metrics > /tmp/agent.log 2>&1 &
@@ -135,7 +135,7 @@ sleep 2
 kill $agent; wait $agent; echo "agent exit $?"
 sec agent-repaired; cat $KLAT; endsec agent-repaired
 sec agent-log; grep -v '^$' /tmp/agent.log | grep -v '"msg":"round' | tail -30; endsec agent-log
-run plan-repaired isolate plan
+run plan-repaired isolate plan --verbose
 window isolated kafka yarn-batch
 
 policy_arm capped capped
@@ -167,7 +167,7 @@ endsec latency-clear
 
 # The same disk under mq-deadline, without iocost: no weight can act there, so none may be planned.
 echo mq-deadline > $Q/scheduler
-run plan-deadline isolate plan
+run plan-deadline isolate plan --verbose
 
 # isolate's cgroupfs path: Kafka's cgroup is one systemd does not own.
 mkdir $CG${DIRECT_CG}
@@ -176,10 +176,10 @@ direct=$!
 echo $direct > $CG${DIRECT_CG}/cgroup.procs
 dump direct-before
 cp /etc/isolate/policy-direct.yaml /etc/isolate/policy.yaml
-run plan-direct isolate plan
+run plan-direct isolate plan --verbose
 run apply-direct isolate apply --yes
 dump direct
-run plan-direct-again isolate plan
+run plan-direct-again isolate plan --verbose
 run check-direct isolate check
 run rollback-direct isolate rollback
 dump direct-rb
@@ -389,11 +389,11 @@ describe('Kafka’s disks on a real kernel with io.latency: a throttled HDD shar
 const CLOUD_ARMS = `
 systemctl start kafka.service yarn-batch.service
 cp /etc/isolate/policy-weights.yaml /etc/isolate/policy.yaml
-run plan isolate plan
+run plan isolate plan --verbose
 run apply isolate apply --yes
-run plan-again isolate plan
+run plan-again isolate plan --verbose
 cp /etc/isolate/policy-explicit.yaml /etc/isolate/policy.yaml
-run plan-explicit isolate plan
+run plan-explicit isolate plan --verbose
 cp /etc/isolate/policy-weights.yaml /etc/isolate/policy.yaml
 run rollback isolate rollback
 `;
