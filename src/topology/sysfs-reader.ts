@@ -35,20 +35,19 @@ export class SysfsReader {
   }
 
   list(rel: string): CpuSet | null {
-    const t = this.text(rel);
-    if (t === null) return null;
-    try {
-      return CpuSet.parse(t);
-    } catch (err) {
-      throw this.bad(rel, err);
-    }
+    return this.cpus(rel, CpuSet.parse);
   }
 
   mask(rel: string): CpuSet | null {
+    return this.cpus(rel, CpuSet.parseMask);
+  }
+
+  /** A CPU file read and parsed; absent is null, a value that does not parse names the file. */
+  private cpus(rel: string, parse: (text: string) => CpuSet): CpuSet | null {
     const t = this.text(rel);
     if (t === null) return null;
     try {
-      return CpuSet.parseMask(t);
+      return parse(t);
     } catch (err) {
       throw this.bad(rel, err);
     }
