@@ -28,6 +28,9 @@ import { ROLE_ROOTFS_PACKAGES } from './support/rootfs-variants.js';
 import { vmScenario } from './support/scenario.js';
 import { expectDocSample } from '../support/doc-samples.js';
 
+/** Where Debian's python3 finds installed packages (and runs .pth files at start). */
+const DIST_PACKAGES = '/usr/lib/python3/dist-packages';
+
 const PLAYBOOK = `---
 - name: Install isolate on this guest and converge it
   hosts: localhost
@@ -374,6 +377,12 @@ describe.skipIf(process.env.ISOLATE_VM_ROLE === '0')(
             '/root/isolate_0.1.0_amd64.deb': readFileSync(join(out, 'isolate_0.1.0_amd64.deb')),
             '/root/isolate_0.1.1_amd64.deb': readFileSync(join(out, 'isolate_0.1.1_amd64.deb')),
             '/root/proc-sampler.sh': readFileSync(join(REPO_ROOT, 'test/vm/support/proc-sampler.sh'), 'utf8'),
+            // Each task's module imports module_utils compiled, not from the payload's zip (the file says why).
+            [`${DIST_PACKAGES}/ansible_module_utils_pyc.py`]: readFileSync(
+              join(REPO_ROOT, 'test/vm/support/ansible_module_utils_pyc.py'),
+              'utf8',
+            ),
+            [`${DIST_PACKAGES}/isolate-test-ansible-pyc.pth`]: 'import ansible_module_utils_pyc\n',
           },
           // A deadline for a hang only: beside a second guest on a loaded machine it ran past 25 minutes.
           timeoutMs: 2_400_000,

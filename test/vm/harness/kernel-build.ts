@@ -165,7 +165,7 @@ function removeStaleBuilds(base: string): void {
 }
 
 /** Installs what the build runs and Debian's kernel source, when missing; returns the source's version. */
-function ensureKernelSource(): string {
+export function ensureKernelSource(): string {
   const missing = BUILD_TOOLS.filter(([f]) => !existsSync(f)).map(([, pkg]) => pkg);
   if (sourceVersion() === null) missing.push(SOURCE_PACKAGE);
   if (missing.length > 0) aptInstall(missing);

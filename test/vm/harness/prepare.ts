@@ -23,7 +23,7 @@ import {
   ROLE_ROOTFS_PACKAGES,
 } from '../support/rootfs-variants.js';
 import { ensureVmPrereqs } from './ensure.js';
-import { ensureIoLatencyKernel } from './kernel-build.js';
+import { ensureIoLatencyKernel, ensureKernelSource } from './kernel-build.js';
 import { preparePidFile } from './prepare-state.js';
 import { systemdRootfs } from './rootfs.js';
 
@@ -96,11 +96,17 @@ async function prepareGuests(): Promise<void> {
 }
 
 /**
- * The kernel's lane: Debian's linux-source-6.1 built with io.latency (CPU: make -j), at the unit files'
- * priority, so it is over as soon as the machine allows: the guests wait for it (support/wait-prepare.ts says
- * why), and at nice 19 it ran beside the guests for 40 min of cold rehearsal r3 (issue 59).
+ * The kernel's lane: Debian's linux-source-6.1 built with io.latency (CPU: make -j), at nice 19: only
+ * kafka-disks boots that kernel, in the last project (vm-alone, which waits for this lane), so the build
+ * takes what the unit files and the paired guests leave idle (they wait on child processes, apt and
+ * their guests' idle vCPUs: 24 % of the machine in a quiet paired run) instead of slowing them. It used to
+ * run at their priority because every guest waited for it and a `thread=multi` guest beside it spun
+ * (cold rehearsal r3: 40 min at nice 19 beside such guests); paired guests are one host thread each.
  */
 async function prepareKernel(): Promise<void> {
+  // apt at the unit files' priority: it holds dpkg's lock, which their own apt installs wait for.
+  if (!(await step('kernel source and build tools (apt)', () => ensureKernelSource()))) return;
+  setPriority(19);
   await step('io.latency kernel (linux-source-6.1, make bzImage)', () => ensureIoLatencyKernel());
 }
 

@@ -20,7 +20,8 @@ import { baseArchive, moduleFiles, projectArchive, READY_MARKER } from './initra
 
 export { READY_MARKER };
 import type { VmLayout } from './layouts.js';
-import { guestSlots, withGuestSlot } from './slots.js';
+import { guestSlots } from './guest-order.js';
+import { withGuestSlot } from './slots.js';
 
 export interface RunInVmOptions {
   layout: VmLayout;
@@ -68,16 +69,16 @@ const DEFAULT_CPU = 'Skylake-Server-v1';
 
 /**
  * TCG's threading, ISOLATE_VM_TCG_THREAD: `single` (one host thread runs every vCPU in turn; the
- * default when guests run two at a time, ISOLATE_VM_GUESTS=2) or `multi` (a host thread a vCPU; the
- * default with one guest at a time). On this 2-core machine a `multi` guest's eight vCPU
+ * default when guests run two at a time, harness/slots.ts) or `multi` (a host thread a vCPU; the
+ * default with one guest at a time, and vm-alone's). On this 2-core machine a `multi` guest's eight vCPU
  * threads lose their core whenever anything else runs, and the vCPUs that wait on them (a lock holder,
  * a TLB-shootdown IPI) spin: beside a second guest or other tests at nice 19, guests ran 2.6-4.5x slower
  * (systemd-jvm 150 s quiet, 395-682 s loaded). A `single` guest is one thread: two of them share the two
- * cores without spinning on each other (issue 59: systemd-jvm and quiet-cores both at once, `single`, in
- * 348 s against 492 s one after the other, `multi`, on the same loaded machine). The guest still has
- * its eight CPUs, topology and NUMA nodes; only their parallelism is emulated in turn. Not the default
- * yet: a guest whose stand-ins spin on several vCPUs (cgroupv1's) gets its turn less often, and no
- * quiet-machine comparison of a whole run has been made (issue 59's notes).
+ * cores without spinning on each other. The guest still has its eight CPUs, topology and NUMA nodes;
+ * only their parallelism is emulated in turn. Quiet, the whole vm project took 1,350 s two at a time,
+ * `single`, against ~1,765 s one at a time, `multi` (issue 59); a guest alone is 0.9-1.6x slower as
+ * `single`, except one whose processes fork across several CPUs at once (cgroupv1: 3.6x, each IPI waits
+ * for the target vCPU's turn), which runs in vm-alone.
  */
 function tcgThreads(): 'single' | 'multi' {
   const asked = process.env.ISOLATE_VM_TCG_THREAD;

@@ -14,7 +14,7 @@ import {
   type VmResult,
 } from '../harness/index.js';
 import { REPO_ROOT } from '../harness/paths.js';
-import { takeSlotWait } from '../harness/slots.js';
+import { queueForSlot, takeSlotWait } from '../harness/slots.js';
 import { keepConsole, LIB, standinBinary } from './guest.js';
 import { type SystemdStandinOptions, systemdStandins } from './systemd-guest.js';
 
@@ -73,6 +73,8 @@ export function vmScenario<O extends ScenarioOptions>(
   };
   beforeAll(async () => {
     ensureVmPrereqs();
+    // In line for a guest slot from now: a long guest that builds first still goes first.
+    queueForSlot();
     const opts = typeof options === 'function' ? await options() : options;
     const started = Date.now();
     result = (await boot(opts)) as ResultOf<O>;

@@ -1,17 +1,32 @@
-// The vm projects' setup file: a guest waits for the whole background preparation `npm test` started
-// (harness/prepare.ts) instead of building the same kernel or rootfs beside it. With none running it
-// returns at once. The kernel's lane too, although only kafka-disks boots that kernel: a guest beside
-// the build runs ~40 % slower, more than starting early gains (cold rehearsal r4, guests started
-// without the kernel: role-systemd 1,043 s against 624 s in r1, its playbook runs 189/204/188/147 s
-// against 105/120/81/112 s, while the build took 37 min instead of 25).
+// The vm projects' setup file: a guest waits for the background preparation `npm test` started
+// (harness/prepare.ts) instead of building the same rootfs or kernel beside it. With none running it
+// returns at once. Which lanes: ISOLATE_VM_PREPARE_LANES (a project's env in vitest.config.ts), every
+// lane when unset. The paired guests (project vm) wait for the guests' lane only: none of them boots the
+// io.latency kernel, whose build (nice 19) takes what they leave idle; vm-alone waits for both, because
+// kafka-disks boots that kernel and a `thread=multi` guest beside a build spins (cold rehearsal r4, with
+// such guests: role-systemd 1,043 s against 624 s).
 import { beforeAll } from 'vitest';
-import { PREPARE_LOG, waitForPreparation } from '../harness/prepare-state.js';
+import {
+  PREPARE_LANES,
+  PREPARE_LOG,
+  type PrepareLane,
+  waitForPreparation,
+} from '../harness/prepare-state.js';
+
+function lanes(): PrepareLane[] {
+  const asked = process.env.ISOLATE_VM_PREPARE_LANES;
+  if (!asked) return [...PREPARE_LANES];
+  return PREPARE_LANES.filter((l) => asked.split(',').includes(l));
+}
 
 let waited = false;
 beforeAll(async () => {
   if (waited) return;
-  const ms = await waitForPreparation();
+  const which = lanes();
+  const ms = await waitForPreparation(which);
   waited = true;
   if (ms > 1000)
-    console.log(`waited ${(ms / 1000).toFixed(0)} s for the guests' preparation (${PREPARE_LOG})`);
+    console.log(
+      `waited ${(ms / 1000).toFixed(0)} s for the guests' preparation [${which.join(', ')}] (${PREPARE_LOG})`,
+    );
 }, 3_600_000);
