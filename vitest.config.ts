@@ -22,15 +22,9 @@ const guests = {
  * Files that run alone after the paired guests, a host thread a vCPU (project vm-alone, which waits for
  * the kernel's build): kafka-disks boots the io.latency kernel (test/vm/harness/kernel-build.ts) and
  * measures the disk, which another guest's CPU would move; kernel-build.test.ts compares the kernel
- * cache before and after a failed build, which the kernel's lane writes while it builds; cgroupv1's
- * scenario is fork- and IPI-heavy across CPUs and took 366 s as one host thread beside another guest
- * against 100 s alone with a thread a vCPU (the other guests: 0.9-1.6x, issue 59).
+ * cache before and after a failed build, which the kernel's lane writes while it builds.
  */
-const ALONE_GUESTS = [
-  'test/vm/cgroupv1.test.ts',
-  'test/vm/kafka-disks.test.ts',
-  'test/vm/harness/kernel-build.test.ts',
-];
+const ALONE_GUESTS = ['test/vm/kafka-disks.test.ts', 'test/vm/harness/kernel-build.test.ts'];
 
 export default defineConfig({
   test: {
@@ -92,8 +86,7 @@ export default defineConfig({
         define,
         test: {
           ...guests,
-          // ALONE_GUESTS: after every paired guest, one at a time, a host thread a vCPU; cgroupv1 first
-          // (the sequencer's order) while nothing needs the kernel yet.
+          // ALONE_GUESTS: after every paired guest, one at a time, a host thread a vCPU.
           name: 'vm-alone',
           env: { ISOLATE_VM_TCG_THREAD: 'multi' },
           include: ALONE_GUESTS,

@@ -80,9 +80,13 @@ scenario() {
   KPID=$!
   mkdir $CG/cpuset/scratch; echo 6-7 > $CG/cpuset/scratch/cpuset.cpus; echo 1 > $CG/cpuset/scratch/cpuset.mems
   echo $KPID > $CG/cpuset/scratch/cgroup.procs; sleep 0.3; kill -USR1 $KPID
-  # Until the heap is touched (RssAnon >= 90 MiB), at most 120 s: a fixed 2 s was too short for a
-  # guest that shares its host core (the heap was 59 of 90 MiB when node 1's share was read).
-  i=0; while [ "$(awk '/^RssAnon:/ {print $2}' /proc/$KPID/status)" -lt 92160 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
+  # Until the heap is touched (RssAnon >= 88 MiB), at most 120 s: a fixed 2 s was too short for a
+  # guest that shares its host core (the heap was 59 of 90 MiB when node 1's share was read). Not 90:
+  # this kernel folds a thread's RSS into RssAnon every 64 page faults, so the last up to 256 KiB of a
+  # heap touched and then left alone never show, and a wait for all 90 MiB ran to its cap (360 s of
+  # scenario against 100, issue 59). The assertion below wants more than 85 MiB on node 1.
+  i=0; while [ "$(awk '/^RssAnon:/ {print $2}' /proc/$KPID/status)" -lt 90112 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
+  sec $L-heap-wait; echo "tries=$i"; endsec $L-heap-wait
   echo $KPID > $CG/cpuset/cgroup.procs; rmdir $CG/cpuset/scratch
   sec $L-numa-before; cat /proc/$KPID/numa_maps; endsec $L-numa-before
   sleep 100000 &

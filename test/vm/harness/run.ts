@@ -77,8 +77,7 @@ const DEFAULT_CPU = 'Skylake-Server-v1';
  * cores without spinning on each other. The guest still has its eight CPUs, topology and NUMA nodes;
  * only their parallelism is emulated in turn. Quiet, the whole vm project took 1,350 s two at a time,
  * `single`, against ~1,765 s one at a time, `multi` (issue 59); a guest alone is 0.9-1.6x slower as
- * `single`, except one whose processes fork across several CPUs at once (cgroupv1: 3.6x, each IPI waits
- * for the target vCPU's turn), which runs in vm-alone.
+ * `single` (a second guest beside it costs it less than that).
  */
 function tcgThreads(): 'single' | 'multi' {
   const asked = process.env.ISOLATE_VM_TCG_THREAD;
