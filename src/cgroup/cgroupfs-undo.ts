@@ -1,7 +1,7 @@
 // The cgroupfs backend's undo of one change: a created cgroup removed (its stragglers moved out
 // first), controllers disabled unless a cgroup below still needs them, a process moved back, a file
 // given its previous value (an emptied CPU list the parent's effective one when the kernel refuses "").
-import { rmdir } from 'node:fs/promises';
+import { lstat, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { StepError, type UndoContext } from '../apply/executor.js';
 import { changeSubject } from '../model/describe.js';
@@ -121,6 +121,14 @@ async function restoreValue(
   if (previous === null) return {}; // file did not exist: the cgroup was created by us (rmdir undoes it)
   const file = fs.file(change);
   if (!(await isDir(fs.dir(change.target)))) return { note: `${change.target} no longer exists` };
+  if (await absent(file)) {
+    // The cgroup is there but not the file: its controller is off in the parent now (a reboot, or
+    // someone disabled it). The kernel applies nothing from it, and turning the controller on again
+    // to write the old value would change more than isolate did.
+    return {
+      note: `${change.target} ${change.setting} is gone (its controller is off in the parent cgroup): nothing to restore`,
+    };
+  }
   let value = previous;
   if (change.setting === 'cpuset.cpus.partition') value = previous.split(/\s+/)[0] ?? 'member';
   // An io file's previous value is its device's line (the clearing value when it had none).
@@ -151,6 +159,16 @@ async function restoreValue(
     throw err;
   }
   return {};
+}
+
+/** Whether FILE is known to be absent (ENOENT); a failed look is not absence. */
+async function absent(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return false;
+  } catch (err) {
+    return errCode(err) === 'ENOENT';
+  }
 }
 
 /** The child cgroups (relative to the mount) whose own subtree_control enables `controller`. */

@@ -585,6 +585,30 @@ describe('cgroupfs write', () => {
   });
 });
 
+describe('cgroupfs undo', () => {
+  it("a value whose file is gone while its cgroup stays (a reboot turned the parent's controller off) is a note, not a failure", async () => {
+    // Kernel 6.1, a rollback after a reboot (test/vm/reboot-rollback.test.ts): /hadoop-yarn is back,
+    // but cpuset is not enabled in the root, so its cpuset.cpus does not exist. Writing the journaled ""
+    // failed with ENOENT on every rollback: the host could never be rolled back.
+    await mkdir(path.join(root, 'sys/fs/cgroup/hadoop-yarn'), { recursive: true });
+    const c = {
+      backend: 'cgroupfs',
+      target: '/hadoop-yarn',
+      setting: 'cpuset.cpus',
+      from: null,
+      to: '0-1,4-7',
+    } as Change;
+    const r = await new CgroupFsExecutor(root).undo(c, '', { entries: [] });
+    expect(r.note).toBe(
+      '/hadoop-yarn cpuset.cpus is gone (its controller is off in the parent cgroup): nothing to restore',
+    );
+    const gone = { ...c, target: '/gone' };
+    expect((await new CgroupFsExecutor(root).undo(gone, '', { entries: [] })).note).toBe(
+      '/gone no longer exists',
+    );
+  });
+});
+
 describe('pre-flight on cpusets', () => {
   it('refuses to empty the cpuset of a populated cgroup', async () => {
     const cg = path.join(root, 'sys/fs/cgroup');
