@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { acquireLock, type HeldLock, LockPathError } from '../../../src/sys/lock.js';
-import { guestRank, guestSlots, LONGEST_GUESTS } from './guest-order.js';
+import { guestRank, guestSlots } from './guest-order.js';
 import { REPO_ROOT, VM_CACHE } from './paths.js';
 
 let waitedMs = 0;
@@ -33,18 +33,28 @@ let ticket: string | null = null;
 
 function rankOfThisFile(): number {
   const file = expect.getState().testPath;
-  return file ? guestRank(relative(REPO_ROOT, file)) : LONGEST_GUESTS.length;
+  return guestRank(file ? relative(REPO_ROOT, file) : '');
 }
 
-/** Puts this process in the queue for a guest slot, once, before withGuestSlot asks for it. */
+const pidOf = (name: string) => Number(name.split('-')[2]);
+
+/**
+ * Puts this process in the queue for a guest slot, once, before withGuestSlot asks for it. A ticket this
+ * process left before (a file whose scenario failed before its guest, in the same fork) goes first:
+ * kept, it would count as a waiter ahead of everyone for as long as the fork runs, and with one slot no
+ * guest could ever start.
+ */
 export function queueForSlot(): void {
   if (ticket) return;
   mkdirSync(QUEUE, { recursive: true });
+  for (const name of readdirSync(QUEUE))
+    if (pidOf(name) === process.pid) rmSync(join(QUEUE, name), { force: true });
   ticket = `${String(rankOfThisFile()).padStart(3, '0')}-${String(Date.now()).padStart(15, '0')}-${process.pid}`;
   writeFileSync(join(QUEUE, ticket), '');
 }
 
-function leaveQueue(): void {
+/** Takes this process out of the queue (its guest has a slot, or will not ask for one). */
+export function leaveQueue(): void {
   if (ticket) rmSync(join(QUEUE, ticket), { force: true });
   ticket = null;
 }
@@ -54,7 +64,7 @@ function waitersAhead(): number {
   let ahead = 0;
   for (const name of readdirSync(QUEUE)) {
     if (ticket === null || name >= ticket) continue;
-    const pid = Number(name.split('-')[2]);
+    const pid = pidOf(name);
     if (Number.isInteger(pid) && pid > 0 && existsSync(`/proc/${pid}`)) ahead++;
     else rmSync(join(QUEUE, name), { force: true });
   }

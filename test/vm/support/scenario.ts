@@ -14,7 +14,7 @@ import {
   type VmResult,
 } from '../harness/index.js';
 import { REPO_ROOT } from '../harness/paths.js';
-import { queueForSlot, takeSlotWait } from '../harness/slots.js';
+import { leaveQueue, queueForSlot, takeSlotWait } from '../harness/slots.js';
 import { keepConsole, LIB, standinBinary } from './guest.js';
 import { type SystemdStandinOptions, systemdStandins } from './systemd-guest.js';
 
@@ -73,12 +73,17 @@ export function vmScenario<O extends ScenarioOptions>(
   };
   beforeAll(async () => {
     ensureVmPrereqs();
-    // In line for a guest slot from now: a long guest that builds first still goes first.
+    // In line for a guest slot from now: a long guest that builds first still goes first. Out of the
+    // line whatever happens: a build that fails must not hold the place of the guests after it.
     queueForSlot();
-    const opts = typeof options === 'function' ? await options() : options;
-    const started = Date.now();
-    result = (await boot(opts)) as ResultOf<O>;
-    wallMs = Date.now() - started;
+    try {
+      const opts = typeof options === 'function' ? await options() : options;
+      const started = Date.now();
+      result = (await boot(opts)) as ResultOf<O>;
+      wallMs = Date.now() - started;
+    } finally {
+      leaveQueue();
+    }
     keepConsole(name, result.console);
     // One line a guest, for the record of where CI's time goes (issue 59): waiting for one of the two
     // guest slots, building its initrd (and a second boot after a hung one), qemu until the scenario
