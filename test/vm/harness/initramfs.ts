@@ -33,6 +33,9 @@ export const READY_MARKER = '=====HARNESS-READY=====';
 /**
  * PID 1. Mounts what the scenario needs, runs it, prints its exit status between markers, powers off.
  * `poweroff -f` skips init scripts (there are none) and makes qemu exit because of -no-reboot.
+ * Before it, `stty` (an unchanged mode, set with tcsetattr(TCSADRAIN)) waits until the serial port has
+ * sent all it holds: poweroff does not wait, and the last kilobytes of the console, the exit marker
+ * with them, were lost whenever qemu's output was read late (harness.test.ts, "reads it late").
  */
 const INIT = `#!/bin/busybox sh
 /bin/busybox mkdir -p /proc /sys /dev /tmp /run /root /bin /sbin /usr/bin /usr/sbin
@@ -50,6 +53,7 @@ rc=$?
 sync
 echo
 echo "=====EXIT $rc====="
+stty onlcr 0<&1 2>/dev/null
 poweroff -f
 `;
 

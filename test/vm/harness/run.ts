@@ -44,6 +44,18 @@ export interface RunInVmOptions {
   accel?: 'tcg' | 'kvm';
   /** Boots tried when a guest times out (default 2, see runInVm); 1 for a probe boot that may hang. */
   bootAttempts?: number;
+  /** Stop reading the console for a while once a line appears (the harness's own test: see ConsoleStall). */
+  stallConsole?: ConsoleStall;
+}
+
+/**
+ * The host stops reading qemu's console for `ms` once `after` appears on it, as a busy vitest fork
+ * does: the pipe fills, qemu holds the serial port's output back, and the guest's last kilobytes wait
+ * in its UART buffer. Only the harness test of PID 1's drain uses it.
+ */
+export interface ConsoleStall {
+  after: string;
+  ms: number;
 }
 
 export interface VmResult {
@@ -172,7 +184,7 @@ async function runInVmOnce(opts: RunInVmOptions): Promise<VmResult> {
     const { args, append } = qemuArgsFor(opts.layout, opts.extraQemuArgs, opts.accel);
     const full = [...args, '-kernel', pre.kernel.vmlinuz, '-initrd', initrd, '-append', append];
     // Ready in ~10 s (the project archive is 120 MB to unpack); 3 minutes is for a loaded machine.
-    return await spawnQemu(pre.qemu, full, opts.timeoutMs ?? 300_000, BOOT_DEADLINE_MS);
+    return await spawnQemu(pre.qemu, full, opts.timeoutMs ?? 300_000, BOOT_DEADLINE_MS, opts.stallConsole);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -200,12 +212,19 @@ export function spawnQemu(
   args: string[],
   timeoutMs: number,
   readyWithinMs = timeoutMs,
+  stall?: ConsoleStall,
 ): Promise<VmResult> {
   // Both deadlines start with qemu, after the wait for a slot (harness/slots.ts).
-  return withGuestSlot(() => runQemu(qemu, args, timeoutMs, readyWithinMs));
+  return withGuestSlot(() => runQemu(qemu, args, timeoutMs, readyWithinMs, stall));
 }
 
-function runQemu(qemu: string, args: string[], timeoutMs: number, readyWithinMs: number): Promise<VmResult> {
+function runQemu(
+  qemu: string,
+  args: string[],
+  timeoutMs: number,
+  readyWithinMs: number,
+  stall?: ConsoleStall,
+): Promise<VmResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(qemu, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -214,17 +233,22 @@ function runQemu(qemu: string, args: string[], timeoutMs: number, readyWithinMs:
     let ready = false;
     let readyAt: number | null = null;
     let tail = '';
+    let stalled = false;
     child.stdout.on('data', (b: Buffer) => {
       out.push(b);
-      if (ready) return;
-      // The marker may straddle two reads: look at the end of the previous one too.
+      // A marker may straddle two reads: look at the end of the previous one too.
       const seen = tail + b.toString('latin1');
-      if (seen.includes(READY_MARKER)) {
+      tail = seen.slice(-200);
+      if (!ready && seen.includes(READY_MARKER)) {
         ready = true;
         readyAt = Date.now();
         clearTimeout(bootTimer);
       }
-      tail = seen.slice(-READY_MARKER.length);
+      if (stall && !stalled && seen.includes(stall.after)) {
+        stalled = true;
+        child.stdout.pause();
+        setTimeout(() => child.stdout.resume(), stall.ms);
+      }
     });
     child.stderr.on('data', (b: Buffer) => err.push(b));
     let timedOut: string | null = null;

@@ -92,6 +92,7 @@ TTYPath=/dev/ttyS0
 
 // poweroff -ff is reboot(2) without stopping units: the scenario's state is all on the console already,
 // and a clean shutdown would cost TCG seconds (and could hang on a unit the scenario broke on purpose).
+// It does not wait for the serial port either: stty first, as busybox guests' PID 1 does (initramfs.ts).
 const RUN_SCENARIO = `#!/bin/bash
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
 cd /root
@@ -102,6 +103,7 @@ rc=$?
 sync
 echo
 echo "=====EXIT $rc====="
+stty onlcr 0<&1 2>/dev/null
 systemctl poweroff -ff || echo o > /proc/sysrq-trigger
 sleep infinity
 `;
