@@ -3,8 +3,8 @@
 // Kafka's log dir (kafka.service, a Kafka-shaped appender) and a YARN job's local dir (yarn-batch.service
 // in batch.slice, random 4 KiB O_DIRECT writes) on it, BFQ as its scheduler. The kernel is Debian's
 // 6.1 source built with io.latency (harness/kernel-build.ts; no Debian kernel package has it), so the
-// defaults set Kafka a latency target; a second, short boot on Debian's cloud kernel keeps the proof
-// that a kernel without io.latency gets none planned, and an explicit one refused.
+// defaults set Kafka a latency target (kafka-disks-cloud.test.ts boots Debian's cloud kernel: a kernel
+// without io.latency gets none planned, and an explicit one refused).
 //
 // Arms, each one measurement window (ISOLATE_IOVM_WINDOW_S seconds, default 8 for CI; 60 or more for
 // the numbers in docs/performance.md):
@@ -24,64 +24,21 @@
 // byte. Latencies are printed (and kept in the console log), not asserted: under TCG on a shared 2-core
 // host they are the host's load as much as the guest's.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { parseShow } from '../../src/systemd/systemctl.js';
 import { ensureIoLatencyKernel } from './harness/index.js';
 import { snapDiff, snapLines } from './support/guest.js';
 import {
   DISK_BYTES,
   diskScenario,
-  LOG_DIR,
   parseStats,
   SCHED,
   SHOWN_UNITS,
   WINDOW_S,
+  CAP_WIOPS,
+  DIRECT_CG,
+  diskPolicy as policy,
 } from './support/disks.js';
 
-type Io = 'off' | 'weights' | 'capped' | 'direct' | 'explicit';
-
-/**
- * Kafka exclusive on one core with its log dir named; the YARN job's slice batch. `off`: CPU isolation
- * only (both io: settings off), to tell the cores' part from the disk's; `weights`: what `disks:` gives
- * by default (latency auto: 25 ms on this rotational disk where the kernel has io.latency; Kafka weight
- * 1000, batch 25); `capped`: the batch also capped at a third of the disk's IOPS on Kafka's disk
- * (io.max); `direct`: Kafka is the cgroup DIRECT_CG, which systemd does not own, with the defaults;
- * `explicit`: `latency: 25ms` written out (refused on a kernel without io.latency).
- */
-const policy = (io: Io) =>
-  stringify({
-    apiVersion: 'isolate/v1',
-    kind: 'HostPolicy',
-    reserved: { cores: 1 },
-    workloads: [
-      {
-        name: 'kafka',
-        class: 'exclusive',
-        cores: 1,
-        match: io === 'direct' ? { cgroup: DIRECT_CG } : { systemdUnit: 'kafka.service' },
-        disks: { paths: [LOG_DIR] },
-        // weights and direct: no io: at all, the defaults (latency auto, weight 1000).
-        ...(io === 'off'
-          ? { io: { latency: 'off', weight: 'off' } }
-          : io === 'capped'
-            ? { io: { latency: 'off' } }
-            : io === 'explicit'
-              ? { io: { latency: '25ms' } }
-              : {}),
-      },
-      {
-        name: 'yarn',
-        class: 'batch',
-        match: { systemdUnit: 'batch.slice' },
-        // direct: only isolate's own cgroupfs writes are under test there.
-        ...(io === 'off' || io === 'direct' ? { io: { weight: 'off' } } : {}),
-        ...(io === 'capped' ? { io: { max: { wiops: CAP_WIOPS } } } : {}),
-      },
-    ],
-  });
-const CAP_WIOPS = 50;
-/** A cgroup of Kafka's that systemd does not own: isolate writes its io files itself. */
-const DIRECT_CG = '/kafka-direct';
 /** `latency: auto` on a rotational disk, in the kernel's µs and systemd's form. */
 const AUTO_HDD_US = 25000;
 const ARM_NAMES = ['alone', 'unisolated', 'cpu', 'isolated', 'capped'];
@@ -381,58 +338,5 @@ describe('Kafka’s disks on a real kernel with io.latency: a throttled HDD shar
     expect(rc('rollback-direct'), s('rollback-direct')).toBe(0);
     expect(snapDiff(s('direct-before-io'), s('direct-rb-io'))).toEqual([]);
     expect(units('direct-rb')).toEqual(units('direct-before'));
-  });
-});
-
-// Debian's cloud kernel, built without io.latency: a short boot of the same guest, no measurement
-// windows. `latency: auto` plans no target and says why; `latency: 25ms` is refused naming the option.
-const CLOUD_ARMS = `
-systemctl start kafka.service yarn-batch.service
-cp /etc/isolate/policy-weights.yaml /etc/isolate/policy.yaml
-run plan isolate plan --verbose
-run apply isolate apply --yes
-run plan-again isolate plan --verbose
-cp /etc/isolate/policy-explicit.yaml /etc/isolate/policy.yaml
-run plan-explicit isolate plan --verbose
-cp /etc/isolate/policy-weights.yaml /etc/isolate/policy.yaml
-run rollback isolate rollback
-`;
-
-describe('Kafka’s disks on Debian’s cloud kernel, which has no io.latency', () => {
-  const vm = diskScenario('kafka-disks-cloud', CLOUD_ARMS, {
-    '/etc/isolate/policy-weights.yaml': policy('weights'),
-    '/etc/isolate/policy-explicit.yaml': policy('explicit'),
-  });
-  const s = vm.need;
-  const rc = (n: string) => Number(s(`${n}-rc`).trim());
-  const changes = (name: string) => /^Changes[^\n]*\n((?:\s+\d+\.\s.*\n)*)/m.exec(s(name))?.[1] ?? '';
-
-  beforeAll(() => console.log(`kafka-disks-cloud: qemu ${vm.r.durationMs} ms`));
-
-  it('the defaults (latency: auto) plan no latency target, say why, and apply the weights', () => {
-    expect(rc('plan'), s('plan')).toBe(0);
-    expect(changes('plan')).not.toMatch(/IODeviceLatencyTargetSec|io\.latency/);
-    // Before the weights no cgroup has io, and the guest has no /boot/config: nobody can tell.
-    expect(s('plan')).toMatch(
-      /io kafka: no latency target is planned \(latency: auto\): whether this kernel has io\.latency cannot be told/,
-    );
-    expect(rc('apply'), s('apply')).toBe(0);
-    // Once systemd enabled io down to kafka.service for its weight, that cgroup itself shows it.
-    expect(s('plan-again')).toMatch(
-      /io kafka: no latency target is planned \(latency: auto\): this kernel has no io\.latency \(\/sys\/fs\/cgroup\/\S+ has io\.\w+ but no io\.latency/,
-    );
-    expect(s('plan-again')).toMatch(
-      /io kafka: vda \(254:0\): io\.weight: BFQ is the active scheduler .*; this kernel has no io\.latency/,
-    );
-    expect(s('plan') + s('plan-again')).not.toMatch(/io\.latency acts under any scheduler/);
-    expect(changes('plan-again')).toBe('');
-  });
-
-  it('an explicit target is refused, naming the field, the kernel option and the fix', () => {
-    expect(rc('plan-explicit'), s('plan-explicit')).not.toBe(0);
-    expect(s('plan-explicit')).toMatch(
-      /workloads\[0\]\.io\.latency: this kernel has no io\.latency \(.*\), so no latency target can be set; set latency: off .* CONFIG_BLK_CGROUP_IOLATENCY=y/,
-    );
-    expect(rc('rollback'), s('rollback')).toBe(0);
   });
 });

@@ -1,11 +1,10 @@
 // The check that a built kernel has what its fragment asks for: Kconfig silently drops an option whose
 // dependencies are off, and a guest kernel without, say, NUMA would boot and prove the wrong thing.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildOrReuse, fragmentNotHonoured, IOLATENCY_FRAGMENT } from './kernel-build.js';
-import { VM_CACHE } from './paths.js';
 
 describe('fragmentNotHonoured', () => {
   const fragment = [
@@ -45,15 +44,16 @@ describe('fragmentNotHonoured', () => {
 describe('buildOrReuse', () => {
   it('a fragment Kconfig drops fails the build and leaves nothing in the cache', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'isolate-fragment-'));
-    const base = join(VM_CACHE, 'kernel-build');
-    const before = existsSync(base) ? readdirSync(base).sort() : [];
+    // A cache of its own, holding an entry already: the kernel lane builds into the real one meanwhile.
+    const base = join(dir, 'kernel-build');
+    mkdirSync(join(base, 'earlier'), { recursive: true });
     try {
       const fragment = join(dir, 'bad.config');
       writeFileSync(fragment, '# no such option\nCONFIG_ISOLATE_NO_SUCH_OPTION=y\n');
-      await expect(buildOrReuse(fragment)).rejects.toThrow(
+      await expect(buildOrReuse(fragment, base)).rejects.toThrow(
         /bad\.config: options the kernel's Kconfig did not keep .*: CONFIG_ISOLATE_NO_SUCH_OPTION=y/,
       );
-      expect(readdirSync(base).sort()).toEqual(before);
+      expect(readdirSync(base).sort()).toEqual(['earlier']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

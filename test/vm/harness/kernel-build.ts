@@ -78,8 +78,14 @@ export function ensureIoLatencyKernel(): Promise<BuiltKernel> {
   return pending;
 }
 
-/** The kernel a fragment gives (tinyconfig + the fragment), from the cache or built now. */
-export async function buildOrReuse(fragmentPath: string): Promise<BuiltKernel> {
+/**
+ * The kernel a fragment gives (tinyconfig + the fragment), from the cache or built now. `base`: the
+ * cache directory (a test's own, so that it never sees the kernel lane's build directories).
+ */
+export async function buildOrReuse(
+  fragmentPath: string,
+  base = join(VM_CACHE, 'kernel-build'),
+): Promise<BuiltKernel> {
   const source = ensureKernelSource();
 
   const fragment = readFileSync(fragmentPath, 'utf8');
@@ -87,7 +93,6 @@ export async function buildOrReuse(fragmentPath: string): Promise<BuiltKernel> {
     .update(`${BUILD_FORMAT}\n${SOURCE_PACKAGE} ${source}\n${fragment}`)
     .digest('hex')
     .slice(0, 16);
-  const base = join(VM_CACHE, 'kernel-build');
   const dir = join(base, key);
   const done = readBuilt(dir);
   if (done) return done;

@@ -12,6 +12,7 @@ import { closeSync, ftruncateSync, mkdtempSync, openSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
+import { stringify } from 'yaml';
 import { ensureVmPrereqs, LAYOUTS } from '../harness/index.js';
 import { moduleFiles } from '../harness/initramfs.js';
 import { LIB, staticCBinary } from './guest.js';
@@ -227,3 +228,48 @@ ExecStart=/usr/local/bin/diskload batch /data1/yarn/local/spill.dat ${STATS}/yar
     1_900_000,
   );
 }
+
+export type DiskIo = 'off' | 'weights' | 'capped' | 'direct' | 'explicit';
+
+/**
+ * Kafka exclusive on one core with its log dir named; the YARN job's slice batch. `off`: CPU isolation
+ * only (both io: settings off), to tell the cores' part from the disk's; `weights`: what `disks:` gives
+ * by default (latency auto: 25 ms on this rotational disk where the kernel has io.latency; Kafka weight
+ * 1000, batch 25); `capped`: the batch also capped at a third of the disk's IOPS on Kafka's disk
+ * (io.max); `direct`: Kafka is the cgroup DIRECT_CG, which systemd does not own, with the defaults;
+ * `explicit`: `latency: 25ms` written out (refused on a kernel without io.latency).
+ */
+export const diskPolicy = (io: DiskIo): string =>
+  stringify({
+    apiVersion: 'isolate/v1',
+    kind: 'HostPolicy',
+    reserved: { cores: 1 },
+    workloads: [
+      {
+        name: 'kafka',
+        class: 'exclusive',
+        cores: 1,
+        match: io === 'direct' ? { cgroup: DIRECT_CG } : { systemdUnit: 'kafka.service' },
+        disks: { paths: [LOG_DIR] },
+        // weights and direct: no io: at all, the defaults (latency auto, weight 1000).
+        ...(io === 'off'
+          ? { io: { latency: 'off', weight: 'off' } }
+          : io === 'capped'
+            ? { io: { latency: 'off' } }
+            : io === 'explicit'
+              ? { io: { latency: '25ms' } }
+              : {}),
+      },
+      {
+        name: 'yarn',
+        class: 'batch',
+        match: { systemdUnit: 'batch.slice' },
+        // direct: only isolate's own cgroupfs writes are under test there.
+        ...(io === 'off' || io === 'direct' ? { io: { weight: 'off' } } : {}),
+        ...(io === 'capped' ? { io: { max: { wiops: CAP_WIOPS } } } : {}),
+      },
+    ],
+  });
+export const CAP_WIOPS = 50;
+/** A cgroup of Kafka's that systemd does not own: isolate writes its io files itself. */
+export const DIRECT_CG = '/kafka-direct';
