@@ -215,6 +215,7 @@ sec irqbalance-restart-affinities; affinities; endsec irqbalance-restart-affinit
 # irqbalance with try-restart, which leaves a stopped one stopped.
 systemctl stop irqbalance.service
 
+sec journal-a; cat /var/lib/isolate/journal.json; endsec journal-a
 run rollback isolate rollback
 sec after; masks; endsec after
 sec after-dropins; ls -1 /etc/systemd/system/irqbalance.service.d/ 2>&1; endsec after-dropins
@@ -506,14 +507,21 @@ describe('quiet cores on a real kernel: multiqueue virtio-net + vmxnet3, irqbala
     // irqbalance ran (banned) from apply to before the rollback and may move the IRQs isolate left
     // alone: those differences are its own, listed; everything isolate wrote must be as before.
     const touched = new Set(plan().changes.map((c) => c.target));
-    // What isolate found, and journaled, when it planned each IRQ: irqbalance (unbanned until the
-    // apply) may have moved an IRQ between the "before" snapshot and the plan, and rollback restores
-    // the value isolate replaced, not the snapshot's.
+    // What isolate found, and journaled, when it wrote each IRQ: irqbalance (unbanned until the
+    // apply restarts it) may have moved an IRQ between the "before" snapshot and the plan, or between
+    // the plan and the apply's write, and rollback restores the value isolate replaced, not the
+    // snapshot's (nor the plan's "from").
     const found = new Map(
       plan()
         .changes.filter((c) => c.backend === 'irq' && c.setting === 'smp_affinity_list')
         .map((c) => [c.target, c.from]),
     );
+    const journal = JSON.parse(need('journal-a')) as {
+      entries: { change: { target: string; setting: string }; previous: string | null }[];
+    };
+    for (const e of journal.entries)
+      if (e.change.setting === 'smp_affinity_list' && e.previous !== null)
+        found.set(e.change.target, e.previous);
     const diff = snapDiff(need('before'), need('after'));
     const afterLists = new Map(
       [...need('after').matchAll(/^(\/proc\/irq\/\d+)\/smp_affinity_list=(.*)$/gm)].map((m) => [
