@@ -34,6 +34,16 @@ export class CpioWriter {
   #ino = 1;
   #finished = false;
 
+  /**
+   * A directory an earlier archive made: no entry, but no implicit one either. An archive layered on
+   * another must not repeat a directory it did not change: the kernel applies the entry's mode and owner
+   * to the existing directory (an implicit one is 0755 root: /tmp would lose its sticky bit).
+   */
+  existing(path: string): this {
+    this.#dirs.add(norm(path));
+    return this;
+  }
+
   /** Paths are guest paths; a leading slash is optional. Parent directories are created implicitly. */
   dir(path: string, mode = 0o755, owner?: Owner): this {
     const p = norm(path);

@@ -185,7 +185,7 @@ async function runOnce(opts: RunInSystemdVmOptions): Promise<SystemdVmResult> {
   if (opts.hostNetns && !existsSync('/usr/sbin/ip')) aptInstall(['iproute2']);
   const rootfs = await systemdRootfs(opts.rootfsPackages);
   const at = (p: string) => guestPathIn(rootfs, p);
-  const parts = [rootfs.cpio];
+  const parts = [...rootfs.layers];
   if (opts.includeProject ?? true) parts.push(projectArchive(at));
 
   const cfg = guestConfig(rootfs, opts.keepUnits ?? []);
