@@ -61,6 +61,7 @@ import { stringify } from 'yaml';
 import { CpuSet } from '../../src/model/cpuset.js';
 import { LAYOUTS } from './harness/index.js';
 import { parseShow } from '../../src/systemd/systemctl.js';
+import { IO_PROPS } from './support/disks.js';
 import { LIB, snapDiff, snapLines } from './support/guest.js';
 import { QUIET_CORES_ROOTFS_PACKAGES } from './support/rootfs-variants.js';
 import { vmScenario } from './support/scenario.js';
@@ -85,18 +86,7 @@ const CAP_WIOPS = 300;
 const DRIFT_WEIGHT = 100;
 const DRIFT_CAP = 'wbps=max wiops=1000';
 /** The unit properties compared before isolate and after the rollback. */
-const IO_PROPS = [
-  'Id',
-  'IOAccounting',
-  'IOWeight',
-  'StartupIOWeight',
-  'IODeviceWeight',
-  'IODeviceLatencyTargetUSec',
-  'IOReadBandwidthMax',
-  'IOWriteBandwidthMax',
-  'IOReadIOPSMax',
-  'IOWriteIOPSMax',
-];
+const SHOWN_IO = ['Id', ...IO_PROPS];
 const IO_UNITS = ['kafka.service', 'system.slice', '-.slice'];
 
 const POLICY = stringify({
@@ -208,7 +198,7 @@ iosnap() {
 }
 iodump() {
   sec "$1-io"; iosnap; endsec "$1-io"
-  sec "$1-props"; systemctl show ${IO_PROPS.map((p) => `-p ${p}`).join(' ')} -- ${IO_UNITS.join(' ')}; endsec "$1-props"
+  sec "$1-props"; systemctl show ${SHOWN_IO.map((p) => `-p ${p}`).join(' ')} -- ${IO_UNITS.join(' ')}; endsec "$1-props"
 }
 # until_ok NAME CONDITION [SECONDS]: polls CONDITION every 0.2 s, at most SECONDS (120) from now.
 until_ok() {

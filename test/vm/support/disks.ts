@@ -40,13 +40,8 @@ export const LOG_DIR = '/data1/kafka-logs';
  */
 export const SCHED = process.env.ISOLATE_IOVM_SCHED ?? 'bfq';
 const STATS = '/var/lib/diskload';
-/** The unit properties the scenarios read back (`dump`), io and CPU alike. */
-export const PROPS = [
-  'Id',
-  'Slice',
-  'ControlGroup',
-  'AllowedCPUs',
-  'AllowedMemoryNodes',
+/** A unit's io properties, as `systemctl show` names them (quiet-cores compares them too). */
+export const IO_PROPS = [
   'IOAccounting',
   'IOWeight',
   'StartupIOWeight',
@@ -57,6 +52,8 @@ export const PROPS = [
   'IOReadIOPSMax',
   'IOWriteIOPSMax',
 ];
+/** The unit properties the scenarios read back (`dump`), io and CPU alike. */
+export const PROPS = ['Id', 'Slice', 'ControlGroup', 'AllowedCPUs', 'AllowedMemoryNodes', ...IO_PROPS];
 export const SHOWN_UNITS = ['kafka.service', 'yarn-batch.service', 'batch.slice', 'system.slice', '-.slice'];
 
 /**
